@@ -1,0 +1,330 @@
+//! `buildSessionContext`: what is sent to the model for the branch ending at a leaf.
+//!
+//! Walk from the leaf to the root, derive runtime state along the path (thinking level,
+//! models, service tier, TTSR rules, MCP tool selection, mode, active context), then emit
+//! messages: with a compaction on the path, its summary first, then the kept entries from
+//! `firstKeptEntryId` up to the compaction, then everything after it. Message payloads are
+//! copied as raw JSON text, never parsed into trees.
+
+use crate::entry::{pick, Entry, Payload};
+use crate::json::{push_quoted, quote, raw_str};
+use crate::time::ms_from_iso;
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+/// Which leaf to build for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Leaf<'a> {
+    /// The last entry in the file (leafId undefined).
+    Last,
+    /// Explicitly before the first entry: the empty context.
+    Null,
+    /// This entry; an unknown id falls back to the last entry.
+    Id(&'a str),
+}
+
+/// The built context. Messages and state values are JSON text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionContext<'a> {
+    pub messages: Vec<Cow<'a, str>>,
+    pub thinking_level: String,
+    pub service_tier: Option<String>,
+    /// role → model JSON, in first-set order (reassigning keeps the position, as in JS).
+    pub models: Vec<(String, String)>,
+    pub injected_ttsr_rules: Vec<String>,
+    pub selected_mcp_tool_names: Vec<String>,
+    pub has_persisted_mcp_tool_selection: bool,
+    pub mode: Option<String>,
+    pub mode_data: Option<String>,
+    pub active_context_name: Option<String>,
+    pub active_context_tenant: Option<String>,
+    /// Set when the parent chain loops: the id where the walk stopped.
+    pub cycle_at: Option<String>,
+}
+
+impl SessionContext<'_> {
+    pub fn empty() -> Self {
+        SessionContext {
+            messages: Vec::new(),
+            thinking_level: "\"off\"".into(),
+            service_tier: None,
+            models: Vec::new(),
+            injected_ttsr_rules: Vec::new(),
+            selected_mcp_tool_names: Vec::new(),
+            has_persisted_mcp_tool_selection: false,
+            mode: Some("\"none\"".into()),
+            mode_data: None,
+            active_context_name: None,
+            active_context_tenant: None,
+            cycle_at: None,
+        }
+    }
+
+    /// `JSON.stringify(context)`: camelCase keys, absent optional values omitted.
+    pub fn to_json(&self) -> String {
+        let size: usize = self.messages.iter().map(|m| m.len() + 1).sum();
+        let mut out = String::with_capacity(size + 256);
+        out.push_str("{\"messages\":[");
+        for (i, m) in self.messages.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(m);
+        }
+        out.push_str("],\"thinkingLevel\":");
+        out.push_str(&self.thinking_level);
+        if let Some(t) = &self.service_tier {
+            out.push_str(",\"serviceTier\":");
+            out.push_str(t);
+        }
+        out.push_str(",\"models\":{");
+        for (i, (role, model)) in self.models.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            push_quoted(&mut out, role);
+            out.push(':');
+            out.push_str(model);
+        }
+        out.push_str("},\"injectedTtsrRules\":");
+        push_list(&mut out, &self.injected_ttsr_rules);
+        out.push_str(",\"selectedMCPToolNames\":");
+        push_list(&mut out, &self.selected_mcp_tool_names);
+        out.push_str(",\"hasPersistedMCPToolSelection\":");
+        out.push_str(if self.has_persisted_mcp_tool_selection { "true" } else { "false" });
+        for (key, value) in [
+            ("mode", &self.mode),
+            ("modeData", &self.mode_data),
+            ("activeContextName", &self.active_context_name),
+            ("activeContextTenant", &self.active_context_tenant),
+        ] {
+            if let Some(v) = value {
+                out.push_str(",\"");
+                out.push_str(key);
+                out.push_str("\":");
+                out.push_str(v);
+            }
+        }
+        out.push('}');
+        out
+    }
+}
+
+fn push_list(out: &mut String, items: &[String]) {
+    out.push('[');
+    for (i, s) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_quoted(out, s);
+    }
+    out.push(']');
+}
+
+/// The path root → leaf as entry indices; the second value is the id where a parent cycle
+/// stopped the walk, if any.
+pub fn path_to_root(entries: &[Entry], by_id: &HashMap<String, usize>, leaf: usize) -> (Vec<usize>, Option<String>) {
+    let mut path = Vec::new();
+    let mut seen = vec![false; entries.len()];
+    let mut current = Some(leaf);
+    let mut cycle = None;
+    while let Some(i) = current {
+        if seen[i] {
+            cycle = Some(entries[i].id.clone());
+            break;
+        }
+        seen[i] = true;
+        path.push(i);
+        current = entries[i].parent_id.as_ref().and_then(|p| by_id.get(p).copied());
+    }
+    path.reverse();
+    (path, cycle)
+}
+
+/// Resolve a [`Leaf`] to an entry index (`None`: empty context).
+pub fn resolve_leaf(entries: &[Entry], by_id: &HashMap<String, usize>, leaf: Leaf) -> Option<usize> {
+    match leaf {
+        Leaf::Null => None,
+        Leaf::Id(id) => by_id.get(id).copied().or_else(|| entries.len().checked_sub(1)),
+        Leaf::Last => entries.len().checked_sub(1),
+    }
+}
+
+/// JSON text of an entry timestamp as epoch ms (`new Date(ts).getTime()`, NaN → null).
+fn epoch_ms(ts: &str) -> String {
+    ms_from_iso(ts).map(|ms| ms.to_string()).unwrap_or_else(|| "null".into())
+}
+
+/// Build an object from (key, raw JSON) pairs, skipping absent values (JS `undefined`).
+fn object(fields: &[(&str, Option<Cow<str>>)]) -> String {
+    let mut out = String::from("{");
+    for (key, value) in fields {
+        if let Some(v) = value {
+            if out.len() > 1 {
+                out.push(',');
+            }
+            push_quoted(&mut out, key);
+            out.push(':');
+            out.push_str(v);
+        }
+    }
+    out.push('}');
+    out
+}
+
+fn field<'t>(f: &[Option<&'t serde_json::value::RawValue>], i: usize) -> Option<Cow<'t, str>> {
+    f[i].map(|r| Cow::Borrowed(r.get()))
+}
+
+fn custom_message(entry: &Entry) -> String {
+    let f = pick(entry.json(), &["customType", "content", "display", "details", "attribution"]).unwrap_or_else(|_| vec![None; 5]);
+    object(&[
+        ("role", Some(Cow::Borrowed("\"custom\""))),
+        ("customType", field(&f, 0)),
+        ("content", field(&f, 1)),
+        ("display", field(&f, 2)),
+        ("details", field(&f, 3)),
+        ("attribution", field(&f, 4)),
+        ("timestamp", Some(Cow::Owned(epoch_ms(&entry.timestamp)))),
+    ])
+}
+
+fn branch_summary_message(entry: &Entry) -> String {
+    let f = pick(entry.json(), &["summary", "fromId"]).unwrap_or_else(|_| vec![None; 2]);
+    object(&[
+        ("role", Some(Cow::Borrowed("\"branchSummary\""))),
+        ("summary", field(&f, 0)),
+        ("fromId", field(&f, 1)),
+        ("timestamp", Some(Cow::Owned(epoch_ms(&entry.timestamp)))),
+    ])
+}
+
+/// The remote-compaction payload, when `preserveData.openaiRemoteCompaction` has a
+/// non-empty string `provider` and an array `replacementHistory`.
+fn provider_payload(preserve_data: Option<&serde_json::value::RawValue>) -> Option<String> {
+    let remote = pick(preserve_data?.get(), &["openaiRemoteCompaction"]).ok()?[0]?;
+    let f = pick(remote.get(), &["provider", "replacementHistory"]).ok()?;
+    let provider = raw_str(f[0]?)?;
+    let history = f[1]?.get();
+    if provider.is_empty() || !history.starts_with('[') {
+        return None;
+    }
+    Some(format!("{{\"type\":\"openaiResponsesHistory\",\"provider\":{},\"items\":{history}}}", quote(&provider)))
+}
+
+fn compaction_message(entry: &Entry) -> (String, bool) {
+    let f = pick(entry.json(), &["summary", "shortSummary", "tokensBefore", "preserveData"]).unwrap_or_else(|_| vec![None; 4]);
+    let payload = provider_payload(f[3]);
+    let remote = payload.is_some();
+    let msg = object(&[
+        ("role", Some(Cow::Borrowed("\"compactionSummary\""))),
+        ("summary", field(&f, 0)),
+        ("shortSummary", field(&f, 1)),
+        ("tokensBefore", field(&f, 2)),
+        ("providerPayload", payload.map(Cow::Owned)),
+        ("timestamp", Some(Cow::Owned(epoch_ms(&entry.timestamp)))),
+    ]);
+    (msg, remote)
+}
+
+/// Build the context. `message_text` turns a message entry into its JSON (it rehydrates
+/// blob references when the caller has a blob store).
+pub fn build_session_context<'a>(
+    entries: &'a [Entry],
+    by_id: &HashMap<String, usize>,
+    leaf: Leaf,
+    message_text: &dyn Fn(&'a Entry) -> Cow<'a, str>,
+) -> SessionContext<'a> {
+    let mut ctx = SessionContext::empty();
+    let Some(leaf) = resolve_leaf(entries, by_id, leaf) else { return ctx };
+    let (path, cycle) = path_to_root(entries, by_id, leaf);
+    ctx.cycle_at = cycle;
+
+    let mut compaction: Option<usize> = None;
+    let mut rules: Vec<String> = Vec::new();
+    for (pos, &i) in path.iter().enumerate() {
+        let entry = &entries[i];
+        match &entry.payload {
+            Payload::ThinkingLevelChange { level } => {
+                ctx.thinking_level = level.as_ref().map(|l| l.get().to_string()).unwrap_or_else(|| "\"off\"".into());
+            }
+            Payload::ModelChange { model: Some(model), role } => set_model(&mut ctx.models, role, model.get().to_string()),
+            Payload::ServiceTierChange { tier } => ctx.service_tier = tier.as_ref().map(|t| t.get().to_string()),
+            Payload::Message { model_key: Some(key), .. } => set_model(&mut ctx.models, "default", quote(key)),
+            Payload::Compaction { .. } => compaction = Some(pos),
+            Payload::TtsrInjection { rules: injected } => {
+                for r in injected {
+                    if !rules.contains(r) {
+                        rules.push(r.clone());
+                    }
+                }
+            }
+            Payload::McpToolSelection { names } => {
+                ctx.selected_mcp_tool_names = names.clone();
+                ctx.has_persisted_mcp_tool_selection = true;
+            }
+            Payload::ModeChange { mode, data } => {
+                ctx.mode = mode.as_ref().map(|m| m.get().to_string());
+                ctx.mode_data = data.as_ref().map(|d| d.get().to_string());
+            }
+            Payload::ContextChange { name, tenant } => {
+                ctx.active_context_name = name.as_ref().map(|n| n.get().to_string());
+                ctx.active_context_tenant = tenant.as_ref().map(|t| t.get().to_string());
+            }
+            _ => {}
+        }
+    }
+    ctx.injected_ttsr_rules = rules;
+
+    let emit = |entry: &'a Entry, messages: &mut Vec<Cow<'a, str>>| match &entry.payload {
+        Payload::Message { .. } => {
+            if entry.message_json().is_some() {
+                messages.push(message_text(entry));
+            }
+        }
+        Payload::CustomMessage { .. } => messages.push(Cow::Owned(custom_message(entry))),
+        Payload::BranchSummary { has_summary: true } => messages.push(Cow::Owned(branch_summary_message(entry))),
+        _ => {}
+    };
+
+    let mut messages = Vec::new();
+    match compaction {
+        Some(cpos) => {
+            let comp = &entries[path[cpos]];
+            let (summary, remote) = compaction_message(comp);
+            messages.push(Cow::Owned(summary));
+            if !remote {
+                let first_kept = match &comp.payload {
+                    Payload::Compaction { first_kept_entry_id } => first_kept_entry_id.as_deref(),
+                    _ => None,
+                };
+                let mut found = false;
+                for &i in &path[..cpos] {
+                    if Some(entries[i].id.as_str()) == first_kept {
+                        found = true;
+                    }
+                    if found {
+                        emit(&entries[i], &mut messages);
+                    }
+                }
+            }
+            for &i in &path[cpos + 1..] {
+                emit(&entries[i], &mut messages);
+            }
+        }
+        None => {
+            for &i in &path {
+                emit(&entries[i], &mut messages);
+            }
+        }
+    }
+    ctx.messages = messages;
+    ctx
+}
+
+fn set_model(models: &mut Vec<(String, String)>, role: &str, model: String) {
+    match models.iter_mut().find(|(r, _)| r == role) {
+        Some(slot) => slot.1 = model,
+        None => models.push((role.to_string(), model)),
+    }
+}

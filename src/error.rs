@@ -1,0 +1,23 @@
+//! The core's error type. "Not found" cases are their own variants.
+
+use crate::storage::StorageError;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionError {
+    /// A lookup by entry id failed (exact message of the agent).
+    #[error("Entry {0} not found")]
+    EntryNotFound(String),
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// Persistence failed earlier; latched and re-raised by every later operation.
+    #[error("session persistence failed ({file}): {cause}")]
+    Persistence { file: String, cause: String },
+    /// Caller input that is not a valid entry or value.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// A write was asked of a session opened read-only.
+    #[error("session is read-only: {0}")]
+    ReadOnly(String),
+}
+
+pub type Result<T> = std::result::Result<T, SessionError>;

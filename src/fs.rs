@@ -1,0 +1,124 @@
+//! The real filesystem behind the storage port (native builds only).
+
+use crate::storage::{DirEntry, FileStat, Storage, StorageError, StorageResult};
+use std::fs;
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// `std::fs` storage. Paths are used as given (absolute or relative to the process cwd);
+/// a confined variant for untrusted callers lives in the CLI host.
+#[derive(Debug, Default, Clone)]
+pub struct FsStorage {
+    seq: std::cell::Cell<u64>,
+}
+
+impl FsStorage {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+/// Map an io::Error to the port's error, keeping not-found distinct.
+pub fn io_error(path: &str, e: io::Error) -> StorageError {
+    match e.kind() {
+        io::ErrorKind::NotFound => StorageError::NotFound(path.to_string()),
+        io::ErrorKind::AlreadyExists => StorageError::AlreadyExists(path.to_string()),
+        io::ErrorKind::PermissionDenied => StorageError::PermissionDenied(path.to_string()),
+        _ => StorageError::Other(format!("{e}: {path}")),
+    }
+}
+
+fn mtime_ms(meta: &fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+impl Storage for FsStorage {
+    fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
+        fs::read(path).map_err(|e| io_error(path, e))
+    }
+
+    fn read_prefix(&self, path: &str, max_bytes: u64) -> StorageResult<Vec<u8>> {
+        let file = fs::File::open(path).map_err(|e| io_error(path, e))?;
+        let mut buf = Vec::with_capacity(max_bytes.min(1 << 20) as usize);
+        file.take(max_bytes).read_to_end(&mut buf).map_err(|e| io_error(path, e))?;
+        Ok(buf)
+    }
+
+    fn write(&self, path: &str, data: &[u8]) -> StorageResult<()> {
+        fs::write(path, data).map_err(|e| io_error(path, e))
+    }
+
+    fn append(&self, path: &str, data: &[u8]) -> StorageResult<()> {
+        let mut file = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| io_error(path, e))?;
+        file.write_all(data).map_err(|e| io_error(path, e))
+    }
+
+    fn rename(&self, from: &str, to: &str) -> StorageResult<()> {
+        fs::rename(from, to).map_err(|e| io_error(from, e))
+    }
+
+    fn unlink(&self, path: &str) -> StorageResult<()> {
+        fs::remove_file(path).map_err(|e| io_error(path, e))
+    }
+
+    fn list_dir(&self, path: &str) -> StorageResult<Vec<DirEntry>> {
+        let mut out = Vec::new();
+        for item in fs::read_dir(path).map_err(|e| io_error(path, e))? {
+            let item = item.map_err(|e| io_error(path, e))?;
+            let is_dir = item.file_type().map(|t| t.is_dir()).unwrap_or(false);
+            out.push(DirEntry { name: item.file_name().to_string_lossy().into_owned(), is_dir });
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn stat(&self, path: &str) -> StorageResult<FileStat> {
+        let meta = fs::metadata(path).map_err(|e| io_error(path, e))?;
+        Ok(FileStat { size: meta.len(), mtime_ms: mtime_ms(&meta), is_dir: meta.is_dir() })
+    }
+
+    fn mkdir_all(&self, path: &str) -> StorageResult<()> {
+        fs::create_dir_all(path).map_err(|e| io_error(path, e))
+    }
+
+    fn fsync(&self, path: &str) -> StorageResult<()> {
+        let file = fs::OpenOptions::new().read(true).open(path).map_err(|e| io_error(path, e))?;
+        file.sync_all().map_err(|e| io_error(path, e))?;
+        // Make a rename or a new file durable too: sync the parent directory (best effort).
+        if let Some(dir) = PathBuf::from(path).parent() {
+            if let Ok(d) = fs::File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    }
+
+    fn rmdir(&self, path: &str) -> StorageResult<()> {
+        fs::remove_dir(path).map_err(|e| io_error(path, e))
+    }
+
+    fn now_ms(&self) -> i64 {
+        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+    }
+
+    fn random_u64(&self) -> u64 {
+        // std's RandomState is seeded from the OS; mixing in time and a counter keeps
+        // successive values distinct without another dependency.
+        use std::hash::{BuildHasher, Hasher};
+        let n = self.seq.get().wrapping_add(1);
+        self.seq.set(n);
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(n);
+        h.write_i64(self.now_ms());
+        h.finish()
+    }
+}

@@ -1,0 +1,98 @@
+//! Entry ids (8 lowercase hex, unique within a session) and session ids (16 lowercase hex,
+//! time-sortable: `((unix_ms - 1420070400000) << 22) | seq22`).
+
+use std::collections::HashMap;
+
+const EPOCH_2015_MS: i64 = 1_420_070_400_000;
+
+/// A fresh entry id not yet used in `taken` (retries on collision).
+pub fn entry_id<V>(taken: &HashMap<String, V>, mut random: impl FnMut() -> u64) -> String {
+    loop {
+        let id = format!("{:08x}", random() as u32);
+        if !taken.contains_key(&id) {
+            return id;
+        }
+    }
+}
+
+/// Session ids: the time in the high bits, a 22-bit sequence that starts random and
+/// increments in the low bits, so ids made in the same millisecond still sort.
+#[derive(Debug, Clone)]
+pub struct SessionIdGen {
+    seq: u64,
+}
+
+impl SessionIdGen {
+    pub fn new(random_start: u64) -> Self {
+        SessionIdGen { seq: random_start & 0x3F_FFFF }
+    }
+
+    pub fn next(&mut self, unix_ms: i64) -> String {
+        self.seq = (self.seq + 1) & 0x3F_FFFF;
+        let t = (unix_ms - EPOCH_2015_MS).max(0) as u64;
+        format!("{:016x}", (t << 22) | self.seq)
+    }
+}
+
+/// Deterministic ids for migrating v1 files: the same file always gets the same ids, so a
+/// read-only view of an old file is stable across hosts and runs.
+#[derive(Debug, Clone)]
+pub struct SeededIds {
+    state: u64,
+}
+
+impl SeededIds {
+    pub fn new(seed_text: &str) -> Self {
+        // FNV-1a of the seed text.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in seed_text.bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        SeededIds { state: h | 1 }
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        // splitmix64
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_ids_are_8_lowercase_hex_and_avoid_collisions() {
+        let mut taken = HashMap::new();
+        taken.insert("00000001".to_string(), ());
+        let mut n = 0u64;
+        let id = entry_id(&taken, || {
+            n += 1;
+            n
+        });
+        assert_eq!(id, "00000002");
+    }
+
+    #[test]
+    fn session_ids_sort_by_time() {
+        let mut g = SessionIdGen::new(0x3F_FFFF);
+        let a = g.next(1_771_237_230_123);
+        let b = g.next(1_771_237_230_123);
+        let c = g.next(1_771_237_230_124);
+        assert_eq!(a.len(), 16);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert!(a < b || b < c, "{a} {b} {c}");
+        assert!(b < c);
+    }
+
+    #[test]
+    fn seeded_ids_repeat_for_the_same_seed() {
+        assert_eq!(SeededIds::new("x").next_u64(), SeededIds::new("x").next_u64());
+        assert_ne!(SeededIds::new("x").next_u64(), SeededIds::new("y").next_u64());
+    }
+}

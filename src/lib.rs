@@ -1,0 +1,40 @@
+//! # xcsh-session
+//!
+//! The session storage of the xcsh / pi coding agents as a plain Rust library: the JSONL
+//! entry model, lenient reading, migrations, the entry tree and its leaf, context
+//! building, persistence transforms and blob references, all doing I/O only through the
+//! [`storage::Storage`] port. The npm package, the WASI component and the web viewer are
+//! thin shells over this crate.
+//!
+//! ```
+//! use std::rc::Rc;
+//! use xcsh_session::{session::Session, storage::MemoryStorage};
+//!
+//! let mut s = Session::in_memory(Rc::new(MemoryStorage::new()), "/work");
+//! s.append_message(r#"{"role":"user","content":"hi","timestamp":1}"#).unwrap();
+//! let ctx = s.context().to_json();
+//! assert!(ctx.starts_with(r#"{"messages":[{"role":"user","content":"hi","timestamp":1}]"#));
+//! ```
+
+pub mod api;
+pub mod blob;
+pub mod context;
+pub mod entry;
+pub mod error;
+#[cfg(feature = "native-fs")]
+pub mod fs;
+pub mod ids;
+pub mod json;
+pub mod jsonl;
+pub mod migration;
+pub mod paths;
+pub mod persist;
+pub mod session;
+pub mod storage;
+pub mod time;
+
+pub use context::{Leaf, SessionContext};
+pub use entry::{Entry, EntryType, Header, Payload};
+pub use error::SessionError;
+pub use session::{OpenOptions, Persistence, Session};
+pub use storage::{MemoryStorage, Storage, StorageError};

@@ -1,0 +1,165 @@
+//! Migrations v1 → v2 → v3, applied on load.
+//!
+//! - v1 → v2: every entry gets an `id` and a `parentId` that chains them in file order;
+//!   a compaction's `firstKeptEntryIndex` (the header counts as index 0) becomes
+//!   `firstKeptEntryId`, and the index is removed even when it cannot be mapped.
+//! - v2 → v3: a message with `role: "hookMessage"` becomes `role: "custom"`.
+//!
+//! New keys are appended after the existing ones, as the agent's in-place mutation does.
+
+use crate::entry::{Header, Text, CURRENT_SESSION_VERSION};
+use crate::ids::{entry_id, SeededIds};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// What a migration did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Migration {
+    pub from_version: u64,
+    pub to_version: u64,
+    pub entries_changed: usize,
+}
+
+/// Migrate `header` and the entry records (JSON objects, file order) in place. `None` when
+/// the file is already current.
+pub fn migrate(header: &mut Header, records: &mut [Text]) -> Option<Migration> {
+    let from_version = header.version();
+    if from_version >= CURRENT_SESSION_VERSION {
+        return None;
+    }
+    let mut changed = 0;
+    if from_version < 2 {
+        changed += v1_to_v2(header, records);
+        header.set_version(2);
+    }
+    if from_version < 3 {
+        changed += v2_to_v3(records);
+        header.set_version(3);
+    }
+    Some(Migration { from_version, to_version: CURRENT_SESSION_VERSION, entries_changed: changed })
+}
+
+fn v1_to_v2(header: &Header, records: &mut [Text]) -> usize {
+    let mut ids = SeededIds::new(&header.to_json());
+    let mut values: Vec<Value> = records.iter().map(|t| serde_json::from_str(t.as_str()).unwrap_or(Value::Null)).collect();
+    let mut taken: HashMap<String, ()> = HashMap::new();
+    let mut assigned: Vec<String> = Vec::with_capacity(values.len());
+    let mut prev: Option<String> = None;
+    for value in values.iter_mut() {
+        let id = entry_id(&taken, || ids.next_u64());
+        taken.insert(id.clone(), ());
+        if let Value::Object(obj) = value {
+            obj.insert("id".into(), Value::String(id.clone()));
+            obj.insert("parentId".into(), prev.clone().map(Value::String).unwrap_or(Value::Null));
+        }
+        prev = Some(id.clone());
+        assigned.push(id);
+    }
+    for value in values.iter_mut() {
+        let Value::Object(obj) = value else { continue };
+        if obj.get("type").and_then(Value::as_str) != Some("compaction") {
+            continue;
+        }
+        let Some(index) = obj.get("firstKeptEntryIndex").and_then(Value::as_f64) else { continue };
+        // Index 0 is the header, which cannot be kept; entries start at 1.
+        if index >= 1.0 && index.fract() == 0.0 {
+            if let Some(target) = assigned.get(index as usize - 1) {
+                obj.insert("firstKeptEntryId".into(), Value::String(target.clone()));
+            }
+        }
+        obj.shift_remove("firstKeptEntryIndex");
+    }
+    for (text, value) in records.iter_mut().zip(values) {
+        *text = Text::from(crate::json::to_text(&value));
+    }
+    records.len()
+}
+
+fn v2_to_v3(records: &mut [Text]) -> usize {
+    let mut changed = 0;
+    for text in records.iter_mut() {
+        if !text.as_str().contains("hookMessage") {
+            continue;
+        }
+        let Ok(mut value) = serde_json::from_str::<Value>(text.as_str()) else { continue };
+        if value.get("type").and_then(Value::as_str) != Some("message") {
+            continue;
+        }
+        let Some(role) = value.get_mut("message").and_then(|m| m.get_mut("role")) else { continue };
+        if role.as_str() == Some("hookMessage") {
+            *role = Value::String("custom".into());
+            *text = Text::from(crate::json::to_text(&value));
+            changed += 1;
+        }
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(lines: &[&str]) -> Vec<Text> {
+        lines.iter().map(|l| Text::from(l.to_string())).collect()
+    }
+
+    #[test]
+    fn v1_entries_get_a_linear_parent_chain() {
+        let mut h = Header::from_json(r#"{"type":"session","id":"s","timestamp":"t","cwd":"/w"}"#).unwrap();
+        let mut r = texts(&[r#"{"type":"message","timestamp":"a","message":{"role":"user"}}"#, r#"{"type":"message","timestamp":"b","message":{"role":"assistant"}}"#]);
+        let m = migrate(&mut h, &mut r).unwrap();
+        assert_eq!((m.from_version, m.to_version), (1, 3));
+        assert_eq!(h.version(), 3);
+        assert!(h.to_json().ends_with(r#""cwd":"/w","version":3}"#));
+        let a: Value = serde_json::from_str(r[0].as_str()).unwrap();
+        let b: Value = serde_json::from_str(r[1].as_str()).unwrap();
+        assert_eq!(a["parentId"], Value::Null);
+        assert_eq!(b["parentId"], a["id"]);
+        assert!(r[0].as_str().ends_with(&format!(r#""id":"{}","parentId":null}}"#, a["id"].as_str().unwrap())));
+    }
+
+    #[test]
+    fn v1_compaction_index_maps_to_entry_id() {
+        let mut h = Header::from_json(r#"{"type":"session","id":"s"}"#).unwrap();
+        let mut r = texts(&[
+            r#"{"type":"message","message":{"role":"user"}}"#,
+            r#"{"type":"message","message":{"role":"user"}}"#,
+            r#"{"type":"compaction","summary":"s","firstKeptEntryIndex":2,"tokensBefore":1}"#,
+            r#"{"type":"compaction","summary":"s","firstKeptEntryIndex":0,"tokensBefore":1}"#,
+        ]);
+        migrate(&mut h, &mut r).unwrap();
+        let second: Value = serde_json::from_str(r[1].as_str()).unwrap();
+        let c: Value = serde_json::from_str(r[2].as_str()).unwrap();
+        assert_eq!(c["firstKeptEntryId"], second["id"]);
+        assert!(c.get("firstKeptEntryIndex").is_none());
+        let header_target: Value = serde_json::from_str(r[3].as_str()).unwrap();
+        assert!(header_target.get("firstKeptEntryIndex").is_none());
+        assert!(header_target.get("firstKeptEntryId").is_none());
+    }
+
+    #[test]
+    fn v2_hook_messages_become_custom() {
+        let mut h = Header::from_json(r#"{"type":"session","version":2,"id":"s"}"#).unwrap();
+        let mut r = texts(&[r#"{"type":"message","id":"a","parentId":null,"message":{"role":"hookMessage","x":1}}"#]);
+        let m = migrate(&mut h, &mut r).unwrap();
+        assert_eq!(m.entries_changed, 1);
+        assert_eq!(r[0].as_str(), r#"{"type":"message","id":"a","parentId":null,"message":{"role":"custom","x":1}}"#);
+    }
+
+    #[test]
+    fn current_files_are_not_migrated() {
+        let mut h = Header::from_json(r#"{"type":"session","version":3,"id":"s"}"#).unwrap();
+        assert!(migrate(&mut h, &mut []).is_none());
+    }
+
+    #[test]
+    fn migration_ids_are_deterministic() {
+        let run = || {
+            let mut h = Header::from_json(r#"{"type":"session","id":"s"}"#).unwrap();
+            let mut r = texts(&[r#"{"type":"message","message":{}}"#]);
+            migrate(&mut h, &mut r);
+            r[0].as_str().to_string()
+        };
+        assert_eq!(run(), run());
+    }
+}

@@ -1,0 +1,888 @@
+//! The session manager: an append-only tree of entries with a movable leaf, loaded from
+//! and persisted to a JSONL file through the storage port.
+//!
+//! Persistence follows the agent: nothing is written before the first assistant message
+//! (unless [`Session::ensure_on_disk`] asks for it), then the whole session is written by
+//! an atomic rewrite, then each new entry is appended. The first persistence failure is
+//! latched and returned by every later operation. Unlike the agent, opening a file never
+//! destroys data: a file with an invalid header or unreadable lines is copied aside
+//! (`<file>.corrupt-<timestamp>`) before anything rewrites it.
+
+use crate::blob::{self, BlobStore};
+use crate::context::{self, Leaf, SessionContext};
+use crate::entry::{compose_line, Entry, EntryType, Header, Payload, Text};
+use crate::error::{Result, SessionError};
+use crate::ids::{entry_id, SessionIdGen};
+use crate::json::{push_quoted, quote, to_text};
+use crate::jsonl::{self, Issue, IssueKind};
+use crate::migration::{self, Migration};
+use crate::paths;
+use crate::persist::prepare_for_persistence;
+use crate::storage::{atomic_write, join, parent, Storage, StorageError};
+use crate::time::{iso_from_ms, ms_from_iso};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// How a session relates to its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Persistence {
+    /// No file (the agent's `SessionManager.inMemory`).
+    InMemory,
+    /// Loaded for viewing: never writes, not even a migration.
+    ReadOnly,
+    /// Writes through to its file.
+    Persistent,
+}
+
+/// Options for [`Session::open`].
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    pub persistence: Persistence,
+    /// `~/.xcsh/agent` (blobs live in `<agent_dir>/blobs`).
+    pub agent_dir: String,
+    /// cwd for a header that has to be created (missing or unreadable file).
+    pub cwd: String,
+}
+
+/// Options for [`Session::create`].
+#[derive(Debug, Clone, Default)]
+pub struct CreateOptions {
+    pub agent_dir: String,
+    pub cwd: String,
+    /// Explicit session directory; default: the cwd's directory under the agent dir.
+    pub session_dir: Option<String>,
+    pub parent_session: Option<String>,
+}
+
+/// A record that parsed as JSON but is not an entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NonEntry {
+    pub offset: usize,
+    pub reason: String,
+}
+
+/// What loading found and did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadReport {
+    pub file_existed: bool,
+    /// Lines skipped, torn tail dropped, glued records recovered.
+    pub issues: Vec<Issue>,
+    pub non_entries: Vec<NonEntry>,
+    /// The first record was not a valid header; what follows was salvaged.
+    pub header_problem: Option<String>,
+    pub invalid_utf8: bool,
+    pub duplicate_ids: Vec<String>,
+    pub migration: Option<Migration>,
+    /// Where the original bytes were kept before a rewrite.
+    pub backup_path: Option<String>,
+    pub missing_blobs: Vec<String>,
+    /// The version written in the file before migration.
+    pub file_version: u64,
+}
+
+impl LoadReport {
+    /// Did reading drop anything the file holds? Then its bytes are kept before a rewrite.
+    pub fn lossy(&self) -> bool {
+        self.invalid_utf8
+            || self.header_problem.is_some()
+            || !self.non_entries.is_empty()
+            || self.issues.iter().any(|i| i.kind != IssueKind::GluedRecord)
+    }
+}
+
+/// The fields of a compaction entry (`appendCompaction`).
+#[derive(Debug, Clone, Default)]
+pub struct CompactionInput {
+    pub summary: String,
+    pub short_summary: Option<String>,
+    pub first_kept_entry_id: String,
+    pub tokens_before: u64,
+    /// JSON text.
+    pub details: Option<String>,
+    pub from_extension: Option<bool>,
+    /// JSON text.
+    pub preserve_data: Option<String>,
+}
+
+/// One session.
+pub struct Session {
+    storage: Rc<dyn Storage>,
+    persistence: Persistence,
+    file: Option<String>,
+    blobs_dir: String,
+    header: Header,
+    entries: Vec<Entry>,
+    by_id: HashMap<String, usize>,
+    leaf: Option<String>,
+    labels: HashMap<String, String>,
+    has_assistant: bool,
+    /// The file holds the whole session (appends may go straight to it).
+    flushed: bool,
+    /// The file on disk does not end in a newline (torn tail): write one before appending.
+    needs_newline: bool,
+    /// Original bytes to keep aside before the first rewrite (lossy load).
+    pending_backup: Option<Arc<str>>,
+    persist_error: Option<SessionError>,
+    warnings: Vec<String>,
+    report: LoadReport,
+}
+
+fn sanitize_name(name: &str) -> String {
+    let first = name.split(['\n', '\r']).next().unwrap_or("");
+    first.chars().filter(|c| !c.is_control()).collect::<String>().trim().to_string()
+}
+
+fn json_arg(what: &str, text: &str) -> Result<String> {
+    serde_json::from_str::<Value>(text)
+        .map(|v| to_text(&v))
+        .map_err(|e| SessionError::InvalidInput(format!("{what} is not valid JSON: {e}")))
+}
+
+impl Session {
+    fn blank(storage: Rc<dyn Storage>, persistence: Persistence, file: Option<String>, agent_dir: &str, header: Header) -> Session {
+        Session {
+            storage,
+            persistence,
+            file,
+            blobs_dir: paths::blobs_dir(agent_dir),
+            header,
+            entries: Vec::new(),
+            by_id: HashMap::new(),
+            leaf: None,
+            labels: HashMap::new(),
+            has_assistant: false,
+            flushed: false,
+            needs_newline: false,
+            pending_backup: None,
+            persist_error: None,
+            warnings: Vec::new(),
+            report: LoadReport { file_version: crate::entry::CURRENT_SESSION_VERSION, ..LoadReport::default() },
+        }
+    }
+
+    fn new_header(storage: &dyn Storage, cwd: &str, parent_session: Option<&str>) -> Header {
+        let now = storage.now_ms();
+        let id = SessionIdGen::new(storage.random_u64()).next(now);
+        Header::new(&id, &iso_from_ms(now), cwd, parent_session)
+    }
+
+    /// A session that is never written (`SessionManager.inMemory`).
+    pub fn in_memory(storage: Rc<dyn Storage>, cwd: &str) -> Session {
+        let header = Self::new_header(&*storage, cwd, None);
+        Self::blank(storage, Persistence::InMemory, None, "", header)
+    }
+
+    /// A new persistent session; its file appears with the first assistant message.
+    pub fn create(storage: Rc<dyn Storage>, options: &CreateOptions) -> Session {
+        let header = Self::new_header(&*storage, &options.cwd, options.parent_session.as_deref());
+        let dir = options.session_dir.clone().unwrap_or_else(|| paths::session_dir_for_cwd(&options.agent_dir, &options.cwd));
+        let name = paths::session_file_name(header.timestamp().unwrap_or_default(), header.id());
+        Self::blank(storage, Persistence::Persistent, Some(join(&dir, &name)), &options.agent_dir, header)
+    }
+
+    /// Load a session file. A missing file gives a new empty session at that path.
+    pub fn open(storage: Rc<dyn Storage>, path: &str, options: &OpenOptions) -> Result<Session> {
+        let bytes = match storage.read(path) {
+            Ok(b) => Some(b),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => return Err(e.into()),
+        };
+        let mut session = match bytes {
+            Some(bytes) if !bytes.is_empty() => {
+                let (text, invalid_utf8) = match String::from_utf8(bytes) {
+                    Ok(s) => (s, false),
+                    Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
+                };
+                let mut s = Self::from_text_with(storage, options.persistence, Some(path.to_string()), &options.agent_dir, &options.cwd, Arc::from(text));
+                s.report.invalid_utf8 = invalid_utf8;
+                s.report.file_existed = true;
+                s
+            }
+            other => {
+                let header = Self::new_header(&*storage, &options.cwd, None);
+                let mut s = Self::blank(storage, options.persistence, Some(path.to_string()), &options.agent_dir, header);
+                s.report.file_existed = other.is_some();
+                s
+            }
+        };
+        if session.persistence == Persistence::Persistent && session.report.file_existed {
+            session.flushed = true;
+            let repair = session.report.migration.is_some() || session.report.header_problem.is_some();
+            if repair {
+                let result = session.rewrite_file();
+                session.latch(result)?;
+            }
+        }
+        Ok(session)
+    }
+
+    /// Read a session from its text without any file (viewers, `parseSession`).
+    pub fn from_text(storage: Rc<dyn Storage>, text: &str, agent_dir: &str) -> Session {
+        Self::from_text_with(storage, Persistence::ReadOnly, None, agent_dir, "", Arc::from(text))
+    }
+
+    fn from_text_with(storage: Rc<dyn Storage>, persistence: Persistence, file: Option<String>, agent_dir: &str, cwd: &str, text: Arc<str>) -> Session {
+        let parsed = jsonl::parse_lenient(&text);
+        let mut report = LoadReport { issues: parsed.issues, ..LoadReport::default() };
+        let shared = |r: &jsonl::Record| Text::Shared { buf: text.clone(), start: r.start, end: r.end };
+        let mut records = parsed.records.iter();
+        let first = records.next();
+        let header = first.and_then(|r| Header::from_json(&text[r.start..r.end]));
+        let (mut header, rest): (Header, Vec<&jsonl::Record>) = match header {
+            Some(h) => (h, records.collect()),
+            None => {
+                let mut h = Self::new_header(&*storage, cwd, None);
+                if first.is_some() {
+                    report.header_problem = Some("the first record is not a session header (type \"session\" with a string id); a new header was made and the entries salvaged".into());
+                }
+                let all: Vec<&jsonl::Record> = parsed.records.iter().collect();
+                // Salvaged entries without ids are treated like a v1 file.
+                let has_ids = all.iter().any(|r| crate::entry::pick(&text[r.start..r.end], &["id"]).ok().and_then(|f| f[0]).is_some());
+                if !has_ids && !all.is_empty() {
+                    h.remove("version");
+                }
+                (h, all)
+            }
+        };
+        report.file_version = header.version();
+
+        // Records that can be entries: JSON objects with a string type (other than a header).
+        let mut candidates: Vec<Text> = Vec::with_capacity(rest.len());
+        for r in rest {
+            let raw = &text[r.start..r.end];
+            let ty = crate::entry::pick(raw, &["type"]).ok().and_then(|f| f[0].and_then(crate::json::raw_str).map(|s| s.into_owned()));
+            match ty {
+                Some(t) if t == "session" => report.non_entries.push(NonEntry { offset: r.start, reason: "a second session header".into() }),
+                Some(_) => candidates.push(shared(r)),
+                None => report.non_entries.push(NonEntry { offset: r.start, reason: "not an object with a string \"type\"".into() }),
+            }
+        }
+        report.migration = migration::migrate(&mut header, &mut candidates);
+
+        let mut session = Self::blank(storage, persistence, file, agent_dir, header);
+        for (text_item, offset) in candidates.into_iter().map(|t| {
+            let off = match &t {
+                Text::Shared { start, .. } => *start,
+                Text::Owned(_) => 0,
+            };
+            (t, off)
+        }) {
+            match Entry::parse(text_item) {
+                Ok(entry) => {
+                    if session.by_id.contains_key(&entry.id) {
+                        report.duplicate_ids.push(entry.id.clone());
+                    }
+                    session.push_entry(entry);
+                }
+                Err(e) => report.non_entries.push(NonEntry { offset, reason: e.to_string() }),
+            }
+        }
+        let store = BlobStore::new(&*session.storage, session.blobs_dir.clone());
+        for entry in session.entries.iter().filter(|e| e.has_blob_refs()) {
+            for hash in blob::referenced_hashes(entry.json()) {
+                if !store.exists(&hash) && !report.missing_blobs.contains(&hash) {
+                    report.missing_blobs.push(hash);
+                }
+            }
+        }
+        for hash in &report.missing_blobs {
+            session.warnings.push(format!("blob {hash} not found; the reference is kept"));
+        }
+        session.needs_newline = !text.ends_with('\n');
+        if report.lossy() {
+            session.pending_backup = Some(text);
+        }
+        session.report = report;
+        session
+    }
+
+    fn push_entry(&mut self, entry: Entry) {
+        if entry.is_assistant_message() {
+            self.has_assistant = true;
+        }
+        if let Payload::Label { target_id: Some(target), label } = &entry.payload {
+            match label {
+                Some(l) => self.labels.insert(target.clone(), l.clone()),
+                None => self.labels.remove(target),
+            };
+        }
+        self.leaf = Some(entry.id.clone());
+        self.by_id.insert(entry.id.clone(), self.entries.len());
+        self.entries.push(entry);
+    }
+
+    // ---- reading ----
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    pub fn session_id(&self) -> &str {
+        self.header.id()
+    }
+
+    pub fn file(&self) -> Option<&str> {
+        self.file.as_deref()
+    }
+
+    pub fn persistence(&self) -> Persistence {
+        self.persistence
+    }
+
+    pub fn report(&self) -> &LoadReport {
+        &self.report
+    }
+
+    /// Warnings gathered so far (missing blobs, the latched persistence error once).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// All entries in insertion order (the header excluded).
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    pub fn by_id(&self) -> &HashMap<String, usize> {
+        &self.by_id
+    }
+
+    pub fn entry(&self, id: &str) -> Result<&Entry> {
+        self.by_id.get(id).map(|&i| &self.entries[i]).ok_or_else(|| SessionError::EntryNotFound(id.to_string()))
+    }
+
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.leaf.as_deref()
+    }
+
+    pub fn leaf_entry(&self) -> Option<&Entry> {
+        self.leaf.as_deref().and_then(|id| self.entry(id).ok())
+    }
+
+    pub fn label(&self, id: &str) -> Option<&str> {
+        self.labels.get(id).map(String::as_str)
+    }
+
+    /// Entries whose parent is `id`, in insertion order.
+    pub fn children(&self, id: &str) -> Vec<&Entry> {
+        self.entries.iter().filter(|e| e.parent_id.as_deref() == Some(id)).collect()
+    }
+
+    /// The path root → `from` (default: the leaf; no leaf: empty).
+    pub fn branch_path(&self, from: Option<&str>) -> Result<Vec<&Entry>> {
+        let start = match from {
+            Some(id) => Some(*self.by_id.get(id).ok_or_else(|| SessionError::EntryNotFound(id.to_string()))?),
+            None => self.leaf.as_deref().and_then(|id| self.by_id.get(id).copied()),
+        };
+        Ok(match start {
+            Some(i) => context::path_to_root(&self.entries, &self.by_id, i).0.into_iter().map(|i| &self.entries[i]).collect(),
+            None => Vec::new(),
+        })
+    }
+
+    /// The entry's JSON with blob references resolved (what `getEntries` hands out).
+    pub fn entry_json<'e>(&self, entry: &'e Entry) -> Cow<'e, str> {
+        if entry.has_blob_refs() {
+            blob::rehydrate(entry.json(), &BlobStore::new(&*self.storage, self.blobs_dir.clone()))
+        } else {
+            Cow::Borrowed(entry.json())
+        }
+    }
+
+    /// `buildSessionContext` for the current leaf (`Leaf::Last` when there is none yet
+    /// because nothing was appended, `Leaf::Null` after `reset_leaf`).
+    pub fn context(&self) -> SessionContext<'_> {
+        match &self.leaf {
+            Some(id) => self.context_at(Leaf::Id(id)),
+            None if self.entries.is_empty() => SessionContext::empty(),
+            None => self.context_at(Leaf::Null),
+        }
+    }
+
+    pub fn context_at<'s>(&'s self, leaf: Leaf) -> SessionContext<'s> {
+        let store = BlobStore::new(&*self.storage, self.blobs_dir.clone());
+        let text = |e: &'s Entry| message_text(e, &store);
+        context::build_session_context(&self.entries, &self.by_id, leaf, &text)
+    }
+
+    /// The tree of all entries: roots are entries with a null, self or missing parent;
+    /// children are ordered by timestamp.
+    pub fn tree(&self) -> Tree {
+        let mut roots = Vec::new();
+        let mut children = vec![Vec::new(); self.entries.len()];
+        for (i, e) in self.entries.iter().enumerate() {
+            match e.parent_id.as_deref().and_then(|p| self.by_id.get(p).copied()) {
+                Some(p) if p != i && self.by_id.get(&e.id) == Some(&i) => children[p].push(i),
+                _ => roots.push(i),
+            }
+        }
+        let key = |i: &usize| ms_from_iso(&self.entries[*i].timestamp).unwrap_or(i64::MAX);
+        roots.sort_by_key(key);
+        for c in children.iter_mut() {
+            c.sort_by_key(key);
+        }
+        // A cycle among non-root entries has no root: show it from its first entry.
+        let mut reached = vec![false; self.entries.len()];
+        let mut stack: Vec<usize> = roots.clone();
+        while let Some(i) = stack.pop() {
+            if !std::mem::replace(&mut reached[i], true) {
+                stack.extend(&children[i]);
+            }
+        }
+        for i in 0..self.entries.len() {
+            if !reached[i] {
+                roots.push(i);
+                let mut stack = vec![i];
+                while let Some(j) = stack.pop() {
+                    if !std::mem::replace(&mut reached[j], true) {
+                        stack.extend(&children[j]);
+                    }
+                }
+                children.iter_mut().for_each(|c| c.retain(|&k| k != i));
+            }
+        }
+        Tree { roots, children }
+    }
+
+    // ---- writing ----
+
+    fn check_writable(&self) -> Result<()> {
+        if let Some(e) = &self.persist_error {
+            return Err(e.clone());
+        }
+        if self.persistence == Persistence::ReadOnly {
+            return Err(SessionError::ReadOnly(self.file.clone().unwrap_or_default()));
+        }
+        Ok(())
+    }
+
+    fn latch<T>(&mut self, result: std::result::Result<T, StorageError>) -> Result<T> {
+        result.map_err(|e| {
+            let err = SessionError::Persistence { file: self.file.clone().unwrap_or_default(), cause: e.to_string() };
+            if self.persist_error.is_none() {
+                self.warnings.push(err.to_string());
+                self.persist_error = Some(err.clone());
+            }
+            err
+        })
+    }
+
+    fn persisted_line<'e>(&self, entry: &'e Entry) -> std::result::Result<Cow<'e, str>, StorageError> {
+        let store = BlobStore::new(&*self.storage, self.blobs_dir.clone());
+        prepare_for_persistence(entry.json(), &mut |bytes: &[u8]| {
+            store.put(bytes).map(|p| p.reference).map_err(|e| match e {
+                blob::BlobError::Storage(s) => s,
+                other => StorageError::Other(other.to_string()),
+            })
+        })
+    }
+
+    fn keep_backup(&mut self) -> std::result::Result<(), StorageError> {
+        let (Some(text), Some(file)) = (self.pending_backup.as_ref(), self.file.as_ref()) else { return Ok(()) };
+        let stamp = iso_from_ms(self.storage.now_ms()).replace([':', '.'], "-");
+        let backup = format!("{file}.corrupt-{stamp}");
+        atomic_write(&*self.storage, &backup, text.as_bytes())?;
+        self.report.backup_path = Some(backup.clone());
+        self.warnings.push(format!("{file} had unreadable content; its original bytes are kept in {backup}"));
+        self.pending_backup = None;
+        Ok(())
+    }
+
+    /// The whole file as this session would write it.
+    pub fn to_jsonl(&self) -> std::result::Result<String, StorageError> {
+        let mut out = String::with_capacity(self.entries.iter().map(|e| e.json().len() + 1).sum::<usize>() + 256);
+        out.push_str(&self.header.to_json());
+        out.push('\n');
+        for e in &self.entries {
+            out.push_str(&self.persisted_line(e)?);
+            out.push('\n');
+        }
+        Ok(out)
+    }
+
+    fn rewrite_file(&mut self) -> std::result::Result<(), StorageError> {
+        let Some(file) = self.file.clone() else { return Ok(()) };
+        self.keep_backup()?;
+        let content = self.to_jsonl()?;
+        atomic_write(&*self.storage, &file, content.as_bytes())?;
+        self.needs_newline = false;
+        self.flushed = true;
+        Ok(())
+    }
+
+    fn persist_last(&mut self) -> Result<()> {
+        if self.persistence != Persistence::Persistent || self.file.is_none() {
+            return Ok(());
+        }
+        if !self.flushed {
+            if !self.has_assistant {
+                return Ok(());
+            }
+            let r = self.rewrite_file();
+            return self.latch(r);
+        }
+        let entry = self.entries.last().expect("called after a push");
+        let r = self.persisted_line(entry).and_then(|line| {
+            let mut data = String::with_capacity(line.len() + 2);
+            if self.needs_newline {
+                data.push('\n');
+            }
+            data.push_str(&line);
+            data.push('\n');
+            self.storage.append(self.file.as_deref().unwrap_or_default(), data.as_bytes())
+        });
+        if r.is_ok() {
+            self.needs_newline = false;
+        }
+        self.latch(r)
+    }
+
+    /// Append one entry given as (key, JSON text) payload fields; returns its id.
+    pub fn append_fields(&mut self, type_name: &str, fields: &[(&str, String)]) -> Result<String> {
+        self.check_writable()?;
+        if type_name == "session" {
+            return Err(SessionError::InvalidInput("\"session\" is the header type, not an entry type".into()));
+        }
+        let storage = self.storage.clone();
+        let id = entry_id(&self.by_id, || storage.random_u64());
+        let timestamp = iso_from_ms(self.storage.now_ms());
+        let borrowed: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let line = compose_line(type_name, &id, self.leaf.as_deref(), &timestamp, &borrowed);
+        let entry = Entry::parse(Text::from(line)).map_err(|e| SessionError::InvalidInput(e.to_string()))?;
+        self.push_entry(entry);
+        self.persist_last()?;
+        Ok(id)
+    }
+
+    /// Append an entry given as a JSON object without `id`, `parentId` and `timestamp`
+    /// (they are assigned); its other keys keep their order.
+    pub fn append_entry_json(&mut self, json: &str) -> Result<String> {
+        let value: Value = serde_json::from_str(json).map_err(|e| SessionError::InvalidInput(format!("entry is not valid JSON: {e}")))?;
+        let Value::Object(obj) = value else { return Err(SessionError::InvalidInput("entry must be a JSON object".into())) };
+        let Some(Value::String(ty)) = obj.get("type") else { return Err(SessionError::InvalidInput("entry needs a string \"type\"".into())) };
+        for reserved in ["id", "parentId", "timestamp"] {
+            if obj.contains_key(reserved) {
+                return Err(SessionError::InvalidInput(format!("entry must not contain \"{reserved}\": it is assigned on append")));
+            }
+        }
+        match EntryType::parse(ty) {
+            EntryType::Message if !obj.get("message").is_some_and(Value::is_object) => {
+                return Err(SessionError::InvalidInput("a message entry needs a \"message\" object".into()));
+            }
+            EntryType::Label => {
+                let target = obj.get("targetId").and_then(Value::as_str).unwrap_or_default();
+                self.entry(target)?;
+            }
+            _ => {}
+        }
+        let ty = ty.clone();
+        let fields: Vec<(&str, String)> = obj.iter().filter(|(k, _)| *k != "type").map(|(k, v)| (k.as_str(), to_text(v))).collect();
+        self.append_fields(&ty, &fields)
+    }
+
+    /// `appendMessage`: the message object as JSON text.
+    pub fn append_message(&mut self, message_json: &str) -> Result<String> {
+        let m = json_arg("message", message_json)?;
+        if !m.starts_with('{') {
+            return Err(SessionError::InvalidInput("message must be a JSON object".into()));
+        }
+        self.append_fields("message", &[("message", m)])
+    }
+
+    /// `appendThinkingLevelChange`; an absent level is written as `null`.
+    pub fn append_thinking_level_change(&mut self, level: Option<&str>) -> Result<String> {
+        self.append_fields("thinking_level_change", &[("thinkingLevel", level.map(quote).unwrap_or_else(|| "null".into()))])
+    }
+
+    /// `appendModelChange`: `model` is `provider/id`.
+    pub fn append_model_change(&mut self, model: &str, role: Option<&str>) -> Result<String> {
+        let mut fields = vec![("model", quote(model))];
+        if let Some(r) = role {
+            fields.push(("role", quote(r)));
+        }
+        self.append_fields("model_change", &fields)
+    }
+
+    pub fn append_compaction(&mut self, c: &CompactionInput) -> Result<String> {
+        let mut fields = vec![("summary", quote(&c.summary))];
+        if let Some(s) = &c.short_summary {
+            fields.push(("shortSummary", quote(s)));
+        }
+        fields.push(("firstKeptEntryId", quote(&c.first_kept_entry_id)));
+        fields.push(("tokensBefore", c.tokens_before.to_string()));
+        if let Some(d) = &c.details {
+            fields.push(("details", json_arg("details", d)?));
+        }
+        if let Some(f) = c.from_extension {
+            fields.push(("fromExtension", f.to_string()));
+        }
+        if let Some(p) = &c.preserve_data {
+            fields.push(("preserveData", json_arg("preserveData", p)?));
+        }
+        self.append_fields("compaction", &fields)
+    }
+
+    /// `appendCustomEntry`: extension state, ignored by context building.
+    pub fn append_custom_entry(&mut self, custom_type: &str, data: Option<&str>) -> Result<String> {
+        let mut fields = vec![("customType", quote(custom_type))];
+        if let Some(d) = data {
+            fields.push(("data", json_arg("data", d)?));
+        }
+        self.append_fields("custom", &fields)
+    }
+
+    /// `appendCustomMessageEntry`: `content` is a string or a block array, as JSON text.
+    pub fn append_custom_message_entry(&mut self, custom_type: &str, content: &str, display: bool, details: Option<&str>, attribution: Option<&str>) -> Result<String> {
+        let mut fields = vec![("customType", quote(custom_type)), ("content", json_arg("content", content)?), ("display", display.to_string())];
+        if let Some(d) = details {
+            fields.push(("details", json_arg("details", d)?));
+        }
+        fields.push(("attribution", quote(attribution.unwrap_or("agent"))));
+        self.append_fields("custom_message", &fields)
+    }
+
+    /// `appendLabelChange`: `None` clears the label. The target must exist.
+    pub fn append_label_change(&mut self, target_id: &str, label: Option<&str>) -> Result<String> {
+        self.entry(target_id)?;
+        let mut fields = vec![("targetId", quote(target_id))];
+        if let Some(l) = label {
+            fields.push(("label", quote(l)));
+        }
+        self.append_fields("label", &fields)
+    }
+
+    pub fn append_ttsr_injection(&mut self, rules: &[String]) -> Result<String> {
+        self.append_fields("ttsr_injection", &[("injectedRules", list_json(rules))])
+    }
+
+    pub fn append_session_init(&mut self, system_prompt: &str, task: &str, tools: &[String], output_schema: Option<&str>) -> Result<String> {
+        let mut fields = vec![("systemPrompt", quote(system_prompt)), ("task", quote(task)), ("tools", list_json(tools))];
+        if let Some(s) = output_schema {
+            fields.push(("outputSchema", json_arg("outputSchema", s)?));
+        }
+        self.append_fields("session_init", &fields)
+    }
+
+    pub fn append_mode_change(&mut self, mode: &str, data: Option<&str>) -> Result<String> {
+        let mut fields = vec![("mode", quote(mode))];
+        if let Some(d) = data {
+            fields.push(("data", json_arg("data", d)?));
+        }
+        self.append_fields("mode_change", &fields)
+    }
+
+    pub fn append_context_change(&mut self, context_name: &str, tenant: &str, namespace: &str) -> Result<String> {
+        self.append_fields("context_change", &[("contextName", quote(context_name)), ("tenant", quote(tenant)), ("namespace", quote(namespace))])
+    }
+
+    pub fn append_service_tier_change(&mut self, tier: Option<&str>) -> Result<String> {
+        self.append_fields("service_tier_change", &[("serviceTier", tier.map(quote).unwrap_or_else(|| "null".into()))])
+    }
+
+    pub fn append_mcp_tool_selection(&mut self, names: &[String]) -> Result<String> {
+        self.append_fields("mcp_tool_selection", &[("selectedToolNames", list_json(names))])
+    }
+
+    /// Move the leaf to an existing entry; nothing is written.
+    pub fn branch(&mut self, id: &str) -> Result<()> {
+        self.entry(id)?;
+        self.leaf = Some(id.to_string());
+        Ok(())
+    }
+
+    /// The next append starts a new root.
+    pub fn reset_leaf(&mut self) {
+        self.leaf = None;
+    }
+
+    /// Move the leaf to `from` (`None`: before the first entry) and record a summary of the
+    /// abandoned path there.
+    pub fn branch_with_summary(&mut self, from: Option<&str>, summary: &str, details: Option<&str>, from_extension: Option<bool>) -> Result<String> {
+        match from {
+            Some(id) => self.branch(id)?,
+            None => self.reset_leaf(),
+        }
+        let mut fields = vec![("fromId", quote(from.unwrap_or("root"))), ("summary", quote(summary))];
+        if let Some(d) = details {
+            fields.push(("details", json_arg("details", d)?));
+        }
+        if let Some(f) = from_extension {
+            fields.push(("fromExtension", f.to_string()));
+        }
+        self.append_fields("branch_summary", &fields)
+    }
+
+    /// `setSessionName`: sanitized (first line, no control characters, trimmed).
+    /// Returns whether the stored title changed.
+    pub fn set_session_name(&mut self, name: &str, source: &str) -> Result<bool> {
+        self.check_writable()?;
+        let clean = sanitize_name(name);
+        if clean.is_empty() {
+            return Err(SessionError::InvalidInput("session name is empty after sanitizing".into()));
+        }
+        if self.header.title() == Some(clean.as_str()) && self.header.str_field("titleSource") == Some(source) {
+            return Ok(false);
+        }
+        self.header.set("title", Value::String(clean));
+        self.header.set("titleSource", Value::String(source.to_string()));
+        if self.persistence == Persistence::Persistent && self.flushed {
+            let r = self.rewrite_file();
+            self.latch(r)?;
+        }
+        Ok(true)
+    }
+
+    /// Write the session now even without an assistant message (a new session is not lost
+    /// when the process is interrupted before the first reply).
+    pub fn ensure_on_disk(&mut self) -> Result<()> {
+        self.check_writable()?;
+        if self.persistence == Persistence::Persistent && !self.flushed {
+            let r = self.rewrite_file();
+            self.latch(r)?;
+        }
+        Ok(())
+    }
+
+    /// fsync the session file.
+    pub fn flush(&mut self) -> Result<()> {
+        if let Some(e) = &self.persist_error {
+            return Err(e.clone());
+        }
+        if self.persistence == Persistence::Persistent && self.flushed {
+            let file = self.file.clone().unwrap_or_default();
+            let r = self.storage.fsync(&file);
+            self.latch(r)?;
+        }
+        Ok(())
+    }
+
+    /// The latched persistence error, if any.
+    pub fn persist_error(&self) -> Option<&SessionError> {
+        self.persist_error.as_ref()
+    }
+
+    /// `createBranchedSession`: a new session holding the path root → `leaf_id`, with the
+    /// labels of its entries re-created at the end. Label entries on the path are dropped
+    /// and their children re-attached to the label's parent, so no `parentId` dangles.
+    /// This session then continues in the new file; returns its path (`None` in memory).
+    pub fn create_branched_session(&mut self, leaf_id: &str) -> Result<Option<String>> {
+        self.check_writable()?;
+        let path: Vec<Entry> = self.branch_path(Some(leaf_id))?.into_iter().cloned().collect();
+        let mut replaced: HashMap<String, Option<String>> = HashMap::new();
+        let mut kept: Vec<Entry> = Vec::new();
+        for entry in path {
+            let parent = entry.parent_id.clone().map(|p| replaced.get(&p).cloned().unwrap_or(Some(p))).unwrap_or(None);
+            if entry.entry_type == EntryType::Label {
+                replaced.insert(entry.id.clone(), parent);
+                continue;
+            }
+            kept.push(if parent != entry.parent_id { reparent(&entry, parent.as_deref())? } else { entry });
+        }
+        let labels: Vec<(String, String)> = kept.iter().filter_map(|e| self.labels.get(&e.id).map(|l| (e.id.clone(), l.clone()))).collect();
+        let old_file = self.file.clone();
+        let header = Self::new_header(&*self.storage, self.header.cwd().unwrap_or_default(), old_file.as_deref().or(Some(self.header.id())));
+        let new_file = old_file.as_ref().map(|f| join(parent(f), &paths::session_file_name(header.timestamp().unwrap_or_default(), header.id())));
+        let agent_dir = self.blobs_dir.strip_suffix("/blobs").unwrap_or("").to_string();
+        let mut next = Self::blank(self.storage.clone(), self.persistence, new_file.clone(), &agent_dir, header);
+        next.blobs_dir = self.blobs_dir.clone();
+        for e in kept {
+            next.push_entry(e);
+        }
+        let saved_persistence = next.persistence;
+        next.persistence = Persistence::InMemory;
+        for (target, label) in labels {
+            next.append_label_change(&target, Some(&label))?;
+        }
+        next.persistence = saved_persistence;
+        if next.persistence == Persistence::Persistent && next.has_assistant {
+            let r = next.rewrite_file();
+            next.latch(r)?;
+        }
+        *self = next;
+        Ok(new_file)
+    }
+}
+
+fn message_text<'e>(e: &'e Entry, store: &BlobStore) -> Cow<'e, str> {
+    let m = e.message_json().unwrap_or("null");
+    if e.has_blob_refs() {
+        blob::rehydrate(m, store)
+    } else {
+        Cow::Borrowed(m)
+    }
+}
+
+fn reparent(entry: &Entry, parent: Option<&str>) -> Result<Entry> {
+    let mut v = entry.to_value();
+    if let Value::Object(obj) = &mut v {
+        obj.insert("parentId".into(), parent.map(|p| Value::String(p.into())).unwrap_or(Value::Null));
+    }
+    Entry::parse(Text::from(to_text(&v))).map_err(|e| SessionError::InvalidInput(e.to_string()))
+}
+
+fn list_json(items: &[String]) -> String {
+    let mut out = String::from("[");
+    for (i, s) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_quoted(&mut out, s);
+    }
+    out.push(']');
+    out
+}
+
+/// The entry tree as indices into [`Session::entries`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tree {
+    pub roots: Vec<usize>,
+    pub children: Vec<Vec<usize>>,
+}
+
+impl Tree {
+    /// Nested JSON `[{entry, label?, children: [...]}, ...]`, written without recursion
+    /// (a linear session is as deep as it is long).
+    pub fn to_json(&self, session: &Session) -> String {
+        let mut out = String::from("[");
+        // (node, next child position) frames.
+        let mut stack: Vec<(usize, usize)> = Vec::new();
+        let mut first = true;
+        let mut pending = self.roots.iter().rev().copied().collect::<Vec<_>>();
+        let open = |out: &mut String, i: usize, first: bool| {
+            if !first {
+                out.push(',');
+            }
+            let e = &session.entries[i];
+            out.push_str("{\"entry\":");
+            out.push_str(&session.entry_json(e));
+            if let Some(l) = session.label(&e.id) {
+                out.push_str(",\"label\":");
+                push_quoted(out, l);
+            }
+            out.push_str(",\"children\":[");
+        };
+        while let Some(root) = pending.pop() {
+            open(&mut out, root, first);
+            first = false;
+            stack.push((root, 0));
+            while let Some((node, pos)) = stack.last_mut() {
+                let kids = &self.children[*node];
+                if *pos < kids.len() {
+                    let child = kids[*pos];
+                    let is_first = *pos == 0;
+                    *pos += 1;
+                    open(&mut out, child, is_first);
+                    stack.push((child, 0));
+                } else {
+                    out.push_str("]}");
+                    stack.pop();
+                }
+            }
+        }
+        out.push(']');
+        out
+    }
+}
