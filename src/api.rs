@@ -111,3 +111,41 @@ pub fn append_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str, entry_
     s.flush()?;
     Ok(format!("{{\"id\":{}}}", quote(&id)))
 }
+
+/// The error categories every shell reports (WIT `error-kind`, JS `error.kind`, CLI exit
+/// codes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    EntryNotFound,
+    NotFound,
+    InvalidInput,
+    ReadOnly,
+    Persistence,
+    Storage,
+}
+
+impl ErrorKind {
+    pub fn of(e: &crate::error::SessionError) -> ErrorKind {
+        use crate::error::SessionError as E;
+        match e {
+            E::EntryNotFound(_) => ErrorKind::EntryNotFound,
+            E::Storage(s) if s.is_not_found() => ErrorKind::NotFound,
+            E::Storage(_) => ErrorKind::Storage,
+            E::InvalidInput(_) => ErrorKind::InvalidInput,
+            E::ReadOnly(_) => ErrorKind::ReadOnly,
+            E::Persistence { .. } => ErrorKind::Persistence,
+        }
+    }
+
+    /// camelCase name used in JS errors and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::EntryNotFound => "entryNotFound",
+            ErrorKind::NotFound => "notFound",
+            ErrorKind::InvalidInput => "invalidInput",
+            ErrorKind::ReadOnly => "readOnly",
+            ErrorKind::Persistence => "persistence",
+            ErrorKind::Storage => "storage",
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! WIT component shell (to be written).

@@ -1,0 +1,1 @@
+//! wasm-bindgen shell (to be written).
