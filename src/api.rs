@@ -10,8 +10,21 @@ use crate::session::{LoadReport, OpenOptions, Persistence, Session};
 use crate::storage::Storage;
 use std::rc::Rc;
 
-fn open(storage: Rc<dyn Storage>, path: &str, agent_dir: &str, persistence: Persistence) -> Result<Session> {
-    Session::open(storage, path, &OpenOptions { persistence, agent_dir: agent_dir.to_string(), cwd: String::new() })
+fn open(
+    storage: Rc<dyn Storage>,
+    path: &str,
+    agent_dir: &str,
+    persistence: Persistence,
+) -> Result<Session> {
+    Session::open(
+        storage,
+        path,
+        &OpenOptions {
+            persistence,
+            agent_dir: agent_dir.to_string(),
+            cwd: String::new(),
+        },
+    )
 }
 
 /// The load report as JSON: issues, salvage, migration, backup, missing blobs.
@@ -26,7 +39,11 @@ pub fn report_json(report: &LoadReport) -> String {
             IssueKind::TornTail => "tornTail",
             IssueKind::GluedRecord => "gluedRecord",
         };
-        out.push_str(&format!("{{\"line\":{},\"kind\":\"{kind}\",\"detail\":{}}}", issue.line, quote(&issue.detail)));
+        out.push_str(&format!(
+            "{{\"line\":{},\"kind\":\"{kind}\",\"detail\":{}}}",
+            issue.line,
+            quote(&issue.detail)
+        ));
     }
     out.push_str("],\"nonEntries\":");
     out.push_str(&report.non_entries.len().to_string());
@@ -52,7 +69,14 @@ pub fn report_json(report: &LoadReport) -> String {
     }
     if !report.missing_blobs.is_empty() {
         out.push_str(",\"missingBlobs\":[");
-        out.push_str(&report.missing_blobs.iter().map(|h| quote(h)).collect::<Vec<_>>().join(","));
+        out.push_str(
+            &report
+                .missing_blobs
+                .iter()
+                .map(|h| quote(h))
+                .collect::<Vec<_>>()
+                .join(","),
+        );
         out.push(']');
     }
     out.push('}');
@@ -82,10 +106,20 @@ pub fn context_json(session: &Session, leaf: Option<&str>) -> String {
 }
 
 pub fn show_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str) -> Result<String> {
-    Ok(show_json(&open(storage, path, agent_dir, Persistence::ReadOnly)?))
+    Ok(show_json(&open(
+        storage,
+        path,
+        agent_dir,
+        Persistence::ReadOnly,
+    )?))
 }
 
-pub fn context_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str, leaf: Option<&str>) -> Result<String> {
+pub fn context_file(
+    storage: Rc<dyn Storage>,
+    path: &str,
+    agent_dir: &str,
+    leaf: Option<&str>,
+) -> Result<String> {
     let s = open(storage, path, agent_dir, Persistence::ReadOnly)?;
     if let Some(id) = leaf {
         s.entry(id)?;
@@ -105,7 +139,12 @@ pub fn migrate_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str) -> Re
 }
 
 /// `append`: one entry as the child of the current leaf; returns `{"id": ...}`.
-pub fn append_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str, entry_json: &str) -> Result<String> {
+pub fn append_file(
+    storage: Rc<dyn Storage>,
+    path: &str,
+    agent_dir: &str,
+    entry_json: &str,
+) -> Result<String> {
     let mut s = open(storage, path, agent_dir, Persistence::Persistent)?;
     let id = s.append_entry_json(entry_json)?;
     s.flush()?;

@@ -14,7 +14,9 @@ pub const BLOB_REF_PREFIX: &str = "blob:sha256:";
 /// Base64 decoding as lenient about padding as Node's `Buffer.from(s, "base64")`.
 const LENIENT: GeneralPurpose = GeneralPurpose::new(
     &base64::alphabet::STANDARD,
-    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent).with_decode_allow_trailing_bits(true),
+    GeneralPurposeConfig::new()
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true),
 );
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,7 +37,10 @@ pub struct BlobPut {
 
 /// True for exactly 64 lowercase hex characters: nothing else may name a blob file.
 pub fn is_valid_hash(hash: &str) -> bool {
-    hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    hash.len() == 64
+        && hash
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// The hash inside a `blob:sha256:<hex>` reference.
@@ -68,7 +73,10 @@ pub struct BlobStore<'s> {
 
 impl<'s> BlobStore<'s> {
     pub fn new(storage: &'s dyn Storage, dir: impl Into<String>) -> Self {
-        BlobStore { storage, dir: dir.into() }
+        BlobStore {
+            storage,
+            dir: dir.into(),
+        }
     }
 
     pub fn dir(&self) -> &str {
@@ -78,7 +86,11 @@ impl<'s> BlobStore<'s> {
     pub fn put(&self, bytes: &[u8]) -> Result<BlobPut, BlobError> {
         let hash = sha256_hex(bytes);
         self.storage.blob_put(&self.dir, &hash, bytes)?;
-        Ok(BlobPut { path: join(&self.dir, &hash), reference: format!("{BLOB_REF_PREFIX}{hash}"), hash })
+        Ok(BlobPut {
+            path: join(&self.dir, &hash),
+            reference: format!("{BLOB_REF_PREFIX}{hash}"),
+            hash,
+        })
     }
 
     /// The blob's bytes, `None` when it does not exist; an invalid hash is an error, so no
@@ -117,7 +129,9 @@ pub fn rehydrate<'t>(text: &'t str, store: &BlobStore) -> Cow<'t, str> {
     if !text.contains(BLOB_REF_PREFIX) {
         return Cow::Borrowed(text);
     }
-    let Ok(mut value) = serde_json::from_str::<Value>(text) else { return Cow::Borrowed(text) };
+    let Ok(mut value) = serde_json::from_str::<Value>(text) else {
+        return Cow::Borrowed(text);
+    };
     let mut changed = false;
     walk_refs(&mut value, store, &mut changed);
     if changed {
@@ -168,7 +182,10 @@ mod tests {
     fn golden_hash_of_1024_a() {
         let bytes = decode_base64(&"A".repeat(1024)).unwrap();
         assert_eq!(bytes.len(), 768);
-        assert_eq!(sha256_hex(&bytes), "ef115a0e0c15cdc41958ca46b5b14b456115f4baec5e3ca68599d2a8f435e3b8");
+        assert_eq!(
+            sha256_hex(&bytes),
+            "ef115a0e0c15cdc41958ca46b5b14b456115f4baec5e3ca68599d2a8f435e3b8"
+        );
     }
 
     #[test]
@@ -187,7 +204,10 @@ mod tests {
     fn refs_with_path_tricks_are_rejected() {
         let s = MemoryStorage::new();
         let store = BlobStore::new(&s, "/agent/blobs");
-        assert!(matches!(store.get("../../etc/passwd"), Err(BlobError::InvalidHash(_))));
+        assert!(matches!(
+            store.get("../../etc/passwd"),
+            Err(BlobError::InvalidHash(_))
+        ));
         assert_eq!(parse_ref("blob:sha256:../.."), None);
         assert_eq!(parse_ref(&format!("blob:sha256:{}", "A".repeat(64))), None);
     }

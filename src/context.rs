@@ -91,7 +91,11 @@ impl SessionContext<'_> {
         out.push_str(",\"selectedMCPToolNames\":");
         push_list(&mut out, &self.selected_mcp_tool_names);
         out.push_str(",\"hasPersistedMCPToolSelection\":");
-        out.push_str(if self.has_persisted_mcp_tool_selection { "true" } else { "false" });
+        out.push_str(if self.has_persisted_mcp_tool_selection {
+            "true"
+        } else {
+            "false"
+        });
         for (key, value) in [
             ("mode", &self.mode),
             ("modeData", &self.mode_data),
@@ -123,7 +127,11 @@ fn push_list(out: &mut String, items: &[String]) {
 
 /// The path root → leaf as entry indices; the second value is the id where a parent cycle
 /// stopped the walk, if any.
-pub fn path_to_root(entries: &[Entry], by_id: &HashMap<String, usize>, leaf: usize) -> (Vec<usize>, Option<String>) {
+pub fn path_to_root(
+    entries: &[Entry],
+    by_id: &HashMap<String, usize>,
+    leaf: usize,
+) -> (Vec<usize>, Option<String>) {
     let mut path = Vec::new();
     let mut seen = vec![false; entries.len()];
     let mut current = Some(leaf);
@@ -135,24 +143,36 @@ pub fn path_to_root(entries: &[Entry], by_id: &HashMap<String, usize>, leaf: usi
         }
         seen[i] = true;
         path.push(i);
-        current = entries[i].parent_id.as_ref().and_then(|p| by_id.get(p).copied());
+        current = entries[i]
+            .parent_id
+            .as_ref()
+            .and_then(|p| by_id.get(p).copied());
     }
     path.reverse();
     (path, cycle)
 }
 
 /// Resolve a [`Leaf`] to an entry index (`None`: empty context).
-pub fn resolve_leaf(entries: &[Entry], by_id: &HashMap<String, usize>, leaf: Leaf) -> Option<usize> {
+pub fn resolve_leaf(
+    entries: &[Entry],
+    by_id: &HashMap<String, usize>,
+    leaf: Leaf,
+) -> Option<usize> {
     match leaf {
         Leaf::Null => None,
-        Leaf::Id(id) => by_id.get(id).copied().or_else(|| entries.len().checked_sub(1)),
+        Leaf::Id(id) => by_id
+            .get(id)
+            .copied()
+            .or_else(|| entries.len().checked_sub(1)),
         Leaf::Last => entries.len().checked_sub(1),
     }
 }
 
 /// JSON text of an entry timestamp as epoch ms (`new Date(ts).getTime()`, NaN → null).
 fn epoch_ms(ts: &str) -> String {
-    ms_from_iso(ts).map(|ms| ms.to_string()).unwrap_or_else(|| "null".into())
+    ms_from_iso(ts)
+        .map(|ms| ms.to_string())
+        .unwrap_or_else(|| "null".into())
 }
 
 /// Build an object from (key, raw JSON) pairs, skipping absent values (JS `undefined`).
@@ -177,7 +197,11 @@ fn field<'t>(f: &[Option<&'t serde_json::value::RawValue>], i: usize) -> Option<
 }
 
 fn custom_message(entry: &Entry) -> String {
-    let f = pick(entry.json(), &["customType", "content", "display", "details", "attribution"]).unwrap_or_else(|_| vec![None; 5]);
+    let f = pick(
+        entry.json(),
+        &["customType", "content", "display", "details", "attribution"],
+    )
+    .unwrap_or_else(|_| vec![None; 5]);
     object(&[
         ("role", Some(Cow::Borrowed("\"custom\""))),
         ("customType", field(&f, 0)),
@@ -209,11 +233,18 @@ fn provider_payload(preserve_data: Option<&serde_json::value::RawValue>) -> Opti
     if provider.is_empty() || !history.starts_with('[') {
         return None;
     }
-    Some(format!("{{\"type\":\"openaiResponsesHistory\",\"provider\":{},\"items\":{history}}}", quote(&provider)))
+    Some(format!(
+        "{{\"type\":\"openaiResponsesHistory\",\"provider\":{},\"items\":{history}}}",
+        quote(&provider)
+    ))
 }
 
 fn compaction_message(entry: &Entry) -> (String, bool) {
-    let f = pick(entry.json(), &["summary", "shortSummary", "tokensBefore", "preserveData"]).unwrap_or_else(|_| vec![None; 4]);
+    let f = pick(
+        entry.json(),
+        &["summary", "shortSummary", "tokensBefore", "preserveData"],
+    )
+    .unwrap_or_else(|_| vec![None; 4]);
     let payload = provider_payload(f[3]);
     let remote = payload.is_some();
     let msg = object(&[
@@ -236,7 +267,9 @@ pub fn build_session_context<'a>(
     message_text: &dyn Fn(&'a Entry) -> Cow<'a, str>,
 ) -> SessionContext<'a> {
     let mut ctx = SessionContext::empty();
-    let Some(leaf) = resolve_leaf(entries, by_id, leaf) else { return ctx };
+    let Some(leaf) = resolve_leaf(entries, by_id, leaf) else {
+        return ctx;
+    };
     let (path, cycle) = path_to_root(entries, by_id, leaf);
     ctx.cycle_at = cycle;
 
@@ -246,11 +279,22 @@ pub fn build_session_context<'a>(
         let entry = &entries[i];
         match &entry.payload {
             Payload::ThinkingLevelChange { level } => {
-                ctx.thinking_level = level.as_ref().map(|l| l.get().to_string()).unwrap_or_else(|| "\"off\"".into());
+                ctx.thinking_level = level
+                    .as_ref()
+                    .map(|l| l.get().to_string())
+                    .unwrap_or_else(|| "\"off\"".into());
             }
-            Payload::ModelChange { model: Some(model), role } => set_model(&mut ctx.models, role, model.get().to_string()),
-            Payload::ServiceTierChange { tier } => ctx.service_tier = tier.as_ref().map(|t| t.get().to_string()),
-            Payload::Message { model_key: Some(key), .. } => set_model(&mut ctx.models, "default", quote(key)),
+            Payload::ModelChange {
+                model: Some(model),
+                role,
+            } => set_model(&mut ctx.models, role, model.get().to_string()),
+            Payload::ServiceTierChange { tier } => {
+                ctx.service_tier = tier.as_ref().map(|t| t.get().to_string())
+            }
+            Payload::Message {
+                model_key: Some(key),
+                ..
+            } => set_model(&mut ctx.models, "default", quote(key)),
             Payload::Compaction { .. } => compaction = Some(pos),
             Payload::TtsrInjection { rules: injected } => {
                 for r in injected {
@@ -283,7 +327,9 @@ pub fn build_session_context<'a>(
             }
         }
         Payload::CustomMessage { .. } => messages.push(Cow::Owned(custom_message(entry))),
-        Payload::BranchSummary { has_summary: true } => messages.push(Cow::Owned(branch_summary_message(entry))),
+        Payload::BranchSummary { has_summary: true } => {
+            messages.push(Cow::Owned(branch_summary_message(entry)))
+        }
         _ => {}
     };
 
@@ -295,7 +341,9 @@ pub fn build_session_context<'a>(
             messages.push(Cow::Owned(summary));
             if !remote {
                 let first_kept = match &comp.payload {
-                    Payload::Compaction { first_kept_entry_id } => first_kept_entry_id.as_deref(),
+                    Payload::Compaction {
+                        first_kept_entry_id,
+                    } => first_kept_entry_id.as_deref(),
                     _ => None,
                 };
                 let mut found = false;

@@ -55,7 +55,10 @@ impl EntryType {
     ];
 
     pub fn parse(name: &str) -> EntryType {
-        Self::ALL.into_iter().find(|t| t.as_str() == name).unwrap_or(EntryType::Unknown)
+        Self::ALL
+            .into_iter()
+            .find(|t| t.as_str() == name)
+            .unwrap_or(EntryType::Unknown)
     }
 
     pub fn as_str(self) -> &'static str {
@@ -99,26 +102,58 @@ pub enum Payload {
         /// The message contains `blob:sha256:` references to rehydrate on output.
         has_blob_refs: bool,
     },
-    ThinkingLevelChange { level: Option<Json> },
-    ModelChange { model: Option<Json>, role: String },
-    Compaction { first_kept_entry_id: Option<String> },
-    BranchSummary { has_summary: bool },
+    ThinkingLevelChange {
+        level: Option<Json>,
+    },
+    ModelChange {
+        model: Option<Json>,
+        role: String,
+    },
+    Compaction {
+        first_kept_entry_id: Option<String>,
+    },
+    BranchSummary {
+        has_summary: bool,
+    },
     Custom,
-    CustomMessage { has_blob_refs: bool },
-    Label { target_id: Option<String>, label: Option<String> },
-    TtsrInjection { rules: Vec<String> },
+    CustomMessage {
+        has_blob_refs: bool,
+    },
+    Label {
+        target_id: Option<String>,
+        label: Option<String>,
+    },
+    TtsrInjection {
+        rules: Vec<String>,
+    },
     SessionInit,
-    ModeChange { mode: Option<Json>, data: Option<Json> },
-    ContextChange { name: Option<Json>, tenant: Option<Json> },
-    ServiceTierChange { tier: Option<Json> },
-    McpToolSelection { names: Vec<String> },
-    Unknown { type_name: String },
+    ModeChange {
+        mode: Option<Json>,
+        data: Option<Json>,
+    },
+    ContextChange {
+        name: Option<Json>,
+        tenant: Option<Json>,
+    },
+    ServiceTierChange {
+        tier: Option<Json>,
+    },
+    McpToolSelection {
+        names: Vec<String>,
+    },
+    Unknown {
+        type_name: String,
+    },
 }
 
 /// Where an entry's text lives: a slice of the loaded file (no copy) or its own string.
 #[derive(Debug, Clone)]
 pub enum Text {
-    Shared { buf: Arc<str>, start: usize, end: usize },
+    Shared {
+        buf: Arc<str>,
+        start: usize,
+        end: usize,
+    },
     Owned(Box<str>),
 }
 
@@ -210,7 +245,10 @@ impl<'de> Visitor<'de> for Pick<'_> {
 }
 
 /// The named fields of a JSON object, as raw values; an error when it is not an object.
-pub fn pick<'a>(text: &'a str, names: &[&'static str]) -> Result<Vec<Option<&'a RawValue>>, serde_json::Error> {
+pub fn pick<'a>(
+    text: &'a str,
+    names: &[&'static str],
+) -> Result<Vec<Option<&'a RawValue>>, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(text);
     let out = Pick(names).deserialize(&mut de)?;
     de.end()?;
@@ -289,7 +327,8 @@ impl Entry {
                 let (role, model_key, message) = match f[4] {
                     Some(raw) => {
                         let start = raw.get().as_ptr() as usize - s.as_ptr() as usize;
-                        let m = pick(raw.get(), &["role", "provider", "model"]).unwrap_or_else(|_| vec![None; 3]);
+                        let m = pick(raw.get(), &["role", "provider", "model"])
+                            .unwrap_or_else(|_| vec![None; 3]);
                         let role = string(m[0]);
                         let model_key = (role.as_deref() == Some("assistant"))
                             .then(|| format!("{}/{}", js_string(m[1]), js_string(m[2])));
@@ -298,9 +337,16 @@ impl Entry {
                     None => (None, None, 0..0),
                 };
                 let has_blob_refs = s[message.clone()].contains(BLOB_MARK);
-                Payload::Message { role, model_key, message, has_blob_refs }
+                Payload::Message {
+                    role,
+                    model_key,
+                    message,
+                    has_blob_refs,
+                }
             }
-            EntryType::ThinkingLevelChange => Payload::ThinkingLevelChange { level: non_null(f[5]) },
+            EntryType::ThinkingLevelChange => Payload::ThinkingLevelChange {
+                level: non_null(f[5]),
+            },
             EntryType::ModelChange => Payload::ModelChange {
                 model: f[6].filter(|r| raw_truthy(r)).map(|r| r.to_owned()),
                 role: match f[7].filter(|r| r.get() != "null") {
@@ -308,20 +354,48 @@ impl Entry {
                     Some(r) => js_string(Some(r)),
                 },
             },
-            EntryType::Compaction => Payload::Compaction { first_kept_entry_id: string(f[8]) },
-            EntryType::BranchSummary => Payload::BranchSummary { has_summary: f[9].is_some_and(raw_truthy) },
+            EntryType::Compaction => Payload::Compaction {
+                first_kept_entry_id: string(f[8]),
+            },
+            EntryType::BranchSummary => Payload::BranchSummary {
+                has_summary: f[9].is_some_and(raw_truthy),
+            },
             EntryType::Custom => Payload::Custom,
-            EntryType::CustomMessage => Payload::CustomMessage { has_blob_refs: s.contains(BLOB_MARK) },
-            EntryType::Label => Payload::Label { target_id: string(f[10]), label: string(f[11]) },
-            EntryType::TtsrInjection => Payload::TtsrInjection { rules: string_list(f[12]) },
+            EntryType::CustomMessage => Payload::CustomMessage {
+                has_blob_refs: s.contains(BLOB_MARK),
+            },
+            EntryType::Label => Payload::Label {
+                target_id: string(f[10]),
+                label: string(f[11]),
+            },
+            EntryType::TtsrInjection => Payload::TtsrInjection {
+                rules: string_list(f[12]),
+            },
             EntryType::SessionInit => Payload::SessionInit,
-            EntryType::ModeChange => Payload::ModeChange { mode: f[13].map(|r| r.to_owned()), data: f[14].map(|r| r.to_owned()) },
-            EntryType::ContextChange => Payload::ContextChange { name: non_null(f[15]), tenant: non_null(f[16]) },
-            EntryType::ServiceTierChange => Payload::ServiceTierChange { tier: non_null(f[17]) },
-            EntryType::McpToolSelection => Payload::McpToolSelection { names: string_list(f[18]) },
+            EntryType::ModeChange => Payload::ModeChange {
+                mode: f[13].map(|r| r.to_owned()),
+                data: f[14].map(|r| r.to_owned()),
+            },
+            EntryType::ContextChange => Payload::ContextChange {
+                name: non_null(f[15]),
+                tenant: non_null(f[16]),
+            },
+            EntryType::ServiceTierChange => Payload::ServiceTierChange {
+                tier: non_null(f[17]),
+            },
+            EntryType::McpToolSelection => Payload::McpToolSelection {
+                names: string_list(f[18]),
+            },
             EntryType::Unknown => Payload::Unknown { type_name },
         };
-        Ok(Entry { id, parent_id, timestamp, entry_type, payload, text })
+        Ok(Entry {
+            id,
+            parent_id,
+            timestamp,
+            entry_type,
+            payload,
+            text,
+        })
     }
 
     /// The entry's JSON text (one line, as stored).
@@ -340,7 +414,9 @@ impl Entry {
     /// The raw `message` value of a message entry.
     pub fn message_json(&self) -> Option<&str> {
         match &self.payload {
-            Payload::Message { message, .. } if !message.is_empty() => Some(&self.json()[message.clone()]),
+            Payload::Message { message, .. } if !message.is_empty() => {
+                Some(&self.json()[message.clone()])
+            }
             _ => None,
         }
     }
@@ -352,7 +428,12 @@ impl Entry {
     pub fn has_blob_refs(&self) -> bool {
         matches!(
             self.payload,
-            Payload::Message { has_blob_refs: true, .. } | Payload::CustomMessage { has_blob_refs: true }
+            Payload::Message {
+                has_blob_refs: true,
+                ..
+            } | Payload::CustomMessage {
+                has_blob_refs: true
+            }
         )
     }
 
@@ -373,7 +454,12 @@ pub fn compose_line(
     timestamp: &str,
     fields: &[(&str, &str)],
 ) -> String {
-    let mut out = String::with_capacity(128 + fields.iter().map(|(k, v)| k.len() + v.len() + 4).sum::<usize>());
+    let mut out = String::with_capacity(
+        128 + fields
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 4)
+            .sum::<usize>(),
+    );
     out.push_str("{\"type\":");
     push_quoted(&mut out, type_name);
     let ids = |out: &mut String| {
@@ -445,7 +531,10 @@ impl Header {
 
     /// Absent `version` means v1.
     pub fn version(&self) -> u64 {
-        self.fields.get("version").and_then(Value::as_u64).unwrap_or(1)
+        self.fields
+            .get("version")
+            .and_then(Value::as_u64)
+            .unwrap_or(1)
     }
 
     pub fn set_version(&mut self, v: u64) {
@@ -508,18 +597,33 @@ mod tests {
 
     #[test]
     fn assistant_message_yields_model_key() {
-        let e = entry(r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"assistant","provider":"anthropic","model":"claude"}}"#);
+        let e = entry(
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"assistant","provider":"anthropic","model":"claude"}}"#,
+        );
         assert!(e.is_assistant_message());
-        let Payload::Message { model_key, .. } = &e.payload else { panic!() };
+        let Payload::Message { model_key, .. } = &e.payload else {
+            panic!()
+        };
         assert_eq!(model_key.as_deref(), Some("anthropic/claude"));
-        assert_eq!(e.message_json().unwrap(), r#"{"role":"assistant","provider":"anthropic","model":"claude"}"#);
+        assert_eq!(
+            e.message_json().unwrap(),
+            r#"{"role":"assistant","provider":"anthropic","model":"claude"}"#
+        );
     }
 
     #[test]
     fn wrong_json_types_for_known_fields_do_not_fail_the_entry() {
-        let e = entry(r#"{"type":"label","id":"a","parentId":5,"timestamp":[],"targetId":{},"label":7}"#);
+        let e = entry(
+            r#"{"type":"label","id":"a","parentId":5,"timestamp":[],"targetId":{},"label":7}"#,
+        );
         assert_eq!(e.parent_id, None);
-        assert!(matches!(e.payload, Payload::Label { target_id: None, label: None }));
+        assert!(matches!(
+            e.payload,
+            Payload::Label {
+                target_id: None,
+                label: None
+            }
+        ));
     }
 
     #[test]

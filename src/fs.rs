@@ -45,7 +45,9 @@ impl Storage for FsStorage {
     fn read_prefix(&self, path: &str, max_bytes: u64) -> StorageResult<Vec<u8>> {
         let file = fs::File::open(path).map_err(|e| io_error(path, e))?;
         let mut buf = Vec::with_capacity(max_bytes.min(1 << 20) as usize);
-        file.take(max_bytes).read_to_end(&mut buf).map_err(|e| io_error(path, e))?;
+        file.take(max_bytes)
+            .read_to_end(&mut buf)
+            .map_err(|e| io_error(path, e))?;
         Ok(buf)
     }
 
@@ -75,7 +77,10 @@ impl Storage for FsStorage {
         for item in fs::read_dir(path).map_err(|e| io_error(path, e))? {
             let item = item.map_err(|e| io_error(path, e))?;
             let is_dir = item.file_type().map(|t| t.is_dir()).unwrap_or(false);
-            out.push(DirEntry { name: item.file_name().to_string_lossy().into_owned(), is_dir });
+            out.push(DirEntry {
+                name: item.file_name().to_string_lossy().into_owned(),
+                is_dir,
+            });
         }
         out.sort();
         Ok(out)
@@ -83,7 +88,11 @@ impl Storage for FsStorage {
 
     fn stat(&self, path: &str) -> StorageResult<FileStat> {
         let meta = fs::metadata(path).map_err(|e| io_error(path, e))?;
-        Ok(FileStat { size: meta.len(), mtime_ms: mtime_ms(&meta), is_dir: meta.is_dir() })
+        Ok(FileStat {
+            size: meta.len(),
+            mtime_ms: mtime_ms(&meta),
+            is_dir: meta.is_dir(),
+        })
     }
 
     fn mkdir_all(&self, path: &str) -> StorageResult<()> {
@@ -91,7 +100,10 @@ impl Storage for FsStorage {
     }
 
     fn fsync(&self, path: &str) -> StorageResult<()> {
-        let file = fs::OpenOptions::new().read(true).open(path).map_err(|e| io_error(path, e))?;
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .open(path)
+            .map_err(|e| io_error(path, e))?;
         file.sync_all().map_err(|e| io_error(path, e))?;
         // Make a rename or a new file durable too: sync the parent directory (best effort).
         if let Some(dir) = PathBuf::from(path).parent() {
@@ -107,7 +119,10 @@ impl Storage for FsStorage {
     }
 
     fn now_ms(&self) -> i64 {
-        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0)
     }
 
     fn random_u64(&self) -> u64 {

@@ -24,7 +24,9 @@ pub struct SessionIdGen {
 
 impl SessionIdGen {
     pub fn new(random_start: u64) -> Self {
-        SessionIdGen { seq: random_start & 0x3F_FFFF }
+        SessionIdGen {
+            seq: random_start & 0x3F_FFFF,
+        }
     }
 
     pub fn next(&mut self, unix_ms: i64) -> String {
@@ -85,14 +87,22 @@ mod tests {
         let b = g.next(1_771_237_230_123);
         let c = g.next(1_771_237_230_124);
         assert_eq!(a.len(), 16);
-        assert!(a.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert!(a
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
         assert!(a < b || b < c, "{a} {b} {c}");
         assert!(b < c);
     }
 
     #[test]
     fn seeded_ids_repeat_for_the_same_seed() {
-        assert_eq!(SeededIds::new("x").next_u64(), SeededIds::new("x").next_u64());
-        assert_ne!(SeededIds::new("x").next_u64(), SeededIds::new("y").next_u64());
+        assert_eq!(
+            SeededIds::new("x").next_u64(),
+            SeededIds::new("x").next_u64()
+        );
+        assert_ne!(
+            SeededIds::new("x").next_u64(),
+            SeededIds::new("y").next_u64()
+        );
     }
 }

@@ -22,7 +22,10 @@ pub fn raw_truthy(raw: &RawValue) -> bool {
     match raw.get() {
         "null" | "false" | "\"\"" => false,
         s if s.starts_with('"') || s.starts_with('{') || s.starts_with('[') || s == "true" => true,
-        s => s.parse::<f64>().map(|n| n != 0.0 && !n.is_nan()).unwrap_or(true),
+        s => s
+            .parse::<f64>()
+            .map(|n| n != 0.0 && !n.is_nan())
+            .unwrap_or(true),
     }
 }
 
@@ -84,7 +87,14 @@ mod tests {
 
     #[test]
     fn truthiness_follows_javascript() {
-        for (text, truthy) in [("null", false), ("\"\"", false), ("0", false), ("\"x\"", true), ("1", true), ("{}", true)] {
+        for (text, truthy) in [
+            ("null", false),
+            ("\"\"", false),
+            ("0", false),
+            ("\"x\"", true),
+            ("1", true),
+            ("{}", true),
+        ] {
             let raw: Box<RawValue> = serde_json::from_str(text).unwrap();
             assert_eq!(raw_truthy(&raw), truthy, "{text}");
         }
@@ -92,7 +102,8 @@ mod tests {
 
     #[test]
     fn numbers_round_trip_as_written() {
-        let v: serde_json::Value = serde_json::from_str("{\"c\":0.000003,\"d\":1e+21,\"e\":100}").unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str("{\"c\":0.000003,\"d\":1e+21,\"e\":100}").unwrap();
         assert_eq!(to_text(&v), "{\"c\":0.000003,\"d\":1e+21,\"e\":100}");
     }
 }

@@ -51,7 +51,11 @@ fn skip_ws(bytes: &[u8], mut pos: usize) -> usize {
 
 /// 1-based line number of a byte offset.
 pub fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 /// Read every JSON value of `text`, leniently. Never fails: what cannot be read is reported.
@@ -122,7 +126,11 @@ mod tests {
     use super::*;
 
     fn values(text: &str) -> Vec<&str> {
-        parse_lenient(text).records.iter().map(|r| &text[r.start..r.end]).collect()
+        parse_lenient(text)
+            .records
+            .iter()
+            .map(|r| &text[r.start..r.end])
+            .collect()
     }
 
     #[test]

@@ -36,12 +36,19 @@ pub fn migrate(header: &mut Header, records: &mut [Text]) -> Option<Migration> {
         changed += v2_to_v3(records);
         header.set_version(3);
     }
-    Some(Migration { from_version, to_version: CURRENT_SESSION_VERSION, entries_changed: changed })
+    Some(Migration {
+        from_version,
+        to_version: CURRENT_SESSION_VERSION,
+        entries_changed: changed,
+    })
 }
 
 fn v1_to_v2(header: &Header, records: &mut [Text]) -> usize {
     let mut ids = SeededIds::new(&header.to_json());
-    let mut values: Vec<Value> = records.iter().map(|t| serde_json::from_str(t.as_str()).unwrap_or(Value::Null)).collect();
+    let mut values: Vec<Value> = records
+        .iter()
+        .map(|t| serde_json::from_str(t.as_str()).unwrap_or(Value::Null))
+        .collect();
     let mut taken: HashMap<String, ()> = HashMap::new();
     let mut assigned: Vec<String> = Vec::with_capacity(values.len());
     let mut prev: Option<String> = None;
@@ -50,7 +57,10 @@ fn v1_to_v2(header: &Header, records: &mut [Text]) -> usize {
         taken.insert(id.clone(), ());
         if let Value::Object(obj) = value {
             obj.insert("id".into(), Value::String(id.clone()));
-            obj.insert("parentId".into(), prev.clone().map(Value::String).unwrap_or(Value::Null));
+            obj.insert(
+                "parentId".into(),
+                prev.clone().map(Value::String).unwrap_or(Value::Null),
+            );
         }
         prev = Some(id.clone());
         assigned.push(id);
@@ -60,7 +70,9 @@ fn v1_to_v2(header: &Header, records: &mut [Text]) -> usize {
         if obj.get("type").and_then(Value::as_str) != Some("compaction") {
             continue;
         }
-        let Some(index) = obj.get("firstKeptEntryIndex").and_then(Value::as_f64) else { continue };
+        let Some(index) = obj.get("firstKeptEntryIndex").and_then(Value::as_f64) else {
+            continue;
+        };
         // Index 0 is the header, which cannot be kept; entries start at 1.
         if index >= 1.0 && index.fract() == 0.0 {
             if let Some(target) = assigned.get(index as usize - 1) {
@@ -81,11 +93,15 @@ fn v2_to_v3(records: &mut [Text]) -> usize {
         if !text.as_str().contains("hookMessage") {
             continue;
         }
-        let Ok(mut value) = serde_json::from_str::<Value>(text.as_str()) else { continue };
+        let Ok(mut value) = serde_json::from_str::<Value>(text.as_str()) else {
+            continue;
+        };
         if value.get("type").and_then(Value::as_str) != Some("message") {
             continue;
         }
-        let Some(role) = value.get_mut("message").and_then(|m| m.get_mut("role")) else { continue };
+        let Some(role) = value.get_mut("message").and_then(|m| m.get_mut("role")) else {
+            continue;
+        };
         if role.as_str() == Some("hookMessage") {
             *role = Value::String("custom".into());
             *text = Text::from(crate::json::to_text(&value));
@@ -105,8 +121,12 @@ mod tests {
 
     #[test]
     fn v1_entries_get_a_linear_parent_chain() {
-        let mut h = Header::from_json(r#"{"type":"session","id":"s","timestamp":"t","cwd":"/w"}"#).unwrap();
-        let mut r = texts(&[r#"{"type":"message","timestamp":"a","message":{"role":"user"}}"#, r#"{"type":"message","timestamp":"b","message":{"role":"assistant"}}"#]);
+        let mut h =
+            Header::from_json(r#"{"type":"session","id":"s","timestamp":"t","cwd":"/w"}"#).unwrap();
+        let mut r = texts(&[
+            r#"{"type":"message","timestamp":"a","message":{"role":"user"}}"#,
+            r#"{"type":"message","timestamp":"b","message":{"role":"assistant"}}"#,
+        ]);
         let m = migrate(&mut h, &mut r).unwrap();
         assert_eq!((m.from_version, m.to_version), (1, 3));
         assert_eq!(h.version(), 3);
@@ -115,7 +135,10 @@ mod tests {
         let b: Value = serde_json::from_str(r[1].as_str()).unwrap();
         assert_eq!(a["parentId"], Value::Null);
         assert_eq!(b["parentId"], a["id"]);
-        assert!(r[0].as_str().ends_with(&format!(r#""id":"{}","parentId":null}}"#, a["id"].as_str().unwrap())));
+        assert!(r[0].as_str().ends_with(&format!(
+            r#""id":"{}","parentId":null}}"#,
+            a["id"].as_str().unwrap()
+        )));
     }
 
     #[test]
@@ -140,10 +163,15 @@ mod tests {
     #[test]
     fn v2_hook_messages_become_custom() {
         let mut h = Header::from_json(r#"{"type":"session","version":2,"id":"s"}"#).unwrap();
-        let mut r = texts(&[r#"{"type":"message","id":"a","parentId":null,"message":{"role":"hookMessage","x":1}}"#]);
+        let mut r = texts(&[
+            r#"{"type":"message","id":"a","parentId":null,"message":{"role":"hookMessage","x":1}}"#,
+        ]);
         let m = migrate(&mut h, &mut r).unwrap();
         assert_eq!(m.entries_changed, 1);
-        assert_eq!(r[0].as_str(), r#"{"type":"message","id":"a","parentId":null,"message":{"role":"custom","x":1}}"#);
+        assert_eq!(
+            r[0].as_str(),
+            r#"{"type":"message","id":"a","parentId":null,"message":{"role":"custom","x":1}}"#
+        );
     }
 
     #[test]

@@ -5,8 +5,20 @@ use crate::storage::join;
 
 /// `<cwd-encoded>`: the leading slash removed, `/`, `\` and `:` replaced by `-`.
 pub fn encode_cwd(cwd: &str) -> String {
-    let trimmed = cwd.strip_prefix('/').or_else(|| cwd.strip_prefix('\\')).unwrap_or(cwd);
-    trimmed.chars().map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c }).collect()
+    let trimmed = cwd
+        .strip_prefix('/')
+        .or_else(|| cwd.strip_prefix('\\'))
+        .unwrap_or(cwd);
+    trimmed
+        .chars()
+        .map(|c| {
+            if matches!(c, '/' | '\\' | ':') {
+                '-'
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 pub fn sessions_root(agent_dir: &str) -> String {
@@ -15,7 +27,10 @@ pub fn sessions_root(agent_dir: &str) -> String {
 
 /// The default session directory of a working directory.
 pub fn session_dir_for_cwd(agent_dir: &str, cwd: &str) -> String {
-    join(&sessions_root(agent_dir), &format!("--{}--", encode_cwd(cwd)))
+    join(
+        &sessions_root(agent_dir),
+        &format!("--{}--", encode_cwd(cwd)),
+    )
 }
 
 pub fn blobs_dir(agent_dir: &str) -> String {
@@ -28,12 +43,18 @@ pub fn terminal_sessions_dir(agent_dir: &str) -> String {
 
 /// `<iso with ':' and '.' replaced by '-'>_<sessionId>.jsonl`
 pub fn session_file_name(iso_timestamp: &str, session_id: &str) -> String {
-    format!("{}_{session_id}.jsonl", iso_timestamp.replace([':', '.'], "-"))
+    format!(
+        "{}_{session_id}.jsonl",
+        iso_timestamp.replace([':', '.'], "-")
+    )
 }
 
 /// The artifacts directory of a session file: the same path without `.jsonl`.
 pub fn artifacts_dir(session_file: &str) -> String {
-    session_file.strip_suffix(".jsonl").unwrap_or(session_file).to_string()
+    session_file
+        .strip_suffix(".jsonl")
+        .unwrap_or(session_file)
+        .to_string()
 }
 
 #[cfg(test)]
@@ -44,7 +65,10 @@ mod tests {
     fn cwd_encoding_matches_the_agent() {
         assert_eq!(encode_cwd("/work/pi"), "work-pi");
         assert_eq!(encode_cwd("C:\\Users\\me"), "C--Users-me");
-        assert_eq!(session_dir_for_cwd("/h/.xcsh/agent", "/work/pi"), "/h/.xcsh/agent/sessions/--work-pi--");
+        assert_eq!(
+            session_dir_for_cwd("/h/.xcsh/agent", "/work/pi"),
+            "/h/.xcsh/agent/sessions/--work-pi--"
+        );
     }
 
     #[test]

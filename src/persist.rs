@@ -57,23 +57,39 @@ pub fn truncate_text(s: &str) -> Option<String> {
 }
 
 /// Apply all transforms to one entry's JSON text.
-pub fn prepare_for_persistence<'t>(text: &'t str, externalize: &mut Externalize) -> Result<Cow<'t, str>, crate::storage::StorageError> {
+pub fn prepare_for_persistence<'t>(
+    text: &'t str,
+    externalize: &mut Externalize,
+) -> Result<Cow<'t, str>, crate::storage::StorageError> {
     if !needs_transform(text) {
         return Ok(Cow::Borrowed(text));
     }
-    let Ok(mut value) = serde_json::from_str::<Value>(text) else { return Ok(Cow::Borrowed(text)) };
+    let Ok(mut value) = serde_json::from_str::<Value>(text) else {
+        return Ok(Cow::Borrowed(text));
+    };
     let mut changed = false;
     externalize_images(&mut value, false, externalize, &mut changed)?;
     truncate_value(&mut value, None, &mut changed);
-    Ok(if changed { Cow::Owned(crate::json::to_text(&value)) } else { Cow::Borrowed(text) })
+    Ok(if changed {
+        Cow::Owned(crate::json::to_text(&value))
+    } else {
+        Cow::Borrowed(text)
+    })
 }
 
-fn externalize_images(value: &mut Value, in_content: bool, externalize: &mut Externalize, changed: &mut bool) -> Result<(), crate::storage::StorageError> {
+fn externalize_images(
+    value: &mut Value,
+    in_content: bool,
+    externalize: &mut Externalize,
+    changed: &mut bool,
+) -> Result<(), crate::storage::StorageError> {
     match value {
         Value::Object(obj) => {
             if in_content && obj.get("type").and_then(Value::as_str) == Some("image") {
                 if let Some(Value::String(data)) = obj.get("data") {
-                    if data.len() >= BLOB_EXTERNALIZE_THRESHOLD && !data.starts_with(BLOB_REF_PREFIX) {
+                    if data.len() >= BLOB_EXTERNALIZE_THRESHOLD
+                        && !data.starts_with(BLOB_REF_PREFIX)
+                    {
                         if let Some(bytes) = decode_base64(data) {
                             let reference = externalize(&bytes)?;
                             obj.insert("data".into(), Value::String(reference));
@@ -164,7 +180,9 @@ mod tests {
     }
 
     fn run(text: &str) -> String {
-        prepare_for_persistence(text, &mut no_blobs()).unwrap().into_owned()
+        prepare_for_persistence(text, &mut no_blobs())
+            .unwrap()
+            .into_owned()
     }
 
     #[test]
@@ -198,16 +216,25 @@ mod tests {
 
     #[test]
     fn transient_fields_are_removed_at_any_depth() {
-        assert_eq!(run(r#"{"a":{"partialJson":"x","b":[{"jsonlEvents":[],"c":1}]}}"#), r#"{"a":{"b":[{"c":1}]}}"#);
+        assert_eq!(
+            run(r#"{"a":{"partialJson":"x","b":[{"jsonlEvents":[],"c":1}]}}"#),
+            r#"{"a":{"b":[{"c":1}]}}"#
+        );
     }
 
     #[test]
     fn line_count_is_recomputed_only_when_content_was_truncated() {
-        let text = format!(r#"{{"content":"{}","lineCount":99}}"#, "a\\n".repeat(250_001));
+        let text = format!(
+            r#"{{"content":"{}","lineCount":99}}"#,
+            "a\\n".repeat(250_001)
+        );
         let v: Value = serde_json::from_str(&run(&text)).unwrap();
         let content = v["content"].as_str().unwrap();
         assert_eq!(v["lineCount"], content.split('\n').count());
-        assert_eq!(run(r#"{"content":"a\nb","lineCount":99}"#), r#"{"content":"a\nb","lineCount":99}"#);
+        assert_eq!(
+            run(r#"{"content":"a\nb","lineCount":99}"#),
+            r#"{"content":"a\nb","lineCount":99}"#
+        );
     }
 
     #[test]
@@ -224,9 +251,14 @@ mod tests {
         })
         .unwrap();
         assert_eq!(seen, vec![768]);
-        assert!(out.contains("blob:sha256:ef115a0e0c15cdc41958ca46b5b14b456115f4baec5e3ca68599d2a8f435e3b8"));
+        assert!(out.contains(
+            "blob:sha256:ef115a0e0c15cdc41958ca46b5b14b456115f4baec5e3ca68599d2a8f435e3b8"
+        ));
         assert!(out.contains(&small));
-        assert!(out.contains(&format!(r#""other":{{"type":"image","data":"{big}"}}"#)), "not under content: kept");
+        assert!(
+            out.contains(&format!(r#""other":{{"type":"image","data":"{big}"}}"#)),
+            "not under content: kept"
+        );
     }
 
     #[test]
@@ -238,13 +270,19 @@ mod tests {
             Ok("blob:sha256:ref".to_string())
         })
         .unwrap();
-        assert_eq!(out, r#"{"image_url":"blob:sha256:ref","x":"data:image/png;base64,AAAA"}"#);
+        assert_eq!(
+            out,
+            r#"{"image_url":"blob:sha256:ref","x":"data:image/png;base64,AAAA"}"#
+        );
         assert_eq!(stored, vec![b"data:image/png;base64,AAAA".to_vec()]);
     }
 
     #[test]
     fn already_externalized_images_stay_as_refs() {
-        let text = format!(r#"{{"content":[{{"type":"image","data":"blob:sha256:{}"}}]}}"#, "a".repeat(64 * 20));
+        let text = format!(
+            r#"{{"content":[{{"type":"image","data":"blob:sha256:{}"}}]}}"#,
+            "a".repeat(64 * 20)
+        );
         assert_eq!(run(&text), text);
     }
 }

@@ -132,7 +132,12 @@ pub struct Session {
 
 fn sanitize_name(name: &str) -> String {
     let first = name.split(['\n', '\r']).next().unwrap_or("");
-    first.chars().filter(|c| !c.is_control()).collect::<String>().trim().to_string()
+    first
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect::<String>()
+        .trim()
+        .to_string()
 }
 
 fn json_arg(what: &str, text: &str) -> Result<String> {
@@ -142,7 +147,13 @@ fn json_arg(what: &str, text: &str) -> Result<String> {
 }
 
 impl Session {
-    fn blank(storage: Rc<dyn Storage>, persistence: Persistence, file: Option<String>, agent_dir: &str, header: Header) -> Session {
+    fn blank(
+        storage: Rc<dyn Storage>,
+        persistence: Persistence,
+        file: Option<String>,
+        agent_dir: &str,
+        header: Header,
+    ) -> Session {
         Session {
             storage,
             persistence,
@@ -159,7 +170,10 @@ impl Session {
             pending_backup: None,
             persist_error: None,
             warnings: Vec::new(),
-            report: LoadReport { file_version: crate::entry::CURRENT_SESSION_VERSION, ..LoadReport::default() },
+            report: LoadReport {
+                file_version: crate::entry::CURRENT_SESSION_VERSION,
+                ..LoadReport::default()
+            },
         }
     }
 
@@ -178,9 +192,18 @@ impl Session {
     /// A new persistent session; its file appears with the first assistant message.
     pub fn create(storage: Rc<dyn Storage>, options: &CreateOptions) -> Session {
         let header = Self::new_header(&*storage, &options.cwd, options.parent_session.as_deref());
-        let dir = options.session_dir.clone().unwrap_or_else(|| paths::session_dir_for_cwd(&options.agent_dir, &options.cwd));
+        let dir = options
+            .session_dir
+            .clone()
+            .unwrap_or_else(|| paths::session_dir_for_cwd(&options.agent_dir, &options.cwd));
         let name = paths::session_file_name(header.timestamp().unwrap_or_default(), header.id());
-        Self::blank(storage, Persistence::Persistent, Some(join(&dir, &name)), &options.agent_dir, header)
+        Self::blank(
+            storage,
+            Persistence::Persistent,
+            Some(join(&dir, &name)),
+            &options.agent_dir,
+            header,
+        )
     }
 
     /// Load a session file. A missing file gives a new empty session at that path.
@@ -196,21 +219,35 @@ impl Session {
                     Ok(s) => (s, false),
                     Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
                 };
-                let mut s = Self::from_text_with(storage, options.persistence, Some(path.to_string()), &options.agent_dir, &options.cwd, Arc::from(text));
+                let mut s = Self::from_text_with(
+                    storage,
+                    options.persistence,
+                    Some(path.to_string()),
+                    &options.agent_dir,
+                    &options.cwd,
+                    Arc::from(text),
+                );
                 s.report.invalid_utf8 = invalid_utf8;
                 s.report.file_existed = true;
                 s
             }
             other => {
                 let header = Self::new_header(&*storage, &options.cwd, None);
-                let mut s = Self::blank(storage, options.persistence, Some(path.to_string()), &options.agent_dir, header);
+                let mut s = Self::blank(
+                    storage,
+                    options.persistence,
+                    Some(path.to_string()),
+                    &options.agent_dir,
+                    header,
+                );
                 s.report.file_existed = other.is_some();
                 s
             }
         };
         if session.persistence == Persistence::Persistent && session.report.file_existed {
             session.flushed = true;
-            let repair = session.report.migration.is_some() || session.report.header_problem.is_some();
+            let repair =
+                session.report.migration.is_some() || session.report.header_problem.is_some();
             if repair {
                 let result = session.rewrite_file();
                 session.latch(result)?;
@@ -221,13 +258,34 @@ impl Session {
 
     /// Read a session from its text without any file (viewers, `parseSession`).
     pub fn from_text(storage: Rc<dyn Storage>, text: &str, agent_dir: &str) -> Session {
-        Self::from_text_with(storage, Persistence::ReadOnly, None, agent_dir, "", Arc::from(text))
+        Self::from_text_with(
+            storage,
+            Persistence::ReadOnly,
+            None,
+            agent_dir,
+            "",
+            Arc::from(text),
+        )
     }
 
-    fn from_text_with(storage: Rc<dyn Storage>, persistence: Persistence, file: Option<String>, agent_dir: &str, cwd: &str, text: Arc<str>) -> Session {
+    fn from_text_with(
+        storage: Rc<dyn Storage>,
+        persistence: Persistence,
+        file: Option<String>,
+        agent_dir: &str,
+        cwd: &str,
+        text: Arc<str>,
+    ) -> Session {
         let parsed = jsonl::parse_lenient(&text);
-        let mut report = LoadReport { issues: parsed.issues, ..LoadReport::default() };
-        let shared = |r: &jsonl::Record| Text::Shared { buf: text.clone(), start: r.start, end: r.end };
+        let mut report = LoadReport {
+            issues: parsed.issues,
+            ..LoadReport::default()
+        };
+        let shared = |r: &jsonl::Record| Text::Shared {
+            buf: text.clone(),
+            start: r.start,
+            end: r.end,
+        };
         let mut records = parsed.records.iter();
         let first = records.next();
         let header = first.and_then(|r| Header::from_json(&text[r.start..r.end]));
@@ -240,7 +298,12 @@ impl Session {
                 }
                 let all: Vec<&jsonl::Record> = parsed.records.iter().collect();
                 // Salvaged entries without ids are treated like a v1 file.
-                let has_ids = all.iter().any(|r| crate::entry::pick(&text[r.start..r.end], &["id"]).ok().and_then(|f| f[0]).is_some());
+                let has_ids = all.iter().any(|r| {
+                    crate::entry::pick(&text[r.start..r.end], &["id"])
+                        .ok()
+                        .and_then(|f| f[0])
+                        .is_some()
+                });
                 if !has_ids && !all.is_empty() {
                     h.remove("version");
                 }
@@ -253,11 +316,19 @@ impl Session {
         let mut candidates: Vec<Text> = Vec::with_capacity(rest.len());
         for r in rest {
             let raw = &text[r.start..r.end];
-            let ty = crate::entry::pick(raw, &["type"]).ok().and_then(|f| f[0].and_then(crate::json::raw_str).map(|s| s.into_owned()));
+            let ty = crate::entry::pick(raw, &["type"])
+                .ok()
+                .and_then(|f| f[0].and_then(crate::json::raw_str).map(|s| s.into_owned()));
             match ty {
-                Some(t) if t == "session" => report.non_entries.push(NonEntry { offset: r.start, reason: "a second session header".into() }),
+                Some(t) if t == "session" => report.non_entries.push(NonEntry {
+                    offset: r.start,
+                    reason: "a second session header".into(),
+                }),
                 Some(_) => candidates.push(shared(r)),
-                None => report.non_entries.push(NonEntry { offset: r.start, reason: "not an object with a string \"type\"".into() }),
+                None => report.non_entries.push(NonEntry {
+                    offset: r.start,
+                    reason: "not an object with a string \"type\"".into(),
+                }),
             }
         }
         report.migration = migration::migrate(&mut header, &mut candidates);
@@ -277,7 +348,10 @@ impl Session {
                     }
                     session.push_entry(entry);
                 }
-                Err(e) => report.non_entries.push(NonEntry { offset, reason: e.to_string() }),
+                Err(e) => report.non_entries.push(NonEntry {
+                    offset,
+                    reason: e.to_string(),
+                }),
             }
         }
         let store = BlobStore::new(&*session.storage, session.blobs_dir.clone());
@@ -289,7 +363,9 @@ impl Session {
             }
         }
         for hash in &report.missing_blobs {
-            session.warnings.push(format!("blob {hash} not found; the reference is kept"));
+            session
+                .warnings
+                .push(format!("blob {hash} not found; the reference is kept"));
         }
         session.needs_newline = !text.ends_with('\n');
         if report.lossy() {
@@ -303,7 +379,11 @@ impl Session {
         if entry.is_assistant_message() {
             self.has_assistant = true;
         }
-        if let Payload::Label { target_id: Some(target), label } = &entry.payload {
+        if let Payload::Label {
+            target_id: Some(target),
+            label,
+        } = &entry.payload
+        {
             match label {
                 Some(l) => self.labels.insert(target.clone(), l.clone()),
                 None => self.labels.remove(target),
@@ -351,7 +431,10 @@ impl Session {
     }
 
     pub fn entry(&self, id: &str) -> Result<&Entry> {
-        self.by_id.get(id).map(|&i| &self.entries[i]).ok_or_else(|| SessionError::EntryNotFound(id.to_string()))
+        self.by_id
+            .get(id)
+            .map(|&i| &self.entries[i])
+            .ok_or_else(|| SessionError::EntryNotFound(id.to_string()))
     }
 
     pub fn leaf_id(&self) -> Option<&str> {
@@ -368,17 +451,32 @@ impl Session {
 
     /// Entries whose parent is `id`, in insertion order.
     pub fn children(&self, id: &str) -> Vec<&Entry> {
-        self.entries.iter().filter(|e| e.parent_id.as_deref() == Some(id)).collect()
+        self.entries
+            .iter()
+            .filter(|e| e.parent_id.as_deref() == Some(id))
+            .collect()
     }
 
     /// The path root → `from` (default: the leaf; no leaf: empty).
     pub fn branch_path(&self, from: Option<&str>) -> Result<Vec<&Entry>> {
         let start = match from {
-            Some(id) => Some(*self.by_id.get(id).ok_or_else(|| SessionError::EntryNotFound(id.to_string()))?),
-            None => self.leaf.as_deref().and_then(|id| self.by_id.get(id).copied()),
+            Some(id) => Some(
+                *self
+                    .by_id
+                    .get(id)
+                    .ok_or_else(|| SessionError::EntryNotFound(id.to_string()))?,
+            ),
+            None => self
+                .leaf
+                .as_deref()
+                .and_then(|id| self.by_id.get(id).copied()),
         };
         Ok(match start {
-            Some(i) => context::path_to_root(&self.entries, &self.by_id, i).0.into_iter().map(|i| &self.entries[i]).collect(),
+            Some(i) => context::path_to_root(&self.entries, &self.by_id, i)
+                .0
+                .into_iter()
+                .map(|i| &self.entries[i])
+                .collect(),
             None => Vec::new(),
         })
     }
@@ -386,7 +484,10 @@ impl Session {
     /// The entry's JSON with blob references resolved (what `getEntries` hands out).
     pub fn entry_json<'e>(&self, entry: &'e Entry) -> Cow<'e, str> {
         if entry.has_blob_refs() {
-            blob::rehydrate(entry.json(), &BlobStore::new(&*self.storage, self.blobs_dir.clone()))
+            blob::rehydrate(
+                entry.json(),
+                &BlobStore::new(&*self.storage, self.blobs_dir.clone()),
+            )
         } else {
             Cow::Borrowed(entry.json())
         }
@@ -414,7 +515,11 @@ impl Session {
         let mut roots = Vec::new();
         let mut children = vec![Vec::new(); self.entries.len()];
         for (i, e) in self.entries.iter().enumerate() {
-            match e.parent_id.as_deref().and_then(|p| self.by_id.get(p).copied()) {
+            match e
+                .parent_id
+                .as_deref()
+                .and_then(|p| self.by_id.get(p).copied())
+            {
                 Some(p) if p != i && self.by_id.get(&e.id) == Some(&i) => children[p].push(i),
                 _ => roots.push(i),
             }
@@ -454,14 +559,19 @@ impl Session {
             return Err(e.clone());
         }
         if self.persistence == Persistence::ReadOnly {
-            return Err(SessionError::ReadOnly(self.file.clone().unwrap_or_default()));
+            return Err(SessionError::ReadOnly(
+                self.file.clone().unwrap_or_default(),
+            ));
         }
         Ok(())
     }
 
     fn latch<T>(&mut self, result: std::result::Result<T, StorageError>) -> Result<T> {
         result.map_err(|e| {
-            let err = SessionError::Persistence { file: self.file.clone().unwrap_or_default(), cause: e.to_string() };
+            let err = SessionError::Persistence {
+                file: self.file.clone().unwrap_or_default(),
+                cause: e.to_string(),
+            };
             if self.persist_error.is_none() {
                 self.warnings.push(err.to_string());
                 self.persist_error = Some(err.clone());
@@ -470,7 +580,10 @@ impl Session {
         })
     }
 
-    fn persisted_line<'e>(&self, entry: &'e Entry) -> std::result::Result<Cow<'e, str>, StorageError> {
+    fn persisted_line<'e>(
+        &self,
+        entry: &'e Entry,
+    ) -> std::result::Result<Cow<'e, str>, StorageError> {
         let store = BlobStore::new(&*self.storage, self.blobs_dir.clone());
         prepare_for_persistence(entry.json(), &mut |bytes: &[u8]| {
             store.put(bytes).map(|p| p.reference).map_err(|e| match e {
@@ -481,19 +594,29 @@ impl Session {
     }
 
     fn keep_backup(&mut self) -> std::result::Result<(), StorageError> {
-        let (Some(text), Some(file)) = (self.pending_backup.as_ref(), self.file.as_ref()) else { return Ok(()) };
+        let (Some(text), Some(file)) = (self.pending_backup.as_ref(), self.file.as_ref()) else {
+            return Ok(());
+        };
         let stamp = iso_from_ms(self.storage.now_ms()).replace([':', '.'], "-");
         let backup = format!("{file}.corrupt-{stamp}");
         atomic_write(&*self.storage, &backup, text.as_bytes())?;
         self.report.backup_path = Some(backup.clone());
-        self.warnings.push(format!("{file} had unreadable content; its original bytes are kept in {backup}"));
+        self.warnings.push(format!(
+            "{file} had unreadable content; its original bytes are kept in {backup}"
+        ));
         self.pending_backup = None;
         Ok(())
     }
 
     /// The whole file as this session would write it.
     pub fn to_jsonl(&self) -> std::result::Result<String, StorageError> {
-        let mut out = String::with_capacity(self.entries.iter().map(|e| e.json().len() + 1).sum::<usize>() + 256);
+        let mut out = String::with_capacity(
+            self.entries
+                .iter()
+                .map(|e| e.json().len() + 1)
+                .sum::<usize>()
+                + 256,
+        );
         out.push_str(&self.header.to_json());
         out.push('\n');
         for e in &self.entries {
@@ -504,7 +627,9 @@ impl Session {
     }
 
     fn rewrite_file(&mut self) -> std::result::Result<(), StorageError> {
-        let Some(file) = self.file.clone() else { return Ok(()) };
+        let Some(file) = self.file.clone() else {
+            return Ok(());
+        };
         self.keep_backup()?;
         let content = self.to_jsonl()?;
         atomic_write(&*self.storage, &file, content.as_bytes())?;
@@ -532,7 +657,8 @@ impl Session {
             }
             data.push_str(&line);
             data.push('\n');
-            self.storage.append(self.file.as_deref().unwrap_or_default(), data.as_bytes())
+            self.storage
+                .append(self.file.as_deref().unwrap_or_default(), data.as_bytes())
         });
         if r.is_ok() {
             self.needs_newline = false;
@@ -544,14 +670,17 @@ impl Session {
     pub fn append_fields(&mut self, type_name: &str, fields: &[(&str, String)]) -> Result<String> {
         self.check_writable()?;
         if type_name == "session" {
-            return Err(SessionError::InvalidInput("\"session\" is the header type, not an entry type".into()));
+            return Err(SessionError::InvalidInput(
+                "\"session\" is the header type, not an entry type".into(),
+            ));
         }
         let storage = self.storage.clone();
         let id = entry_id(&self.by_id, || storage.random_u64());
         let timestamp = iso_from_ms(self.storage.now_ms());
         let borrowed: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let line = compose_line(type_name, &id, self.leaf.as_deref(), &timestamp, &borrowed);
-        let entry = Entry::parse(Text::from(line)).map_err(|e| SessionError::InvalidInput(e.to_string()))?;
+        let entry = Entry::parse(Text::from(line))
+            .map_err(|e| SessionError::InvalidInput(e.to_string()))?;
         self.push_entry(entry);
         self.persist_last()?;
         Ok(id)
@@ -560,26 +689,46 @@ impl Session {
     /// Append an entry given as a JSON object without `id`, `parentId` and `timestamp`
     /// (they are assigned); its other keys keep their order.
     pub fn append_entry_json(&mut self, json: &str) -> Result<String> {
-        let value: Value = serde_json::from_str(json).map_err(|e| SessionError::InvalidInput(format!("entry is not valid JSON: {e}")))?;
-        let Value::Object(obj) = value else { return Err(SessionError::InvalidInput("entry must be a JSON object".into())) };
-        let Some(Value::String(ty)) = obj.get("type") else { return Err(SessionError::InvalidInput("entry needs a string \"type\"".into())) };
+        let value: Value = serde_json::from_str(json)
+            .map_err(|e| SessionError::InvalidInput(format!("entry is not valid JSON: {e}")))?;
+        let Value::Object(obj) = value else {
+            return Err(SessionError::InvalidInput(
+                "entry must be a JSON object".into(),
+            ));
+        };
+        let Some(Value::String(ty)) = obj.get("type") else {
+            return Err(SessionError::InvalidInput(
+                "entry needs a string \"type\"".into(),
+            ));
+        };
         for reserved in ["id", "parentId", "timestamp"] {
             if obj.contains_key(reserved) {
-                return Err(SessionError::InvalidInput(format!("entry must not contain \"{reserved}\": it is assigned on append")));
+                return Err(SessionError::InvalidInput(format!(
+                    "entry must not contain \"{reserved}\": it is assigned on append"
+                )));
             }
         }
         match EntryType::parse(ty) {
             EntryType::Message if !obj.get("message").is_some_and(Value::is_object) => {
-                return Err(SessionError::InvalidInput("a message entry needs a \"message\" object".into()));
+                return Err(SessionError::InvalidInput(
+                    "a message entry needs a \"message\" object".into(),
+                ));
             }
             EntryType::Label => {
-                let target = obj.get("targetId").and_then(Value::as_str).unwrap_or_default();
+                let target = obj
+                    .get("targetId")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 self.entry(target)?;
             }
             _ => {}
         }
         let ty = ty.clone();
-        let fields: Vec<(&str, String)> = obj.iter().filter(|(k, _)| *k != "type").map(|(k, v)| (k.as_str(), to_text(v))).collect();
+        let fields: Vec<(&str, String)> = obj
+            .iter()
+            .filter(|(k, _)| *k != "type")
+            .map(|(k, v)| (k.as_str(), to_text(v)))
+            .collect();
         self.append_fields(&ty, &fields)
     }
 
@@ -587,14 +736,22 @@ impl Session {
     pub fn append_message(&mut self, message_json: &str) -> Result<String> {
         let m = json_arg("message", message_json)?;
         if !m.starts_with('{') {
-            return Err(SessionError::InvalidInput("message must be a JSON object".into()));
+            return Err(SessionError::InvalidInput(
+                "message must be a JSON object".into(),
+            ));
         }
         self.append_fields("message", &[("message", m)])
     }
 
     /// `appendThinkingLevelChange`; an absent level is written as `null`.
     pub fn append_thinking_level_change(&mut self, level: Option<&str>) -> Result<String> {
-        self.append_fields("thinking_level_change", &[("thinkingLevel", level.map(quote).unwrap_or_else(|| "null".into()))])
+        self.append_fields(
+            "thinking_level_change",
+            &[(
+                "thinkingLevel",
+                level.map(quote).unwrap_or_else(|| "null".into()),
+            )],
+        )
     }
 
     /// `appendModelChange`: `model` is `provider/id`.
@@ -635,8 +792,19 @@ impl Session {
     }
 
     /// `appendCustomMessageEntry`: `content` is a string or a block array, as JSON text.
-    pub fn append_custom_message_entry(&mut self, custom_type: &str, content: &str, display: bool, details: Option<&str>, attribution: Option<&str>) -> Result<String> {
-        let mut fields = vec![("customType", quote(custom_type)), ("content", json_arg("content", content)?), ("display", display.to_string())];
+    pub fn append_custom_message_entry(
+        &mut self,
+        custom_type: &str,
+        content: &str,
+        display: bool,
+        details: Option<&str>,
+        attribution: Option<&str>,
+    ) -> Result<String> {
+        let mut fields = vec![
+            ("customType", quote(custom_type)),
+            ("content", json_arg("content", content)?),
+            ("display", display.to_string()),
+        ];
         if let Some(d) = details {
             fields.push(("details", json_arg("details", d)?));
         }
@@ -658,8 +826,18 @@ impl Session {
         self.append_fields("ttsr_injection", &[("injectedRules", list_json(rules))])
     }
 
-    pub fn append_session_init(&mut self, system_prompt: &str, task: &str, tools: &[String], output_schema: Option<&str>) -> Result<String> {
-        let mut fields = vec![("systemPrompt", quote(system_prompt)), ("task", quote(task)), ("tools", list_json(tools))];
+    pub fn append_session_init(
+        &mut self,
+        system_prompt: &str,
+        task: &str,
+        tools: &[String],
+        output_schema: Option<&str>,
+    ) -> Result<String> {
+        let mut fields = vec![
+            ("systemPrompt", quote(system_prompt)),
+            ("task", quote(task)),
+            ("tools", list_json(tools)),
+        ];
         if let Some(s) = output_schema {
             fields.push(("outputSchema", json_arg("outputSchema", s)?));
         }
@@ -674,16 +852,37 @@ impl Session {
         self.append_fields("mode_change", &fields)
     }
 
-    pub fn append_context_change(&mut self, context_name: &str, tenant: &str, namespace: &str) -> Result<String> {
-        self.append_fields("context_change", &[("contextName", quote(context_name)), ("tenant", quote(tenant)), ("namespace", quote(namespace))])
+    pub fn append_context_change(
+        &mut self,
+        context_name: &str,
+        tenant: &str,
+        namespace: &str,
+    ) -> Result<String> {
+        self.append_fields(
+            "context_change",
+            &[
+                ("contextName", quote(context_name)),
+                ("tenant", quote(tenant)),
+                ("namespace", quote(namespace)),
+            ],
+        )
     }
 
     pub fn append_service_tier_change(&mut self, tier: Option<&str>) -> Result<String> {
-        self.append_fields("service_tier_change", &[("serviceTier", tier.map(quote).unwrap_or_else(|| "null".into()))])
+        self.append_fields(
+            "service_tier_change",
+            &[(
+                "serviceTier",
+                tier.map(quote).unwrap_or_else(|| "null".into()),
+            )],
+        )
     }
 
     pub fn append_mcp_tool_selection(&mut self, names: &[String]) -> Result<String> {
-        self.append_fields("mcp_tool_selection", &[("selectedToolNames", list_json(names))])
+        self.append_fields(
+            "mcp_tool_selection",
+            &[("selectedToolNames", list_json(names))],
+        )
     }
 
     /// Move the leaf to an existing entry; nothing is written.
@@ -700,12 +899,21 @@ impl Session {
 
     /// Move the leaf to `from` (`None`: before the first entry) and record a summary of the
     /// abandoned path there.
-    pub fn branch_with_summary(&mut self, from: Option<&str>, summary: &str, details: Option<&str>, from_extension: Option<bool>) -> Result<String> {
+    pub fn branch_with_summary(
+        &mut self,
+        from: Option<&str>,
+        summary: &str,
+        details: Option<&str>,
+        from_extension: Option<bool>,
+    ) -> Result<String> {
         match from {
             Some(id) => self.branch(id)?,
             None => self.reset_leaf(),
         }
-        let mut fields = vec![("fromId", quote(from.unwrap_or("root"))), ("summary", quote(summary))];
+        let mut fields = vec![
+            ("fromId", quote(from.unwrap_or("root"))),
+            ("summary", quote(summary)),
+        ];
         if let Some(d) = details {
             fields.push(("details", json_arg("details", d)?));
         }
@@ -721,13 +929,18 @@ impl Session {
         self.check_writable()?;
         let clean = sanitize_name(name);
         if clean.is_empty() {
-            return Err(SessionError::InvalidInput("session name is empty after sanitizing".into()));
+            return Err(SessionError::InvalidInput(
+                "session name is empty after sanitizing".into(),
+            ));
         }
-        if self.header.title() == Some(clean.as_str()) && self.header.str_field("titleSource") == Some(source) {
+        if self.header.title() == Some(clean.as_str())
+            && self.header.str_field("titleSource") == Some(source)
+        {
             return Ok(false);
         }
         self.header.set("title", Value::String(clean));
-        self.header.set("titleSource", Value::String(source.to_string()));
+        self.header
+            .set("titleSource", Value::String(source.to_string()));
         if self.persistence == Persistence::Persistent && self.flushed {
             let r = self.rewrite_file();
             self.latch(r)?;
@@ -770,23 +983,57 @@ impl Session {
     /// This session then continues in the new file; returns its path (`None` in memory).
     pub fn create_branched_session(&mut self, leaf_id: &str) -> Result<Option<String>> {
         self.check_writable()?;
-        let path: Vec<Entry> = self.branch_path(Some(leaf_id))?.into_iter().cloned().collect();
+        let path: Vec<Entry> = self
+            .branch_path(Some(leaf_id))?
+            .into_iter()
+            .cloned()
+            .collect();
         let mut replaced: HashMap<String, Option<String>> = HashMap::new();
         let mut kept: Vec<Entry> = Vec::new();
         for entry in path {
-            let parent = entry.parent_id.clone().map(|p| replaced.get(&p).cloned().unwrap_or(Some(p))).unwrap_or(None);
+            let parent = entry
+                .parent_id
+                .clone()
+                .map(|p| replaced.get(&p).cloned().unwrap_or(Some(p)))
+                .unwrap_or(None);
             if entry.entry_type == EntryType::Label {
                 replaced.insert(entry.id.clone(), parent);
                 continue;
             }
-            kept.push(if parent != entry.parent_id { reparent(&entry, parent.as_deref())? } else { entry });
+            kept.push(if parent != entry.parent_id {
+                reparent(&entry, parent.as_deref())?
+            } else {
+                entry
+            });
         }
-        let labels: Vec<(String, String)> = kept.iter().filter_map(|e| self.labels.get(&e.id).map(|l| (e.id.clone(), l.clone()))).collect();
+        let labels: Vec<(String, String)> = kept
+            .iter()
+            .filter_map(|e| self.labels.get(&e.id).map(|l| (e.id.clone(), l.clone())))
+            .collect();
         let old_file = self.file.clone();
-        let header = Self::new_header(&*self.storage, self.header.cwd().unwrap_or_default(), old_file.as_deref().or(Some(self.header.id())));
-        let new_file = old_file.as_ref().map(|f| join(parent(f), &paths::session_file_name(header.timestamp().unwrap_or_default(), header.id())));
-        let agent_dir = self.blobs_dir.strip_suffix("/blobs").unwrap_or("").to_string();
-        let mut next = Self::blank(self.storage.clone(), self.persistence, new_file.clone(), &agent_dir, header);
+        let header = Self::new_header(
+            &*self.storage,
+            self.header.cwd().unwrap_or_default(),
+            old_file.as_deref().or(Some(self.header.id())),
+        );
+        let new_file = old_file.as_ref().map(|f| {
+            join(
+                parent(f),
+                &paths::session_file_name(header.timestamp().unwrap_or_default(), header.id()),
+            )
+        });
+        let agent_dir = self
+            .blobs_dir
+            .strip_suffix("/blobs")
+            .unwrap_or("")
+            .to_string();
+        let mut next = Self::blank(
+            self.storage.clone(),
+            self.persistence,
+            new_file.clone(),
+            &agent_dir,
+            header,
+        );
         next.blobs_dir = self.blobs_dir.clone();
         for e in kept {
             next.push_entry(e);
@@ -818,7 +1065,12 @@ fn message_text<'e>(e: &'e Entry, store: &BlobStore) -> Cow<'e, str> {
 fn reparent(entry: &Entry, parent: Option<&str>) -> Result<Entry> {
     let mut v = entry.to_value();
     if let Value::Object(obj) = &mut v {
-        obj.insert("parentId".into(), parent.map(|p| Value::String(p.into())).unwrap_or(Value::Null));
+        obj.insert(
+            "parentId".into(),
+            parent
+                .map(|p| Value::String(p.into()))
+                .unwrap_or(Value::Null),
+        );
     }
     Entry::parse(Text::from(to_text(&v))).map_err(|e| SessionError::InvalidInput(e.to_string()))
 }

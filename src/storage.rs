@@ -83,7 +83,10 @@ pub trait Storage {
             return Ok(());
         }
         self.mkdir_all(blobs_dir)?;
-        let tmp = join(blobs_dir, &format!(".{hash}.{:08x}.tmp", self.random_u64() as u32));
+        let tmp = join(
+            blobs_dir,
+            &format!(".{hash}.{:08x}.tmp", self.random_u64() as u32),
+        );
         self.write(&tmp, data)?;
         self.fsync(&tmp)?;
         self.rename(&tmp, &path).inspect_err(|_| {
@@ -205,7 +208,9 @@ impl MemoryStorage {
 
     /// Set a file's modification time (tests of "newest first").
     pub fn set_mtime(&self, path: &str, mtime_ms: i64) {
-        if let Some(Node::File { mtime_ms: m, .. }) = self.nodes.borrow_mut().get_mut(&Self::norm(path)) {
+        if let Some(Node::File { mtime_ms: m, .. }) =
+            self.nodes.borrow_mut().get_mut(&Self::norm(path))
+        {
             *m = mtime_ms;
         }
     }
@@ -235,9 +240,13 @@ impl Storage for MemoryStorage {
     fn write(&self, path: &str, data: &[u8]) -> StorageResult<()> {
         self.ensure_parent(path)?;
         let mtime_ms = self.tick();
-        self.nodes
-            .borrow_mut()
-            .insert(Self::norm(path), Node::File { data: data.to_vec(), mtime_ms });
+        self.nodes.borrow_mut().insert(
+            Self::norm(path),
+            Node::File {
+                data: data.to_vec(),
+                mtime_ms,
+            },
+        );
         Ok(())
     }
 
@@ -245,8 +254,14 @@ impl Storage for MemoryStorage {
         self.ensure_parent(path)?;
         let mtime_ms = self.tick();
         let mut nodes = self.nodes.borrow_mut();
-        match nodes.entry(Self::norm(path)).or_insert(Node::File { data: Vec::new(), mtime_ms }) {
-            Node::File { data: existing, mtime_ms: m } => {
+        match nodes.entry(Self::norm(path)).or_insert(Node::File {
+            data: Vec::new(),
+            mtime_ms,
+        }) {
+            Node::File {
+                data: existing,
+                mtime_ms: m,
+            } => {
                 existing.extend_from_slice(data);
                 *m = mtime_ms;
                 Ok(())
@@ -294,21 +309,34 @@ impl Storage for MemoryStorage {
             Some(Node::File { .. }) => return Err(StorageError::Other(format!("ENOTDIR: {path}"))),
             None => return Err(StorageError::NotFound(path.to_string())),
         }
-        let prefix = if dir == "/" { "/".to_string() } else { format!("{dir}/") };
+        let prefix = if dir == "/" {
+            "/".to_string()
+        } else {
+            format!("{dir}/")
+        };
         Ok(nodes
             .range(prefix.clone()..)
             .take_while(|(k, _)| k.starts_with(&prefix))
             .filter(|(k, _)| !k[prefix.len()..].contains('/') && k.len() > prefix.len())
-            .map(|(k, n)| DirEntry { name: k[prefix.len()..].to_string(), is_dir: matches!(n, Node::Dir) })
+            .map(|(k, n)| DirEntry {
+                name: k[prefix.len()..].to_string(),
+                is_dir: matches!(n, Node::Dir),
+            })
             .collect())
     }
 
     fn stat(&self, path: &str) -> StorageResult<FileStat> {
         match self.nodes.borrow().get(&Self::norm(path)) {
-            Some(Node::File { data, mtime_ms }) => {
-                Ok(FileStat { size: data.len() as u64, mtime_ms: *mtime_ms, is_dir: false })
-            }
-            Some(Node::Dir) => Ok(FileStat { size: 0, mtime_ms: 0, is_dir: true }),
+            Some(Node::File { data, mtime_ms }) => Ok(FileStat {
+                size: data.len() as u64,
+                mtime_ms: *mtime_ms,
+                is_dir: false,
+            }),
+            Some(Node::Dir) => Ok(FileStat {
+                size: 0,
+                mtime_ms: 0,
+                is_dir: true,
+            }),
             None => Err(StorageError::NotFound(path.to_string())),
         }
     }
@@ -328,7 +356,9 @@ impl Storage for MemoryStorage {
             acc.push_str(part);
             match nodes.get(&acc) {
                 Some(Node::Dir) => {}
-                Some(Node::File { .. }) => return Err(StorageError::Other(format!("ENOTDIR: {acc}"))),
+                Some(Node::File { .. }) => {
+                    return Err(StorageError::Other(format!("ENOTDIR: {acc}")))
+                }
                 None => {
                     nodes.insert(acc.clone(), Node::Dir);
                 }
@@ -373,7 +403,12 @@ mod tests {
         s.mkdir_all("/a/b/c").unwrap();
         s.write("/a/x.jsonl", b"1").unwrap();
         s.write("/a/b/y", b"2").unwrap();
-        let names: Vec<_> = s.list_dir("/a").unwrap().into_iter().map(|e| e.name).collect();
+        let names: Vec<_> = s
+            .list_dir("/a")
+            .unwrap()
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
         assert_eq!(names, vec!["b", "x.jsonl"]);
     }
 
@@ -414,7 +449,14 @@ pub fn atomic_write(storage: &dyn Storage, path: &str, bytes: &[u8]) -> StorageR
     if !dir.is_empty() {
         storage.mkdir_all(dir)?;
     }
-    let tmp = join(dir, &format!(".{}.{:08x}.tmp", basename(path), storage.random_u64() as u32));
+    let tmp = join(
+        dir,
+        &format!(
+            ".{}.{:08x}.tmp",
+            basename(path),
+            storage.random_u64() as u32
+        ),
+    );
     let result = storage
         .write(&tmp, bytes)
         .and_then(|_| storage.fsync(&tmp))

@@ -90,11 +90,18 @@ pub fn ms_from_iso(s: &str) -> Option<i64> {
     ms += h * 3_600_000 + mi * 60_000 + sec * 1000 + frac;
     match &s[i..] {
         "Z" | "z" => Some(ms),
-        rest if rest.len() == 6 && (rest.starts_with('+') || rest.starts_with('-')) && &rest[3..4] == ":" => {
+        rest if rest.len() == 6
+            && (rest.starts_with('+') || rest.starts_with('-'))
+            && &rest[3..4] == ":" =>
+        {
             let oh: i64 = rest[1..3].parse().ok()?;
             let om: i64 = rest[4..6].parse().ok()?;
             let off = (oh * 60 + om) * 60_000;
-            Some(if rest.starts_with('+') { ms - off } else { ms + off })
+            Some(if rest.starts_with('+') {
+                ms - off
+            } else {
+                ms + off
+            })
         }
         // No zone on a date-time means local time in JS; sessions always carry Z.
         "" => Some(ms),
@@ -121,7 +128,13 @@ mod tests {
 
     #[test]
     fn offsets_and_short_fractions() {
-        assert_eq!(ms_from_iso("2026-02-16T10:20:30.1Z"), Some(1_771_237_230_100));
-        assert_eq!(ms_from_iso("2026-02-16T11:20:30.123+01:00"), Some(1_771_237_230_123));
+        assert_eq!(
+            ms_from_iso("2026-02-16T10:20:30.1Z"),
+            Some(1_771_237_230_100)
+        );
+        assert_eq!(
+            ms_from_iso("2026-02-16T11:20:30.123+01:00"),
+            Some(1_771_237_230_123)
+        );
     }
 }

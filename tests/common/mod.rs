@@ -1,0 +1,78 @@
+#![allow(dead_code)]
+use std::path::PathBuf;
+use std::rc::Rc;
+use xcsh_session::session::{CreateOptions, OpenOptions, Persistence, Session};
+use xcsh_session::storage::{MemoryStorage, Storage};
+
+/// `../shared/fixtures/real` beside the repository (CI lays shared/ there too).
+pub fn fixtures_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/real")
+}
+
+pub fn fixture_text(name: &str) -> String {
+    std::fs::read_to_string(fixtures_dir().join(name)).expect("fixture readable")
+}
+
+pub const FIXTURES: [&str; 4] = [
+    "before-compaction.jsonl",
+    "historical-compact.jsonl",
+    "historical-session.jsonl",
+    "large-session.jsonl",
+];
+
+pub fn mem() -> Rc<MemoryStorage> {
+    Rc::new(MemoryStorage::new())
+}
+
+pub fn put(storage: &MemoryStorage, path: &str, text: &str) {
+    storage
+        .mkdir_all(xcsh_session::storage::parent(path))
+        .unwrap();
+    storage.write(path, text.as_bytes()).unwrap();
+}
+
+pub fn read(storage: &MemoryStorage, path: &str) -> String {
+    String::from_utf8(storage.read(path).unwrap()).unwrap()
+}
+
+pub fn open(storage: &Rc<MemoryStorage>, path: &str, persistence: Persistence) -> Session {
+    Session::open(
+        storage.clone(),
+        path,
+        &OpenOptions {
+            persistence,
+            agent_dir: "/agent".into(),
+            cwd: "/work".into(),
+        },
+    )
+    .unwrap()
+}
+
+pub fn create(storage: &Rc<MemoryStorage>) -> Session {
+    Session::create(
+        storage.clone(),
+        &CreateOptions {
+            agent_dir: "/agent".into(),
+            cwd: "/work/pi".into(),
+            ..Default::default()
+        },
+    )
+}
+
+pub fn user(text: &str) -> String {
+    format!(
+        r#"{{"role":"user","content":[{{"type":"text","text":{}}}],"timestamp":1760000000000}}"#,
+        serde_json::to_string(text).unwrap()
+    )
+}
+
+pub fn assistant(text: &str) -> String {
+    format!(
+        r#"{{"role":"assistant","provider":"anthropic","model":"claude-sonnet-4-5","content":[{{"type":"text","text":{}}}],"timestamp":1760000000001}}"#,
+        serde_json::to_string(text).unwrap()
+    )
+}
+
+pub fn context_value(session: &Session) -> serde_json::Value {
+    serde_json::from_str(&session.context().to_json()).unwrap()
+}
