@@ -321,10 +321,8 @@ pub fn build_session_context<'a>(
     ctx.injected_ttsr_rules = rules;
 
     let emit = |entry: &'a Entry, messages: &mut Vec<Cow<'a, str>>| match &entry.payload {
-        Payload::Message { .. } => {
-            if entry.message_json().is_some() {
-                messages.push(message_text(entry));
-            }
+        Payload::Message { .. } if entry.message_json().is_some() => {
+            messages.push(message_text(entry))
         }
         Payload::CustomMessage { .. } => messages.push(Cow::Owned(custom_message(entry))),
         Payload::BranchSummary { has_summary: true } => {

@@ -26,6 +26,7 @@ pub mod fs;
 pub mod ids;
 pub mod json;
 pub mod jsonl;
+pub mod listing;
 pub mod migration;
 pub mod paths;
 pub mod persist;

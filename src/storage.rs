@@ -393,6 +393,33 @@ impl Storage for MemoryStorage {
     }
 }
 
+/// Replace `path` atomically: write `<dir>/.<basename>.<random>.tmp`, fsync, rename over
+/// the target, fsync. On failure the temp file is removed and the error returned; the
+/// target is then untouched.
+pub fn atomic_write(storage: &dyn Storage, path: &str, bytes: &[u8]) -> StorageResult<()> {
+    let dir = parent(path);
+    if !dir.is_empty() {
+        storage.mkdir_all(dir)?;
+    }
+    let tmp = join(
+        dir,
+        &format!(
+            ".{}.{:08x}.tmp",
+            basename(path),
+            storage.random_u64() as u32
+        ),
+    );
+    let result = storage
+        .write(&tmp, bytes)
+        .and_then(|_| storage.fsync(&tmp))
+        .and_then(|_| storage.rename(&tmp, path))
+        .and_then(|_| storage.fsync(path));
+    if result.is_err() {
+        let _ = storage.unlink(&tmp);
+    }
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,31 +466,4 @@ mod tests {
         assert_eq!(parent("/c"), "/");
         assert_eq!(basename("/a/b/c.jsonl"), "c.jsonl");
     }
-}
-
-/// Replace `path` atomically: write `<dir>/.<basename>.<random>.tmp`, fsync, rename over
-/// the target, fsync. On failure the temp file is removed and the error returned; the
-/// target is then untouched.
-pub fn atomic_write(storage: &dyn Storage, path: &str, bytes: &[u8]) -> StorageResult<()> {
-    let dir = parent(path);
-    if !dir.is_empty() {
-        storage.mkdir_all(dir)?;
-    }
-    let tmp = join(
-        dir,
-        &format!(
-            ".{}.{:08x}.tmp",
-            basename(path),
-            storage.random_u64() as u32
-        ),
-    );
-    let result = storage
-        .write(&tmp, bytes)
-        .and_then(|_| storage.fsync(&tmp))
-        .and_then(|_| storage.rename(&tmp, path))
-        .and_then(|_| storage.fsync(path));
-    if result.is_err() {
-        let _ = storage.unlink(&tmp);
-    }
-    result
 }

@@ -1,0 +1,397 @@
+//! Session discovery: the light "recent" list (4096-byte prefix reads only) and the full
+//! `SessionInfo` lists of one project or of all projects (whole-file reads).
+
+use crate::entry::{pick, Header, Payload};
+use crate::json::{push_quoted, quote, raw_str};
+use crate::jsonl::parse_lenient;
+use crate::paths;
+use crate::session::Session;
+use crate::storage::{join, Storage, StorageResult};
+use crate::time::iso_from_ms;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::rc::Rc;
+
+/// How much of each file the recent list reads.
+pub const RECENT_PREFIX_BYTES: u64 = 4096;
+pub const DEFAULT_RECENT_LIMIT: usize = 3;
+const NAME_MAX_CHARS: usize = 40;
+
+/// One entry of the welcome screen's recent list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecentSessionInfo {
+    pub path: String,
+    pub id: String,
+    pub cwd: String,
+    pub title: Option<String>,
+    pub first_user_text: Option<String>,
+    pub mtime_ms: i64,
+}
+
+impl RecentSessionInfo {
+    /// Display name: sanitized title → first user text → header id → file name, capped.
+    pub fn name(&self) -> String {
+        let candidates = [
+            self.title.as_deref().map(sanitize),
+            self.first_user_text.as_deref().map(sanitize),
+        ];
+        let chosen = candidates
+            .into_iter()
+            .flatten()
+            .find(|s| !s.is_empty())
+            .or_else(|| (!self.id.is_empty()).then(|| self.id.clone()))
+            .unwrap_or_else(|| crate::storage::basename(&self.path).to_string());
+        cap(&chosen, NAME_MAX_CHARS)
+    }
+
+    /// "just now", "5m ago", "3h ago", "2d ago", or the date.
+    pub fn time_ago(&self, now_ms: i64) -> String {
+        time_ago(self.mtime_ms, now_ms)
+    }
+}
+
+/// First line only, control characters stripped, trimmed.
+pub fn sanitize(s: &str) -> String {
+    let first = s.split('\n').next().unwrap_or("");
+    first
+        .chars()
+        .filter(|c| !matches!(*c as u32, 0..=0x1f | 0x7f))
+        .collect::<String>()
+        .trim()
+        .to_string()
+}
+
+/// At most `max` characters (UTF-16 units, as the agent counts): `max - 1` and `…`.
+pub fn cap(s: &str, max: usize) -> String {
+    if crate::persist::utf16_len(s) <= max {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    let mut units = 0;
+    for c in s.chars() {
+        if units + c.len_utf16() > max - 1 {
+            break;
+        }
+        units += c.len_utf16();
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
+pub fn time_ago(then_ms: i64, now_ms: i64) -> String {
+    let secs = (now_ms - then_ms).max(0) / 1000;
+    let (mins, hours, days) = (secs / 60, secs / 3600, secs / 86_400);
+    if mins < 1 {
+        "just now".into()
+    } else if hours < 1 {
+        format!("{mins}m ago")
+    } else if days < 1 {
+        format!("{hours}h ago")
+    } else if days < 7 {
+        format!("{days}d ago")
+    } else {
+        iso_from_ms(then_ms)[..10].to_string()
+    }
+}
+
+/// Text of a message's `content` (a string, or the text blocks joined with a space).
+pub fn message_text(message: &str) -> Option<String> {
+    let f = pick(message, &["content"]).ok()?;
+    let content = f[0]?;
+    if let Some(s) = raw_str(content) {
+        return Some(s.into_owned());
+    }
+    let blocks: Vec<&RawValue> = serde_json::from_str(content.get()).ok()?;
+    let texts: Vec<String> = blocks
+        .iter()
+        .filter_map(|b| {
+            let f = pick(b.get(), &["type", "text"]).ok()?;
+            (f[0].and_then(raw_str).as_deref() == Some("text"))
+                .then(|| f[1].and_then(raw_str).map(|s| s.into_owned()))
+                .flatten()
+        })
+        .collect();
+    (!texts.is_empty()).then(|| texts.join(" "))
+}
+
+fn jsonl_files(storage: &dyn Storage, dir: &str) -> StorageResult<Vec<String>> {
+    match storage.list_dir(dir) {
+        Ok(entries) => Ok(entries
+            .into_iter()
+            .filter(|e| !e.is_dir && e.name.ends_with(".jsonl"))
+            .map(|e| join(dir, &e.name))
+            .collect()),
+        Err(e) if e.is_not_found() => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Read the light metadata of one file from its first 4096 bytes; `None` when the file
+/// has no valid header there.
+pub fn recent_info(storage: &dyn Storage, path: &str) -> Option<RecentSessionInfo> {
+    let prefix = storage.read_prefix(path, RECENT_PREFIX_BYTES).ok()?;
+    let mtime_ms = storage.stat(path).ok()?.mtime_ms;
+    let text = String::from_utf8_lossy(&prefix);
+    let parsed = parse_lenient(&text);
+    let mut records = parsed.records.iter().map(|r| &text[r.start..r.end]);
+    let header = Header::from_json(records.next()?)?;
+    let first_user_text = records.find_map(|r| {
+        let f = pick(r, &["type", "message"]).ok()?;
+        if f[0].and_then(raw_str).as_deref() != Some("message") {
+            return None;
+        }
+        let m = f[1]?.get();
+        let role = pick(m, &["role"]).ok()?[0].and_then(raw_str)?.into_owned();
+        (role == "user").then(|| message_text(m)).flatten()
+    });
+    Some(RecentSessionInfo {
+        path: path.to_string(),
+        id: header.id().to_string(),
+        cwd: header.cwd().unwrap_or_default().to_string(),
+        title: header.title().map(str::to_string),
+        first_user_text,
+        mtime_ms,
+    })
+}
+
+/// `getRecentSessions(sessionDir, limit)`: newest first; files without a valid header
+/// are skipped. Reads at most 4096 bytes of each file.
+pub fn recent_sessions(
+    storage: &dyn Storage,
+    dir: &str,
+    limit: usize,
+) -> StorageResult<Vec<RecentSessionInfo>> {
+    let mut out: Vec<RecentSessionInfo> = jsonl_files(storage, dir)?
+        .iter()
+        .filter_map(|p| recent_info(storage, p))
+        .collect();
+    out.sort_by(|a, b| {
+        b.mtime_ms
+            .cmp(&a.mtime_ms)
+            .then_with(|| b.path.cmp(&a.path))
+    });
+    out.truncate(limit);
+    Ok(out)
+}
+
+/// `findMostRecentSession(sessionDir)`: the newest file (by mtime) with a valid header.
+pub fn find_most_recent_session(storage: &dyn Storage, dir: &str) -> StorageResult<Option<String>> {
+    Ok(recent_sessions(storage, dir, 1)?
+        .into_iter()
+        .next()
+        .map(|r| r.path))
+}
+
+/// One session of a full listing (`SessionInfo`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionInfo {
+    pub path: String,
+    pub id: String,
+    pub cwd: String,
+    pub title: Option<String>,
+    pub parent_session_path: Option<String>,
+    pub created: String,
+    pub modified_ms: i64,
+    pub message_count: usize,
+    pub first_message: String,
+    pub all_messages_text: String,
+}
+
+/// Read one file fully into a [`SessionInfo`]; `None` without a valid header.
+pub fn session_info(storage: Rc<dyn Storage>, path: &str) -> Option<SessionInfo> {
+    let bytes = storage.read(path).ok()?;
+    let modified_ms = storage.stat(path).ok()?.mtime_ms;
+    let text = String::from_utf8_lossy(&bytes);
+    let first = parse_lenient(&text)
+        .records
+        .first()
+        .map(|r| text[r.start..r.end].to_string())?;
+    Header::from_json(&first)?;
+    let session = Session::from_text(storage, &text, "");
+    let header = session.header();
+    let mut message_count = 0;
+    let mut first_message = None;
+    let mut texts = Vec::new();
+    let mut short_summary = None;
+    for e in session.entries() {
+        match &e.payload {
+            Payload::Message { role, .. } => {
+                message_count += 1;
+                let role = role.as_deref().unwrap_or("");
+                if role == "user" || role == "assistant" {
+                    if let Some(t) = e.message_json().and_then(message_text) {
+                        if role == "user" && first_message.is_none() {
+                            first_message = Some(t.clone());
+                        }
+                        texts.push(t);
+                    }
+                }
+            }
+            Payload::Compaction { .. } => {
+                if let Ok(f) = pick(e.json(), &["shortSummary"]) {
+                    if let Some(s) = f[0].and_then(raw_str) {
+                        short_summary = Some(s.into_owned());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(SessionInfo {
+        path: path.to_string(),
+        id: header.id().to_string(),
+        cwd: header.cwd().unwrap_or_default().to_string(),
+        title: header.title().map(str::to_string).or(short_summary),
+        parent_session_path: header.parent_session().map(str::to_string),
+        created: header.timestamp().unwrap_or_default().to_string(),
+        modified_ms,
+        message_count,
+        first_message: first_message.unwrap_or_else(|| "(no messages)".into()),
+        all_messages_text: texts.join(" "),
+    })
+}
+
+fn sorted(mut infos: Vec<SessionInfo>) -> Vec<SessionInfo> {
+    infos.retain(|i| i.message_count > 0);
+    infos.sort_by(|a, b| {
+        b.modified_ms
+            .cmp(&a.modified_ms)
+            .then_with(|| b.path.cmp(&a.path))
+    });
+    infos
+}
+
+/// `SessionManager.list(cwd, sessionDir?)`: the sessions of one project with at least one
+/// message, newest first.
+pub fn list(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    cwd: &str,
+    session_dir: Option<&str>,
+) -> StorageResult<Vec<SessionInfo>> {
+    let dir = session_dir
+        .map(str::to_string)
+        .unwrap_or_else(|| paths::session_dir_for_cwd(agent_dir, cwd));
+    let files = jsonl_files(&*storage, &dir)?;
+    Ok(sorted(
+        files
+            .iter()
+            .filter_map(|p| session_info(storage.clone(), p))
+            .collect(),
+    ))
+}
+
+/// `SessionManager.listAll()`: every project directory under `<agentDir>/sessions`.
+pub fn list_all(storage: Rc<dyn Storage>, agent_dir: &str) -> StorageResult<Vec<SessionInfo>> {
+    let root = paths::sessions_root(agent_dir);
+    let dirs = match storage.list_dir(&root) {
+        Ok(d) => d,
+        Err(e) if e.is_not_found() => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut infos = Vec::new();
+    for d in dirs.into_iter().filter(|d| d.is_dir) {
+        for p in jsonl_files(&*storage, &join(&root, &d.name))? {
+            infos.extend(session_info(storage.clone(), &p));
+        }
+    }
+    Ok(sorted(infos))
+}
+
+/// JSON of a recent list (camelCase keys; `name` and `timeAgo` computed at `now_ms`).
+pub fn recent_json(items: &[RecentSessionInfo], now_ms: i64) -> String {
+    let parts: Vec<String> = items
+        .iter()
+        .map(|r| {
+            let mut o = String::from("{\"path\":");
+            push_quoted(&mut o, &r.path);
+            o.push_str(&format!(
+                ",\"id\":{},\"cwd\":{},",
+                quote(&r.id),
+                quote(&r.cwd)
+            ));
+            if let Some(t) = &r.title {
+                o.push_str(&format!("\"title\":{},", quote(t)));
+            }
+            o.push_str(&format!(
+                "\"name\":{},\"timeAgo\":{},\"modified\":{}}}",
+                quote(&r.name()),
+                quote(&r.time_ago(now_ms)),
+                quote(&iso_from_ms(r.mtime_ms))
+            ));
+            o
+        })
+        .collect();
+    format!("[{}]", parts.join(","))
+}
+
+/// JSON of a full listing (camelCase keys as in the agent's `SessionInfo`).
+pub fn list_json(items: &[SessionInfo]) -> String {
+    let parts: Vec<String> = items
+        .iter()
+        .map(|i| {
+            let mut v = serde_json::Map::new();
+            v.insert("path".into(), Value::String(i.path.clone()));
+            v.insert("id".into(), Value::String(i.id.clone()));
+            v.insert("cwd".into(), Value::String(i.cwd.clone()));
+            if let Some(t) = &i.title {
+                v.insert("title".into(), Value::String(t.clone()));
+            }
+            if let Some(p) = &i.parent_session_path {
+                v.insert("parentSessionPath".into(), Value::String(p.clone()));
+            }
+            v.insert("created".into(), Value::String(i.created.clone()));
+            v.insert("modified".into(), Value::String(iso_from_ms(i.modified_ms)));
+            v.insert("messageCount".into(), Value::from(i.message_count));
+            v.insert(
+                "firstMessage".into(),
+                Value::String(i.first_message.clone()),
+            );
+            v.insert(
+                "allMessagesText".into(),
+                Value::String(i.all_messages_text.clone()),
+            );
+            crate::json::to_text(&Value::Object(v))
+        })
+        .collect();
+    format!("[{}]", parts.join(","))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_sanitized_and_capped_at_40() {
+        assert_eq!(sanitize("  a\u{1}b\x7f \nsecond"), "ab");
+        let long = "x".repeat(50);
+        let capped = cap(&long, 40);
+        assert_eq!(capped.chars().count(), 40);
+        assert!(capped.ends_with('…'));
+        assert_eq!(cap(&"y".repeat(40), 40), "y".repeat(40));
+    }
+
+    #[test]
+    fn time_ago_buckets() {
+        let now = 10 * 86_400_000;
+        assert_eq!(time_ago(now - 30_000, now), "just now");
+        assert_eq!(time_ago(now - 5 * 60_000, now), "5m ago");
+        assert_eq!(time_ago(now - 3 * 3_600_000, now), "3h ago");
+        assert_eq!(time_ago(now - 2 * 86_400_000, now), "2d ago");
+        assert_eq!(time_ago(0, now), "1970-01-01");
+    }
+
+    #[test]
+    fn message_text_joins_text_blocks() {
+        assert_eq!(
+            message_text(r#"{"content":"plain"}"#).as_deref(),
+            Some("plain")
+        );
+        assert_eq!(
+            message_text(r#"{"content":[{"type":"text","text":"a"},{"type":"image","data":"x"},{"type":"text","text":"b"}]}"#).as_deref(),
+            Some("a b")
+        );
+        assert_eq!(message_text(r#"{"content":[]}"#), None);
+    }
+}

@@ -1,0 +1,246 @@
+//! Discovery: the recent list (4096-byte prefix reads), findMostRecentSession, list and
+//! listAll over generated session directories.
+
+mod common;
+use common::*;
+use std::cell::Cell;
+use std::rc::Rc;
+use xcsh_session::listing::{self, recent_sessions};
+use xcsh_session::storage::{DirEntry, FileStat, MemoryStorage, Storage, StorageResult};
+
+/// Counts the bytes handed out by reads.
+struct Counting {
+    inner: MemoryStorage,
+    bytes: Cell<u64>,
+    full_reads: Cell<u64>,
+}
+
+impl Storage for Counting {
+    fn read(&self, p: &str) -> StorageResult<Vec<u8>> {
+        let d = self.inner.read(p)?;
+        self.bytes.set(self.bytes.get() + d.len() as u64);
+        self.full_reads.set(self.full_reads.get() + 1);
+        Ok(d)
+    }
+    fn read_prefix(&self, p: &str, n: u64) -> StorageResult<Vec<u8>> {
+        let d = self.inner.read_prefix(p, n)?;
+        self.bytes.set(self.bytes.get() + d.len() as u64);
+        Ok(d)
+    }
+    fn write(&self, p: &str, d: &[u8]) -> StorageResult<()> {
+        self.inner.write(p, d)
+    }
+    fn append(&self, p: &str, d: &[u8]) -> StorageResult<()> {
+        self.inner.append(p, d)
+    }
+    fn rename(&self, a: &str, b: &str) -> StorageResult<()> {
+        self.inner.rename(a, b)
+    }
+    fn unlink(&self, p: &str) -> StorageResult<()> {
+        self.inner.unlink(p)
+    }
+    fn list_dir(&self, p: &str) -> StorageResult<Vec<DirEntry>> {
+        self.inner.list_dir(p)
+    }
+    fn stat(&self, p: &str) -> StorageResult<FileStat> {
+        self.inner.stat(p)
+    }
+    fn mkdir_all(&self, p: &str) -> StorageResult<()> {
+        self.inner.mkdir_all(p)
+    }
+    fn fsync(&self, p: &str) -> StorageResult<()> {
+        self.inner.fsync(p)
+    }
+    fn rmdir(&self, p: &str) -> StorageResult<()> {
+        self.inner.rmdir(p)
+    }
+    fn now_ms(&self) -> i64 {
+        self.inner.now_ms()
+    }
+    fn random_u64(&self) -> u64 {
+        self.inner.random_u64()
+    }
+}
+
+fn header(id: &str, cwd: &str, title: Option<&str>) -> String {
+    let t = title
+        .map(|t| format!(",\"title\":{}", serde_json::to_string(t).unwrap()))
+        .unwrap_or_default();
+    format!(
+        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-02-16T10:20:30.123Z","cwd":"{cwd}"{t}}}"#
+    )
+}
+
+fn msg(id: &str, parent: Option<&str>, role: &str, text: &str) -> String {
+    let p = parent.map(|p| format!("\"{p}\"")).unwrap_or("null".into());
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{p},"timestamp":"2026-02-16T10:21:00.000Z","message":{{"role":"{role}","content":[{{"type":"text","text":{}}}],"provider":"p","model":"m"}}}}"#,
+        serde_json::to_string(text).unwrap()
+    )
+}
+
+/// Three projects with titled, untitled, corrupt, empty and message-less sessions.
+fn agent_dir(storage: &MemoryStorage) {
+    let dir = "/agent/sessions/--work-a--";
+    let big = "padding ".repeat(2000);
+    put(
+        storage,
+        &format!("{dir}/1_a1.jsonl"),
+        &format!(
+            "{}\n{}\n{}\n",
+            header("a1", "/work/a", Some("Fix the\u{1} login bug\nmore")),
+            msg("m1", None, "user", "first question"),
+            msg("m2", Some("m1"), "assistant", &big)
+        ),
+    );
+    put(
+        storage,
+        &format!("{dir}/2_a2.jsonl"),
+        &format!(
+            "{}\n{}\n",
+            header("a2", "/work/a", None),
+            msg(
+                "m1",
+                None,
+                "user",
+                "how do I resume a session that has a very long first prompt?"
+            )
+        ),
+    );
+    put(
+        storage,
+        &format!("{dir}/3_corrupt.jsonl"),
+        "this is not json\n{\"type\":\"message\"}\n",
+    );
+    put(
+        storage,
+        &format!("{dir}/4_nomsg.jsonl"),
+        &format!("{}\n", header("a4", "/work/a", None)),
+    );
+    put(storage, &format!("{dir}/notes.txt"), "not a session");
+    storage.mkdir_all(&format!("{dir}/2_a2")).unwrap();
+    storage.set_mtime(&format!("{dir}/1_a1.jsonl"), 1000);
+    storage.set_mtime(&format!("{dir}/2_a2.jsonl"), 3000);
+    storage.set_mtime(&format!("{dir}/3_corrupt.jsonl"), 5000);
+    storage.set_mtime(&format!("{dir}/4_nomsg.jsonl"), 4000);
+    let compaction = r#"{"type":"compaction","id":"c","parentId":"m1","timestamp":"2026-02-16T10:22:00.000Z","summary":"s","shortSummary":"Compacted title","firstKeptEntryId":"m1","tokensBefore":1}"#;
+    put(
+        storage,
+        "/agent/sessions/--work-b--/1_b1.jsonl",
+        &format!(
+            "{}\n{}\n{compaction}\n",
+            header("b1", "/work/b", None),
+            msg("m1", None, "user", "in b")
+        ),
+    );
+    storage.set_mtime("/agent/sessions/--work-b--/1_b1.jsonl", 2000);
+}
+
+#[test]
+fn recent_list_is_newest_first_skips_corrupt_files_and_reads_only_prefixes() {
+    let storage = Counting {
+        inner: MemoryStorage::new(),
+        bytes: Cell::new(0),
+        full_reads: Cell::new(0),
+    };
+    agent_dir(&storage.inner);
+    let recent = recent_sessions(&storage, "/agent/sessions/--work-a--", 10).unwrap();
+    let ids: Vec<&str> = recent.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        vec!["a4", "a2", "a1"],
+        "newest mtime first, corrupt file skipped"
+    );
+    assert_eq!(storage.full_reads.get(), 0, "no whole-file reads");
+    assert!(
+        storage.bytes.get() <= 4 * 4096,
+        "at most 4 KiB per file: {}",
+        storage.bytes.get()
+    );
+    assert_eq!(recent[2].name(), "Fix the login bug", "sanitized title");
+    assert_eq!(
+        recent[1].name(),
+        "how do I resume a session that has a ve…",
+        "first user text, 39 chars + …"
+    );
+    assert_eq!(recent[1].name().chars().count(), 40);
+    assert_eq!(recent[0].name(), "a4", "falls back to the header id");
+    assert_eq!(
+        recent_sessions(
+            &storage,
+            "/agent/sessions/--work-a--",
+            listing::DEFAULT_RECENT_LIMIT
+        )
+        .unwrap()
+        .len(),
+        3
+    );
+    assert!(recent_sessions(&storage, "/agent/sessions/--missing--", 3)
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn find_most_recent_session_takes_the_newest_valid_file() {
+    let storage = MemoryStorage::new();
+    agent_dir(&storage);
+    assert_eq!(
+        listing::find_most_recent_session(&storage, "/agent/sessions/--work-a--")
+            .unwrap()
+            .as_deref(),
+        Some("/agent/sessions/--work-a--/4_nomsg.jsonl")
+    );
+    assert_eq!(
+        listing::find_most_recent_session(&storage, "/nowhere").unwrap(),
+        None
+    );
+}
+
+#[test]
+fn list_reads_whole_files_and_excludes_sessions_without_messages() {
+    let storage = Rc::new(MemoryStorage::new());
+    agent_dir(&storage);
+    let infos = listing::list(storage.clone(), "/agent", "/work/a", None).unwrap();
+    let ids: Vec<&str> = infos.iter().map(|i| i.id.as_str()).collect();
+    assert_eq!(ids, vec!["a2", "a1"]);
+    let a1 = &infos[1];
+    assert_eq!(a1.title.as_deref(), Some("Fix the\u{1} login bug\nmore"));
+    assert_eq!(a1.message_count, 2);
+    assert_eq!(a1.first_message, "first question");
+    assert!(a1.all_messages_text.starts_with("first question padding"));
+    assert_eq!(a1.created, "2026-02-16T10:20:30.123Z");
+    let json: serde_json::Value = serde_json::from_str(&listing::list_json(&infos)).unwrap();
+    assert_eq!(json[1]["messageCount"], 2);
+    assert_eq!(json[1]["path"], "/agent/sessions/--work-a--/1_a1.jsonl");
+}
+
+#[test]
+fn list_all_spans_projects_and_uses_the_compaction_short_summary_as_title() {
+    let storage = Rc::new(MemoryStorage::new());
+    agent_dir(&storage);
+    let infos = listing::list_all(storage.clone(), "/agent").unwrap();
+    let ids: Vec<&str> = infos.iter().map(|i| i.id.as_str()).collect();
+    assert_eq!(ids, vec!["a2", "b1", "a1"]);
+    assert_eq!(infos[1].title.as_deref(), Some("Compacted title"));
+    assert_eq!(infos[1].cwd, "/work/b");
+    assert!(listing::list_all(Rc::new(MemoryStorage::new()), "/agent")
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn session_without_user_message_says_no_messages() {
+    let storage = Rc::new(MemoryStorage::new());
+    put(
+        &storage,
+        "/s/x.jsonl",
+        &format!(
+            "{}\n{}\n",
+            header("x", "/w", None),
+            msg("m", None, "assistant", "hi")
+        ),
+    );
+    let info = listing::session_info(storage.clone(), "/s/x.jsonl").unwrap();
+    assert_eq!(info.first_message, "(no messages)");
+    assert_eq!(info.message_count, 1);
+}
