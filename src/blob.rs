@@ -173,6 +173,94 @@ fn walk_refs(value: &mut Value, store: &BlobStore, changed: &mut bool) {
     }
 }
 
+/// What a garbage collection found and did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GcReport {
+    /// Files read under `<agentDir>/sessions` (every file, any name, recursively).
+    pub scanned_files: usize,
+    pub referenced: usize,
+    /// Unreferenced and older than the grace period: deleted (or would be, in a dry run).
+    pub deleted: Vec<String>,
+    /// Unreferenced but recent: kept, a session may be about to reference it.
+    pub kept_recent: Vec<String>,
+    pub dry_run: bool,
+}
+
+fn scan_refs(
+    storage: &dyn Storage,
+    dir: &str,
+    refs: &mut std::collections::HashSet<String>,
+    files: &mut usize,
+) -> Result<(), StorageError> {
+    let entries = match storage.list_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.is_not_found() => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
+        let path = join(dir, &entry.name);
+        if entry.is_dir {
+            scan_refs(storage, &path, refs, files)?;
+        } else {
+            let bytes = storage.read(&path)?;
+            *files += 1;
+            refs.extend(referenced_hashes(&String::from_utf8_lossy(&bytes)));
+        }
+    }
+    Ok(())
+}
+
+/// Delete the blobs no file under `<agentDir>/sessions` references. References are found
+/// by a textual scan of every file (backups and unreadable lines included), any read
+/// error aborts before anything is deleted, and blobs younger than `grace_ms` are kept.
+pub fn collect_garbage(
+    storage: &dyn Storage,
+    agent_dir: &str,
+    dry_run: bool,
+    grace_ms: i64,
+) -> Result<GcReport, StorageError> {
+    let mut refs = std::collections::HashSet::new();
+    let mut report = GcReport {
+        dry_run,
+        ..GcReport::default()
+    };
+    scan_refs(
+        storage,
+        &crate::paths::sessions_root(agent_dir),
+        &mut refs,
+        &mut report.scanned_files,
+    )?;
+    report.referenced = refs.len();
+    let dir = crate::paths::blobs_dir(agent_dir);
+    let blobs = match storage.list_dir(&dir) {
+        Ok(b) => b,
+        Err(e) if e.is_not_found() => return Ok(report),
+        Err(e) => return Err(e),
+    };
+    let now = storage.now_ms();
+    for blob in blobs
+        .into_iter()
+        .filter(|b| !b.is_dir && is_valid_hash(&b.name))
+    {
+        if refs.contains(&blob.name) {
+            continue;
+        }
+        let path = join(&dir, &blob.name);
+        let age = now - storage.stat(&path)?.mtime_ms;
+        if age < grace_ms {
+            report.kept_recent.push(blob.name);
+            continue;
+        }
+        if !dry_run {
+            storage.unlink(&path)?;
+        }
+        report.deleted.push(blob.name);
+    }
+    report.deleted.sort();
+    report.kept_recent.sort();
+    Ok(report)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

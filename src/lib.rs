@@ -17,6 +17,7 @@
 //! ```
 
 pub mod api;
+pub mod artifacts;
 pub mod blob;
 pub mod context;
 pub mod entry;
@@ -28,11 +29,13 @@ pub mod json;
 pub mod jsonl;
 pub mod listing;
 pub mod migration;
+pub mod output_sink;
 pub mod paths;
 pub mod persist;
 pub mod session;
 pub mod storage;
 pub mod time;
+pub mod urls;
 
 pub use context::{Leaf, SessionContext};
 pub use entry::{Entry, EntryType, Header, Payload};

@@ -57,6 +57,19 @@ pub fn artifacts_dir(session_file: &str) -> String {
         .to_string()
 }
 
+/// Artifacts directory of a session, or a per-session temporary one when the session has
+/// no file (the Task tool's fallback for subagent outputs).
+pub fn artifacts_dir_or_temp(
+    session_file: Option<&str>,
+    temp_root: &str,
+    session_id: &str,
+) -> String {
+    match session_file {
+        Some(f) => artifacts_dir(f),
+        None => join(temp_root, &format!("xcsh-artifacts-{session_id}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
