@@ -32,6 +32,8 @@ pub mod migration;
 pub mod output_sink;
 pub mod paths;
 pub mod persist;
+pub mod picker;
+pub mod resume;
 pub mod session;
 pub mod storage;
 pub mod time;

@@ -408,6 +408,11 @@ impl Session {
         self.file.as_deref()
     }
 
+    /// The storage port this session uses (shared with sessions it opens).
+    pub fn storage(&self) -> Rc<dyn Storage> {
+        self.storage.clone()
+    }
+
     pub fn persistence(&self) -> Persistence {
         self.persistence
     }
