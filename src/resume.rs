@@ -52,7 +52,7 @@ fn matches(info: &SessionInfo, arg: &str) -> Option<bool> {
         .to_lowercase();
     let after = stem.rsplit('_').next().unwrap_or("").to_string();
     let keys = [info.id.to_lowercase(), stem, after];
-    if keys.iter().any(|k| *k == arg) {
+    if keys.contains(&arg) {
         Some(true)
     } else if keys.iter().any(|k| k.starts_with(&arg)) {
         Some(false)

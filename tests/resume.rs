@@ -9,7 +9,7 @@ use xcsh_session::resume::{
     self, clamp_thinking_level, continue_recent, open_for_use, switch_session, terminal_id,
     ContinueTarget, RestoreOptions, ResumeError, ResumeTarget, SwitchHooks,
 };
-use xcsh_session::storage::{MemoryStorage, Storage};
+use xcsh_session::storage::MemoryStorage;
 
 fn session_file(
     storage: &MemoryStorage,
