@@ -161,6 +161,10 @@ pub enum ErrorKind {
     ReadOnly,
     Persistence,
     Storage,
+    /// A resume prefix matched several sessions (details: the candidates).
+    Ambiguous,
+    /// The session belongs to another project and was not confirmed.
+    OtherProject,
 }
 
 impl ErrorKind {
@@ -185,6 +189,280 @@ impl ErrorKind {
             ErrorKind::ReadOnly => "readOnly",
             ErrorKind::Persistence => "persistence",
             ErrorKind::Storage => "storage",
+            ErrorKind::Ambiguous => "ambiguous",
+            ErrorKind::OtherProject => "otherProject",
         }
     }
+}
+
+/// An error of the JSON façade: a kind, the message, and optional JSON details (the
+/// candidates of an ambiguous resume).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub details: Option<String>,
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl ApiError {
+    fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        ApiError {
+            kind,
+            message: message.into(),
+            details: None,
+        }
+    }
+}
+
+impl From<crate::error::SessionError> for ApiError {
+    fn from(e: crate::error::SessionError) -> Self {
+        ApiError::new(ErrorKind::of(&e), e.to_string())
+    }
+}
+
+impl From<crate::storage::StorageError> for ApiError {
+    fn from(e: crate::storage::StorageError) -> Self {
+        crate::error::SessionError::from(e).into()
+    }
+}
+
+impl From<crate::resume::ResumeError> for ApiError {
+    fn from(e: crate::resume::ResumeError) -> Self {
+        use crate::resume::ResumeError as R;
+        match e {
+            R::NotFound(_) => ApiError::new(ErrorKind::NotFound, e.to_string()),
+            R::InAnotherProject { .. } => ApiError::new(ErrorKind::OtherProject, e.to_string()),
+            R::Ambiguous { ref candidates, .. } => ApiError {
+                kind: ErrorKind::Ambiguous,
+                message: e.to_string(),
+                details: Some(crate::resume::candidates_json(candidates)),
+            },
+            R::Storage(s) => s.into(),
+            R::Session(s) => s.into(),
+        }
+    }
+}
+
+impl From<crate::urls::UrlError> for ApiError {
+    fn from(e: crate::urls::UrlError) -> Self {
+        use crate::urls::UrlError as U;
+        let kind = match &e {
+            U::NoArtifactsDirectory
+            | U::ArtifactNotFound { .. }
+            | U::AgentOutputNotFound { .. }
+            | U::PathNotFound { .. } => ErrorKind::NotFound,
+            U::Storage(s) if s.is_not_found() => ErrorKind::NotFound,
+            U::Storage(_) => ErrorKind::Storage,
+            _ => ErrorKind::InvalidInput,
+        };
+        ApiError::new(kind, e.to_string())
+    }
+}
+
+impl From<crate::blob::BlobError> for ApiError {
+    fn from(e: crate::blob::BlobError) -> Self {
+        match e {
+            crate::blob::BlobError::InvalidHash(_) => {
+                ApiError::new(ErrorKind::InvalidInput, e.to_string())
+            }
+            crate::blob::BlobError::Storage(s) => s.into(),
+        }
+    }
+}
+
+pub type ApiResult = std::result::Result<String, ApiError>;
+
+/// `recent`: the light list of a project's directory, newest first.
+pub fn recent(storage: Rc<dyn Storage>, agent_dir: &str, cwd: &str, limit: usize) -> ApiResult {
+    let dir = crate::paths::session_dir_for_cwd(agent_dir, cwd);
+    let items = crate::listing::recent_sessions(&*storage, &dir, limit)?;
+    Ok(crate::listing::recent_json(&items, storage.now_ms()))
+}
+
+/// `list`: SessionInfo of one project (`cwd`) or of all projects.
+pub fn list(storage: Rc<dyn Storage>, agent_dir: &str, cwd: Option<&str>) -> ApiResult {
+    let items = match cwd {
+        Some(c) => crate::listing::list(storage, agent_dir, c, None)?,
+        None => crate::listing::list_all(storage, agent_dir)?,
+    };
+    Ok(crate::listing::list_json(&items))
+}
+
+/// `search`: the picker's ranking over one project or all, as SessionInfo JSON plus a
+/// `score`.
+pub fn search(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    cwd: Option<&str>,
+    query: &str,
+) -> ApiResult {
+    let items = match cwd {
+        Some(c) => crate::listing::list(storage, agent_dir, c, None)?,
+        None => crate::listing::list_all(storage, agent_dir)?,
+    };
+    let ranked = crate::picker::search(&items, query);
+    let parts: Vec<String> = ranked
+        .iter()
+        .map(|(info, score)| {
+            let one = crate::listing::list_json(std::slice::from_ref(*info));
+            format!("{{\"score\":{score},{}", &one[2..one.len() - 1])
+        })
+        .collect();
+    Ok(format!("[{}]", parts.join(",")))
+}
+
+/// `resume`: the session file for an id prefix or path (`confirm` forks another
+/// project's session into this one); `{"path": ...}`.
+pub fn resume(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    cwd: &str,
+    arg: &str,
+    confirm: bool,
+) -> ApiResult {
+    let target = crate::resume::resolve(storage.clone(), agent_dir, cwd, arg, None)?;
+    let path = crate::resume::open_target(storage, agent_dir, cwd, arg, target, confirm)?;
+    Ok(format!("{{\"path\":{}}}", quote(&path)))
+}
+
+/// `continue`: `{"path", "source": "breadcrumb" | "mostRecent" | "new"}`; for a new
+/// session the path is where it will be written (nothing is written now).
+pub fn continue_recent(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    cwd: &str,
+    terminal: Option<&str>,
+) -> ApiResult {
+    use crate::resume::ContinueTarget as C;
+    let (path, source) =
+        match crate::resume::continue_recent(&*storage, agent_dir, cwd, None, terminal)? {
+            C::Breadcrumb(p) => (p, "breadcrumb"),
+            C::MostRecent(p) => (p, "mostRecent"),
+            C::New => {
+                let s = Session::create(
+                    storage.clone(),
+                    &crate::session::CreateOptions {
+                        agent_dir: agent_dir.into(),
+                        cwd: cwd.into(),
+                        ..Default::default()
+                    },
+                );
+                (s.file().unwrap_or_default().to_string(), "new")
+            }
+        };
+    if let Some(t) = terminal {
+        // Best effort: a breadcrumb that cannot be written never fails the caller.
+        let _ = crate::resume::write_breadcrumb(&*storage, agent_dir, t, cwd, &path);
+    }
+    Ok(format!(
+        "{{\"path\":{},\"source\":\"{source}\"}}",
+        quote(&path)
+    ))
+}
+
+/// `blob put`: `{"hash", "ref", "path"}`.
+pub fn blob_put(storage: Rc<dyn Storage>, agent_dir: &str, bytes: &[u8]) -> ApiResult {
+    let put =
+        crate::blob::BlobStore::new(&*storage, crate::paths::blobs_dir(agent_dir)).put(bytes)?;
+    Ok(format!(
+        "{{\"hash\":{},\"ref\":{},\"path\":{}}}",
+        quote(&put.hash),
+        quote(&put.reference),
+        quote(&put.path)
+    ))
+}
+
+/// `blob get`: the bytes (a hash or a `blob:sha256:` reference).
+pub fn blob_get(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    hash_or_ref: &str,
+) -> std::result::Result<Vec<u8>, ApiError> {
+    let hash = hash_or_ref
+        .strip_prefix(crate::blob::BLOB_REF_PREFIX)
+        .unwrap_or(hash_or_ref);
+    crate::blob::BlobStore::new(&*storage, crate::paths::blobs_dir(agent_dir))
+        .get(hash)?
+        .ok_or_else(|| ApiError::new(ErrorKind::NotFound, format!("Blob {hash} not found")))
+}
+
+/// `url`: resolve `artifact://` / `agent://` for a session file; `{"content",
+/// "mimeType", "size"}`.
+pub fn resolve_url(
+    storage: Rc<dyn Storage>,
+    session_file: &str,
+    url: &str,
+    offset: Option<usize>,
+    limit: Option<usize>,
+) -> ApiResult {
+    let dir = crate::paths::artifacts_dir(session_file);
+    let r = crate::urls::resolve(
+        &*storage,
+        Some(&dir),
+        url,
+        crate::urls::Paging { offset, limit },
+    )?;
+    Ok(format!(
+        "{{\"content\":{},\"mimeType\":\"{}\",\"size\":{}}}",
+        quote(&r.content),
+        r.mime_type,
+        r.size
+    ))
+}
+
+/// `fork`: `{"oldFile", "newFile", "warnings"}`.
+pub fn fork(storage: Rc<dyn Storage>, agent_dir: &str, file: &str) -> ApiResult {
+    let mut s = open(storage, file, agent_dir, Persistence::Persistent)?;
+    if !s.report().file_existed {
+        return Err(crate::storage::StorageError::NotFound(file.to_string()).into());
+    }
+    let r = s.fork()?;
+    let warnings: Vec<String> = r.warnings.iter().map(|w| quote(w)).collect();
+    Ok(format!(
+        "{{\"oldFile\":{},\"newFile\":{},\"warnings\":[{}]}}",
+        quote(r.old_file.as_deref().unwrap_or_default()),
+        quote(r.new_file.as_deref().unwrap_or_default()),
+        warnings.join(",")
+    ))
+}
+
+/// `move`: `{"newFile"}`.
+pub fn move_session(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    file: &str,
+    to_cwd: &str,
+) -> ApiResult {
+    let mut s = open(storage, file, agent_dir, Persistence::Persistent)?;
+    if !s.report().file_existed {
+        return Err(crate::storage::StorageError::NotFound(file.to_string()).into());
+    }
+    let new_file = s.move_to(agent_dir, to_cwd)?;
+    Ok(format!("{{\"newFile\":{}}}", quote(&new_file)))
+}
+
+/// Blobs younger than this are never collected (a session may be about to reference
+/// them: blobs are written before the entry that uses them).
+pub const GC_GRACE_MS: i64 = 60 * 60 * 1000;
+
+/// `gc`: `{"dryRun", "scannedFiles", "referenced", "deleted": [...], "keptRecent": [...]}`.
+pub fn gc(storage: Rc<dyn Storage>, agent_dir: &str, dry_run: bool) -> ApiResult {
+    let r = crate::blob::collect_garbage(&*storage, agent_dir, dry_run, GC_GRACE_MS)?;
+    let list = |v: &[String]| v.iter().map(|h| quote(h)).collect::<Vec<_>>().join(",");
+    Ok(format!(
+        "{{\"dryRun\":{},\"scannedFiles\":{},\"referenced\":{},\"deleted\":[{}],\"keptRecent\":[{}]}}",
+        r.dry_run,
+        r.scanned_files,
+        r.referenced,
+        list(&r.deleted),
+        list(&r.kept_recent)
+    ))
 }
