@@ -150,7 +150,7 @@ pub enum Payload {
 #[derive(Debug, Clone)]
 pub enum Text {
     Shared {
-        buf: Arc<str>,
+        buf: Arc<String>,
         start: usize,
         end: usize,
     },

@@ -124,7 +124,7 @@ pub struct Session {
     /// The file on disk does not end in a newline (torn tail): write one before appending.
     needs_newline: bool,
     /// Original bytes to keep aside before the first rewrite (lossy load).
-    pending_backup: Option<Arc<str>>,
+    pending_backup: Option<Arc<String>>,
     persist_error: Option<SessionError>,
     warnings: Vec<String>,
     report: LoadReport,
@@ -225,7 +225,7 @@ impl Session {
                     Some(path.to_string()),
                     &options.agent_dir,
                     &options.cwd,
-                    Arc::from(text),
+                    Arc::new(text),
                 );
                 s.report.invalid_utf8 = invalid_utf8;
                 s.report.file_existed = true;
@@ -258,13 +258,18 @@ impl Session {
 
     /// Read a session from its text without any file (viewers, `parseSession`).
     pub fn from_text(storage: Rc<dyn Storage>, text: &str, agent_dir: &str) -> Session {
+        Self::from_string(storage, text.to_string(), agent_dir)
+    }
+
+    /// [`Session::from_text`] taking the text by value (no copy).
+    pub fn from_string(storage: Rc<dyn Storage>, text: String, agent_dir: &str) -> Session {
         Self::from_text_with(
             storage,
             Persistence::ReadOnly,
             None,
             agent_dir,
             "",
-            Arc::from(text),
+            Arc::new(text),
         )
     }
 
@@ -274,7 +279,7 @@ impl Session {
         file: Option<String>,
         agent_dir: &str,
         cwd: &str,
-        text: Arc<str>,
+        text: Arc<String>,
     ) -> Session {
         let parsed = jsonl::parse_lenient(&text);
         let mut report = LoadReport {
@@ -312,9 +317,16 @@ impl Session {
         };
         report.file_version = header.version();
 
-        // Records that can be entries: JSON objects with a string type (other than a header).
+        // Records that can be entries: JSON objects with a string type (other than a
+        // header). Only v1 files need this sorted out before parsing (their entries have
+        // no ids yet); later versions are classified by `Entry::parse` itself.
         let mut candidates: Vec<Text> = Vec::with_capacity(rest.len());
+        let needs_ids = header.version() < 2;
         for r in rest {
+            if !needs_ids {
+                candidates.push(shared(r));
+                continue;
+            }
             let raw = &text[r.start..r.end];
             let ty = crate::entry::pick(raw, &["type"])
                 .ok()
@@ -342,6 +354,10 @@ impl Session {
             (t, off)
         }) {
             match Entry::parse(text_item) {
+                Ok(entry) if entry.type_name() == "session" => report.non_entries.push(NonEntry {
+                    offset,
+                    reason: "a second session header".into(),
+                }),
                 Ok(entry) => {
                     if session.by_id.contains_key(&entry.id) {
                         report.duplicate_ids.push(entry.id.clone());
