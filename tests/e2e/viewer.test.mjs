@@ -1,0 +1,326 @@
+// End-to-end test of the in-browser session viewer (web-demo/) with the real wasm package.
+//
+// Serves web-demo/ with scripts/serve.mjs on a free port, drives headless Chromium
+// (/usr/bin/chromium, never a downloaded browser) with playwright-core, and fails on any
+// page error, console error or failed request. Screenshots: tests/e2e/screenshots/*.png.
+//
+// Run: scripts/test-e2e   (or `node --test tests/e2e/` once web-demo/pkg is built)
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(HERE, '..', '..');
+const SHARED = resolve(ROOT, '..', 'shared', 'fixtures', 'real'); // ../shared beside the repo
+const SCREENSHOTS = join(HERE, 'screenshots');
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const CHROMIUM_FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+const TIMEOUT = 30_000;
+
+/** Starts scripts/serve.mjs on a free port; resolves with the URL it prints. */
+function startServer() {
+  const child = spawn(process.execPath, [join(ROOT, 'scripts', 'serve.mjs'), '--port', '0'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve.mjs printed no URL within 10 s:\n${out}${err}`)), 10_000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/^Serving the session viewer at (http:\/\/127\.0\.0\.1:(\d+)\/)$/m);
+      if (m) {
+        clearTimeout(timer);
+        assert.notEqual(m[2], '0', 'the printed port is the real one');
+        resolvePromise({ child, url: m[1] });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve.mjs exited with ${code}:\n${out}${err}`));
+    });
+  });
+}
+
+/** SIGTERM the server and return its exit code (it must exit cleanly). */
+function stopServer(child) {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolvePromise) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    child.removeAllListeners('exit');
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise(code ?? signal);
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+describe('session viewer', { timeout: 180_000 }, () => {
+  let server;
+  let context;
+  let page;
+  let profile;
+  const problems = []; // page errors, console errors, failed requests
+
+  before(async () => {
+    assert.ok(
+      existsSync(join(ROOT, 'web-demo', 'pkg', 'xcsh_session.js')),
+      'web-demo/pkg/xcsh_session.js is missing: build the package with scripts/build-js',
+    );
+    await mkdir(SCREENSHOTS, { recursive: true });
+    server = await startServer();
+    profile = await mkdtemp(join(tmpdir(), 'xcsh-e2e-profile-'));
+    // A fresh profile per run (persistent context = explicit --user-data-dir).
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_FLAGS,
+      viewport: { width: 1440, height: 900 },
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(TIMEOUT);
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console.error: ${m.text()}`);
+    });
+    page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ''}`));
+    page.on('response', (r) => {
+      if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
+    });
+  });
+
+  after(async () => {
+    await context?.close();
+    if (profile) await rm(profile, { recursive: true, force: true });
+    if (server) {
+      const code = await stopServer(server.child);
+      assert.equal(code, 0, 'serve.mjs exits with status 0 on SIGTERM');
+    }
+  });
+
+  const conversationText = () => page.locator('#conversation').innerText();
+  // Each test reports (and clears) what went wrong during it.
+  const assertNoProblems = () => assert.deepEqual(problems.splice(0), [], 'no page errors, console errors or failed requests');
+
+  test('serves the page, the wasm package and the samples with the right MIME types', async () => {
+    for (const [path, type] of [
+      ['', 'text/html'],
+      ['app.js', 'text/javascript'],
+      ['pkg/xcsh_session.js', 'text/javascript'],
+      ['style.css', 'text/css'],
+      ['samples/index.json', 'application/json'],
+    ]) {
+      const res = await fetch(server.url + path);
+      assert.equal(res.status, 200, path);
+      assert.match(res.headers.get('content-type'), new RegExp(`^${type}`), path);
+    }
+    const wasm = (await readFile(join(ROOT, 'web-demo', 'pkg', 'xcsh_session.js'), 'utf8')).match(/['"]([\w.-]+\.wasm)['"]/);
+    if (wasm) {
+      const res = await fetch(`${server.url}pkg/${wasm[1]}`);
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('content-type'), 'application/wasm');
+    }
+    assert.equal((await fetch(`${server.url}..%2f..%2fCargo.toml`)).status >= 400, true, 'nothing outside web-demo/');
+    assert.equal((await fetch(`${server.url}no-such-file`)).status, 404);
+  });
+
+  test('the default sample (demo-branches) renders its conversation', async () => {
+    await page.goto(server.url);
+    await page.locator('.msg').first().waitFor();
+    const bar = page.locator('#session-bar');
+    await assert.doesNotReject(bar.getByText('Fix the tokenizer bug').waitFor());
+    assert.match(await bar.innerText(), /1f9d2a6b9c0d1234/);
+    assert.match(await bar.innerText(), /\/work\/demo/);
+    assert.match(await bar.innerText(), /v3/);
+    assert.equal(await page.locator('[data-testid=migration-needed]').count(), 0, 'a v3 file needs no migration');
+
+    // The leaf is the last entry: the main branch, compacted. Compaction summary, the 12
+    // kept messages from firstKeptEntryId, the branch summary, the custom message.
+    assert.equal(await page.locator('#conversation .msg').count(), 15);
+    assert.equal(await page.locator('#conversation .role-compactionSummary').count(), 1);
+    assert.equal(await page.locator('#conversation .role-branchSummary').count(), 1);
+    assert.equal(await page.locator('#conversation .role-custom').count(), 1);
+    assert.equal(await page.locator('#conversation .role-toolResult').count(), 2);
+    assert.equal(await page.locator('#conversation .role-toolResult.is-error').count(), 1);
+    const text = await conversationText();
+    assert.match(text, /Tokenizer quoted-string fix/); // compaction shortSummary
+    assert.match(text, /Rewrite the string scanner properly/); // this branch
+    assert.doesNotMatch(text, /Please get familiar with this repository/, 'compacted away (before firstKeptEntryId)');
+    assert.doesNotMatch(text, /Just remove the trim\(\) call/, 'the side branch is not on this path');
+
+    await page.screenshot({ path: join(SCREENSHOTS, 'default-sample.png') });
+
+    // Tool call with name + JSON arguments; thinking collapsed; the image decoded.
+    const call = page.locator('.tool-call').first();
+    assert.match(await call.innerText(), /read[\s\S]*"path": "src\/tokenizer.rs"/);
+    const thinking = page.locator('details.thinking').first();
+    assert.equal(await thinking.evaluate((d) => d.open), false, 'thinking starts collapsed');
+    const img = page.locator('.msg figure.image img').first();
+    await img.scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => document.querySelector('.msg figure.image img')?.complete);
+    assert.equal(await img.evaluate((i) => i.naturalWidth), 16, 'the base64 PNG decodes');
+
+    // The tree lists every entry (23), labels included, with the active path highlighted.
+    assert.equal(await page.locator('#tree .node').count(), 23);
+    assert.match(await page.locator('#node-e5f6a7b8').innerText(), /bug understood/);
+    assert.equal(await page.locator('#node-b5c6d7e8.selected').count(), 1);
+    assert.equal(await page.locator('#node-f6a7b8c9.on-path').count(), 0);
+
+    await page.screenshot({ path: join(SCREENSHOTS, 'default-sample-image.png') });
+    assertNoProblems();
+  });
+
+  test('clicking a tree node shows the conversation of that branch', async () => {
+    await page.locator('#node-0a1b2c3d').click(); // leaf of the side branch
+    await page.getByText('Just remove the trim() call', { exact: false }).first().waitFor();
+    let text = await conversationText();
+    assert.match(text, /Done: removed `?trim\(\)`? on line 47/);
+    assert.match(text, /Please get familiar with this repository/, 'no compaction on the side branch');
+    assert.doesNotMatch(text, /Rewrite the string scanner properly/, 'the main branch message is gone');
+    assert.equal(await page.locator('#conversation .role-compactionSummary').count(), 0);
+    assert.equal(await page.locator('#conversation .msg').count(), 10);
+    assert.equal(await page.locator('#node-0a1b2c3d.selected').count(), 1);
+    assert.equal(await page.locator('#node-f6a7b8c9.on-path').count(), 1);
+    assert.equal(await page.locator('#node-2c3d4e5f.on-path').count(), 0);
+    assert.match(await page.locator('[data-testid=raw-json]').innerText(), /"id": "0a1b2c3d"/, 'the inspector shows the entry');
+    await page.locator('details.thinking summary').first().click();
+    await page.screenshot({ path: join(SCREENSHOTS, 'side-branch.png') });
+
+    // And back: the branch summary's link goes to the abandoned branch, the tree back to main.
+    await page.locator('#node-5f607182').click();
+    await page.getByText('All 42 tests pass').first().waitFor();
+    text = await conversationText();
+    assert.match(text, /Rewrite the string scanner properly/);
+    assert.doesNotMatch(text, /Just remove the trim\(\) call/);
+    assertNoProblems();
+  });
+
+  test('a real session uploaded through the file input shows its messages', async () => {
+    const fixture = join(SHARED, 'before-compaction.jsonl');
+    assert.ok(existsSync(fixture), `fixture missing: ${fixture}`);
+    await page.setInputFiles('#file-input', fixture);
+    await fileChip(page, 'before-compaction.jsonl');
+    assert.equal(await page.locator('[data-testid=migration-needed]').count(), 1, 'a v1 file is migrated in memory');
+    assert.match(await page.locator('#session-bar').innerText(), /ffae836b-9420-4060-ac13-7745215f90ff/);
+    const meta = await page.locator('#conv-meta').innerText();
+    const total = Number(meta.match(/([\d,]+) messages/)[1].replace(/,/g, ''));
+    assert.ok(total > 0, `messages in the context: ${total}`);
+    const rendered = await page.locator('#conversation .msg').count();
+    assert.ok(rendered > 0 && rendered <= total, `rendered ${rendered} of ${total}`);
+    // The second compaction is the last one on the path: its summary comes first.
+    assert.equal(await page.locator('#conversation .msg').first().getAttribute('data-role'), 'compactionSummary');
+    assert.match(await page.locator('#tree-meta').innerText(), /1,002 entries/);
+    await page.screenshot({ path: join(SCREENSHOTS, 'uploaded-fixture.png') });
+
+    // The last user messages of the file are at the end of the conversation.
+    await page.locator('#jump-end').click();
+    await page.getByText('what did i just execute?').first().waitFor();
+    assert.ok(await page.locator('#conversation .role-bashExecution').count() > 0, 'bashExecution shown');
+    await page.screenshot({ path: join(SCREENSHOTS, 'uploaded-fixture-end.png') });
+    assertNoProblems();
+  });
+
+  test('the large v1 sample opens and loads more messages while scrolling', async () => {
+    await page.selectOption('#sample-select', 'large-session.jsonl');
+    await fileChip(page, 'large-session.jsonl');
+    assert.equal(await page.locator('[data-testid=migration-needed]').count(), 1);
+    assert.match(await page.locator('#tree-meta').innerText(), /1,018 entries/);
+    const before = await page.locator('#conversation .msg').count();
+    const total = Number((await page.locator('#conv-meta').innerText()).match(/([\d,]+) messages/)[1].replace(/,/g, ''));
+    assert.ok(total > 500, `a long conversation: ${total}`);
+    assert.ok(before < total, 'rendered in windows, not all at once');
+    await page.locator('#conversation').evaluate((c) => (c.scrollTop = c.scrollHeight));
+    await page.waitForFunction((n) => document.querySelectorAll('#conversation .msg').length > n, before);
+    // Clicking a node deep in the (virtual) tree is quick and shows that branch's end.
+    await page.locator('#tree').evaluate((t) => (t.scrollTop = t.scrollHeight / 2));
+    const id = await page.evaluate(
+      () =>
+        new Promise((done) =>
+          // After the tree has re-rendered for the new scroll position: the row in the middle.
+          requestAnimationFrame(() =>
+            requestAnimationFrame(() => {
+              const box = document.querySelector('#tree').getBoundingClientRect();
+              done(document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2).closest('.node').dataset.id);
+            }),
+          ),
+        ),
+    );
+    const started = Date.now();
+    await page.locator(`#node-${CSS_escape(id)}`).click();
+    await page.locator(`#node-${CSS_escape(id)}.selected`).waitFor();
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed < 3000, `a click re-renders the branch quickly (${elapsed} ms)`);
+    const last = await page.locator('#conversation .msg').last().getAttribute('data-index');
+    const shown = Number((await page.locator('#conv-meta').innerText()).match(/([\d,]+) messages/)[1].replace(/,/g, ''));
+    assert.equal(Number(last), shown - 1, 'the conversation shows the end of the selected branch');
+    await page.screenshot({ path: join(SCREENSHOTS, 'large-session.png') });
+    assertNoProblems();
+  });
+
+  test('a dropped file with glued records shows load warnings, and session text is never HTML', async () => {
+    const glued = await readFile(join(SHARED, 'historical-compact.jsonl'), 'utf8');
+    await dropFile(page, 'historical-compact.jsonl', glued);
+    await fileChip(page, 'historical-compact.jsonl');
+    const warnings = page.locator('[data-testid=load-warnings]');
+    await warnings.waitFor();
+    await warnings.locator('summary').click();
+    assert.match(await warnings.innerText(), /glued/i);
+    await page.screenshot({ path: join(SCREENSHOTS, 'dropped-glued.png') });
+
+    const hostile = [
+      '{"type":"session","version":3,"id":"00000000000000aa","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tmp/<b>cwd</b>","title":"<img src=x onerror=window.__pwned=1>"}',
+      '{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"<script>window.__pwned=2</script><img src=y onerror=window.__pwned=3>","timestamp":1767225601000}}',
+      '{"type":"message","id":"bbbbbbbb","parentId":"aaaaaaaa","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"t1","name":"<i>x</i>","arguments":{"a":"</pre><b>y</b>"}},{"type":"image","data":"AAAA","mimeType":"text/html"}],"provider":"p","model":"m","usage":{"input":1,"output":1},"timestamp":1767225602000}}',
+      '{"type":"message","id":"cccccccc","parentId":"bbbbbbbb","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"weirdRole","payload":{"x":1},"timestamp":1767225603000}}',
+    ].join('\n');
+    await dropFile(page, 'hostile.jsonl', hostile);
+    await page.locator('#session-bar').getByText('<img src=x onerror=window.__pwned=1>').waitFor();
+    assert.match(await conversationText(), /<script>window.__pwned=2<\/script>/);
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    assert.equal(await page.locator('#session-bar img, #conversation b, #conversation i, #conversation script').count(), 0);
+    assert.match(await page.locator('#conversation .role-other').innerText(), /weirdRole[\s\S]*"payload"/, 'unknown roles are shown generically');
+    const imgSrc = await page.locator('#conversation figure.image img').getAttribute('src');
+    assert.ok(imgSrc.startsWith('data:image/'), `an image is only ever an image data URL: ${imgSrc}`);
+    assertNoProblems();
+  });
+});
+
+/** Waits until the session bar names the open file. */
+async function fileChip(page, name) {
+  await page.locator('#session-bar [data-testid=chip-file]', { hasText: name }).waitFor();
+}
+
+/** Drops `text` as a file on the page, as a drag from the file manager would. */
+async function dropFile(page, name, text) {
+  await page.evaluate(
+    ([fileName, content]) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([content], fileName, { type: 'application/x-ndjson' }));
+      for (const type of ['dragenter', 'dragover', 'drop']) {
+        document.body.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+      }
+    },
+    [name, text],
+  );
+}
+
+function CSS_escape(id) {
+  return String(id).replace(/[^\w-]/g, (c) => `\\${c}`);
+}
