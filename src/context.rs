@@ -40,6 +40,9 @@ pub struct SessionContext<'a> {
     pub active_context_tenant: Option<String>,
     /// Set when the parent chain loops: the id where the walk stopped.
     pub cycle_at: Option<String>,
+    /// The id of the entry each message came from (parallel to `messages`; not part of
+    /// the agent's JSON), so viewers can link a message to the tree.
+    pub entry_ids: Vec<String>,
 }
 
 impl SessionContext<'_> {
@@ -57,6 +60,7 @@ impl SessionContext<'_> {
             active_context_name: None,
             active_context_tenant: None,
             cycle_at: None,
+            entry_ids: Vec::new(),
         }
     }
 
@@ -320,23 +324,25 @@ pub fn build_session_context<'a>(
     }
     ctx.injected_ttsr_rules = rules;
 
-    let emit = |entry: &'a Entry, messages: &mut Vec<Cow<'a, str>>| match &entry.payload {
-        Payload::Message { .. } if entry.message_json().is_some() => {
-            messages.push(message_text(entry))
-        }
-        Payload::CustomMessage { .. } => messages.push(Cow::Owned(custom_message(entry))),
-        Payload::BranchSummary { has_summary: true } => {
-            messages.push(Cow::Owned(branch_summary_message(entry)))
-        }
-        _ => {}
+    // (message, id of the entry it came from)
+    let emit = |entry: &'a Entry, out: &mut Vec<(Cow<'a, str>, String)>| {
+        let message = match &entry.payload {
+            Payload::Message { .. } if entry.message_json().is_some() => message_text(entry),
+            Payload::CustomMessage { .. } => Cow::Owned(custom_message(entry)),
+            Payload::BranchSummary { has_summary: true } => {
+                Cow::Owned(branch_summary_message(entry))
+            }
+            _ => return,
+        };
+        out.push((message, entry.id.clone()));
     };
 
-    let mut messages = Vec::new();
+    let mut out = Vec::new();
     match compaction {
         Some(cpos) => {
             let comp = &entries[path[cpos]];
             let (summary, remote) = compaction_message(comp);
-            messages.push(Cow::Owned(summary));
+            out.push((Cow::Owned(summary), comp.id.clone()));
             if !remote {
                 let first_kept = match &comp.payload {
                     Payload::Compaction {
@@ -350,21 +356,21 @@ pub fn build_session_context<'a>(
                         found = true;
                     }
                     if found {
-                        emit(&entries[i], &mut messages);
+                        emit(&entries[i], &mut out);
                     }
                 }
             }
             for &i in &path[cpos + 1..] {
-                emit(&entries[i], &mut messages);
+                emit(&entries[i], &mut out);
             }
         }
         None => {
             for &i in &path {
-                emit(&entries[i], &mut messages);
+                emit(&entries[i], &mut out);
             }
         }
     }
-    ctx.messages = messages;
+    (ctx.messages, ctx.entry_ids) = out.into_iter().unzip();
     ctx
 }
 

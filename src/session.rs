@@ -298,6 +298,11 @@ impl Session {
             Some(h) => (h, records.collect()),
             None => {
                 let mut h = Self::new_header(&*storage, cwd, None);
+                if first.is_none() && !text.trim().is_empty() {
+                    report.header_problem = Some(
+                        "no session header found: nothing in the file could be read as JSON".into(),
+                    );
+                }
                 if first.is_some() {
                     report.header_problem = Some("the first record is not a session header (type \"session\" with a string id); a new header was made and the entries salvaged".into());
                 }
