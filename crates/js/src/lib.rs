@@ -1,1 +1,85 @@
-//! wasm-bindgen shell (to be written).
+//! # xcsh-session-js
+//!
+//! The npm package `xcsh-session`: a thin `#[wasm_bindgen]` shell over the core crate.
+//! Every function converts its JS arguments, calls one core operation and converts the
+//! result. JSON crosses the boundary as text and is parsed with `JSON.parse` (faster
+//! than building JS objects field by field for large contexts). Errors are thrown as
+//! `Error`s with a `kind` (see `SessionErrorKind` in the typings).
+//!
+//! ```js
+//! import { parseSession, buildSessionContext, Session } from 'xcsh-session';
+//! const ctx = buildSessionContext(text);            // the last entry's branch
+//! const s = Session.open(storage, '/agent/sessions/x.jsonl', { agentDir: '/agent' });
+//! s.appendMessage({ role: 'user', content: 'hi', timestamp: Date.now() });
+//! ```
+
+mod convert;
+mod session;
+mod storage;
+
+pub use session::JsSession;
+pub use storage::JsStorage;
+
+use convert::LeafArg;
+use std::rc::Rc;
+use storage::LocalStorage;
+use wasm_bindgen::prelude::*;
+use xcsh_session::context::Leaf;
+use xcsh_session::{api, Session};
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &str = include_str!("types.d.ts");
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = console, js_name = error)]
+    fn console_error(message: &str);
+}
+
+/// Panics show their message on the console instead of a bare "unreachable". Runs when
+/// the module is instantiated (hidden from the typings).
+#[wasm_bindgen(start, js_name = __xcshStart, skip_typescript)]
+fn start() {
+    std::panic::set_hook(Box::new(|info| {
+        console_error(&format!("xcsh-session panicked: {info}"))
+    }));
+}
+
+/// A read-only session over `text` (no file, memory storage).
+fn read_only(text: &str) -> Session {
+    Session::from_text(Rc::new(LocalStorage::default()), text, "")
+}
+
+/// Header, entry count, leaf, version on disk and the load report of a session's text.
+#[wasm_bindgen(js_name = parseSession, unchecked_return_type = "ParsedSession")]
+pub fn parse_session(text: &str) -> Result<JsValue, JsValue> {
+    convert::parse(&api::show_json(&read_only(text)))
+}
+
+/// `buildSessionContext` of a session's text: `leafId` `undefined` → the last entry,
+/// `null` → the empty context, an id → that entry (unknown → the last entry, as the agent).
+#[wasm_bindgen(js_name = buildSessionContext, unchecked_return_type = "SessionContext")]
+pub fn build_session_context(
+    text: &str,
+    #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")]
+    leaf_id: JsValue,
+) -> Result<JsValue, JsValue> {
+    convert::parse(&build_session_context_json(text, leaf_id)?)
+}
+
+/// `buildSessionContext` as JSON text (what `JSON.stringify` of the context gives).
+#[wasm_bindgen(js_name = buildSessionContextJson)]
+pub fn build_session_context_json(
+    text: &str,
+    #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")]
+    leaf_id: JsValue,
+) -> Result<String, JsValue> {
+    let leaf = LeafArg::from_js(&leaf_id)?;
+    Ok(read_only(text).context_at(leaf.leaf(Leaf::Last)).to_json())
+}
+
+/// The package version.
+#[wasm_bindgen]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
+}

@@ -1,0 +1,434 @@
+//! The `Session` class: one core [`xcsh_session::Session`] behind a JS object.
+
+use crate::convert::{
+    self, js_error, opt_bool, opt_string, parse, string, stringify, stringify_opt, LeafArg,
+};
+use crate::storage::{JsPort, JsStorage, LocalStorage};
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use xcsh_session::api;
+use xcsh_session::context::Leaf;
+use xcsh_session::session::{CompactionInput, CreateOptions, OpenOptions, Persistence};
+use xcsh_session::{SessionError, Storage};
+
+type CoreSession = xcsh_session::Session;
+
+/// A session: an append-only tree of entries with a movable leaf, persisted through a
+/// `JsStorage` (or read-only / in memory). Call `free()` when done with it, or rely on
+/// the garbage collector.
+#[wasm_bindgen(js_name = Session)]
+pub struct JsSession {
+    inner: CoreSession,
+}
+
+type JsResult<T> = Result<T, JsValue>;
+
+fn core<T>(result: Result<T, SessionError>) -> JsResult<T> {
+    result.map_err(js_error)
+}
+
+/// `options.storage` as a port, or memory storage when absent.
+fn storage_option(options: &JsValue) -> JsResult<Rc<dyn Storage>> {
+    let storage = convert::get(options, "storage");
+    if storage.is_undefined() || storage.is_null() {
+        Ok(Rc::new(LocalStorage::default()))
+    } else if storage.is_object() {
+        Ok(Rc::new(JsPort::new(storage.unchecked_into())))
+    } else {
+        Err(convert::invalid(
+            "storage must be an object implementing JsStorage",
+        ))
+    }
+}
+
+#[wasm_bindgen(js_class = Session)]
+impl JsSession {
+    /// A read-only view of a session's JSONL text (viewers). Blob references resolve in
+    /// `<agentDir>/blobs` of `options.storage`.
+    #[wasm_bindgen(js_name = fromText)]
+    pub fn from_text(
+        text: &str,
+        #[wasm_bindgen(unchecked_optional_param_type = "FromTextOptions")] options: JsValue,
+    ) -> JsResult<JsSession> {
+        let agent_dir = opt_string(&options, "agentDir")?.unwrap_or_default();
+        let storage = storage_option(&options)?;
+        Ok(JsSession {
+            inner: CoreSession::from_text(storage, text, &agent_dir),
+        })
+    }
+
+    /// A session that is never written (`SessionManager.inMemory`).
+    #[wasm_bindgen(js_name = inMemory)]
+    pub fn in_memory(cwd: Option<String>) -> JsSession {
+        JsSession {
+            inner: CoreSession::in_memory(
+                Rc::new(LocalStorage::default()),
+                cwd.as_deref().unwrap_or(""),
+            ),
+        }
+    }
+
+    /// Load a session file (a missing file gives a new empty session at that path).
+    /// Opening for writing migrates old files and rewrites them.
+    pub fn open(
+        storage: JsStorage,
+        path: &str,
+        #[wasm_bindgen(unchecked_optional_param_type = "OpenOptions")] options: JsValue,
+    ) -> JsResult<JsSession> {
+        let read_only = opt_bool(&options, "readOnly")?.unwrap_or(false);
+        let options = OpenOptions {
+            persistence: if read_only {
+                Persistence::ReadOnly
+            } else {
+                Persistence::Persistent
+            },
+            agent_dir: opt_string(&options, "agentDir")?.unwrap_or_default(),
+            cwd: opt_string(&options, "cwd")?.unwrap_or_default(),
+        };
+        Ok(JsSession {
+            inner: core(CoreSession::open(
+                Rc::new(JsPort::new(storage)),
+                path,
+                &options,
+            ))?,
+        })
+    }
+
+    /// A new persistent session; its file appears with the first assistant message.
+    pub fn create(
+        storage: JsStorage,
+        #[wasm_bindgen(unchecked_param_type = "CreateOptions")] options: JsValue,
+    ) -> JsResult<JsSession> {
+        let options = CreateOptions {
+            agent_dir: string(&options, "agentDir")?,
+            cwd: string(&options, "cwd")?,
+            session_dir: opt_string(&options, "sessionDir")?,
+            parent_session: None,
+        };
+        Ok(JsSession {
+            inner: CoreSession::create(Rc::new(JsPort::new(storage)), &options),
+        })
+    }
+
+    // ---- reading ----
+
+    #[wasm_bindgen(getter = sessionId)]
+    pub fn session_id(&self) -> String {
+        self.inner.session_id().to_string()
+    }
+
+    /// The session file (`undefined` for in-memory and `fromText` sessions).
+    #[wasm_bindgen(getter)]
+    pub fn file(&self) -> Option<String> {
+        self.inner.file().map(str::to_string)
+    }
+
+    #[wasm_bindgen(getter = leafId, unchecked_return_type = "string | null")]
+    pub fn leaf_id(&self) -> JsValue {
+        self.inner
+            .leaf_id()
+            .map(JsValue::from_str)
+            .unwrap_or(JsValue::NULL)
+    }
+
+    #[wasm_bindgen(unchecked_return_type = "SessionHeader")]
+    pub fn header(&self) -> JsResult<JsValue> {
+        parse(&self.inner.header().to_json())
+    }
+
+    /// All entries in file order, blob references resolved.
+    #[wasm_bindgen(unchecked_return_type = "SessionEntry[]")]
+    pub fn entries(&self) -> JsResult<JsValue> {
+        parse(&self.entries_json())
+    }
+
+    #[wasm_bindgen(js_name = entriesJson)]
+    pub fn entries_json(&self) -> String {
+        convert::json_array(
+            self.inner
+                .entries()
+                .iter()
+                .map(|e| self.inner.entry_json(e)),
+        )
+    }
+
+    #[wasm_bindgen(unchecked_return_type = "SessionEntry")]
+    pub fn entry(&self, id: &str) -> JsResult<JsValue> {
+        let entry = core(self.inner.entry(id))?;
+        parse(&self.inner.entry_json(entry))
+    }
+
+    /// Entries whose parent is `id`, in file order.
+    #[wasm_bindgen(unchecked_return_type = "SessionEntry[]")]
+    pub fn children(&self, id: &str) -> JsResult<JsValue> {
+        parse(&convert::json_array(
+            self.inner
+                .children(id)
+                .into_iter()
+                .map(|e| self.inner.entry_json(e)),
+        ))
+    }
+
+    /// The path root → `fromId` (default: the leaf).
+    #[wasm_bindgen(js_name = branchPath, unchecked_return_type = "SessionEntry[]")]
+    pub fn branch_path(
+        &self,
+        #[wasm_bindgen(js_name = fromId)] from_id: Option<String>,
+    ) -> JsResult<JsValue> {
+        let path = core(self.inner.branch_path(from_id.as_deref()))?;
+        parse(&convert::json_array(
+            path.into_iter().map(|e| self.inner.entry_json(e)),
+        ))
+    }
+
+    #[wasm_bindgen(unchecked_return_type = "TreeNode[]")]
+    pub fn tree(&self) -> JsResult<JsValue> {
+        parse(&self.tree_json())
+    }
+
+    #[wasm_bindgen(js_name = treeJson)]
+    pub fn tree_json(&self) -> String {
+        self.inner.tree().to_json(&self.inner)
+    }
+
+    pub fn label(&self, id: &str) -> Option<String> {
+        self.inner.label(id).map(str::to_string)
+    }
+
+    /// `buildSessionContext`: `undefined` → the current leaf, `null` → the empty context,
+    /// an id → that entry (an unknown id falls back to the last entry, as in the agent).
+    #[wasm_bindgen(unchecked_return_type = "SessionContext")]
+    pub fn context(
+        &self,
+        #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
+    ) -> JsResult<JsValue> {
+        parse(&self.context_json(leaf_id)?)
+    }
+
+    #[wasm_bindgen(js_name = contextJson)]
+    pub fn context_json(
+        &self,
+        #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
+    ) -> JsResult<String> {
+        Ok(match LeafArg::from_js(&leaf_id)? {
+            LeafArg::Default => self.inner.context().to_json(),
+            other => self.inner.context_at(other.leaf(Leaf::Last)).to_json(),
+        })
+    }
+
+    // ---- moving the leaf ----
+
+    /// Move the leaf to an existing entry; nothing is written.
+    pub fn branch(&mut self, id: &str) -> JsResult<()> {
+        core(self.inner.branch(id))
+    }
+
+    /// The next append starts a new root.
+    #[wasm_bindgen(js_name = resetLeaf)]
+    pub fn reset_leaf(&mut self) {
+        self.inner.reset_leaf()
+    }
+
+    /// Move the leaf to `fromId` (`null`: before the first entry) and record a summary of
+    /// the abandoned path there; returns the summary entry's id.
+    #[wasm_bindgen(js_name = branchWithSummary)]
+    pub fn branch_with_summary(
+        &mut self,
+        #[wasm_bindgen(js_name = fromId, unchecked_param_type = "string | null")] from_id: Option<
+            String,
+        >,
+        summary: &str,
+        #[wasm_bindgen(unchecked_optional_param_type = "unknown")] details: JsValue,
+        #[wasm_bindgen(js_name = fromExtension, unchecked_optional_param_type = "boolean")]
+        from_extension: Option<bool>,
+    ) -> JsResult<String> {
+        let details = stringify_opt(&details, "details")?;
+        core(self.inner.branch_with_summary(
+            from_id.as_deref(),
+            summary,
+            details.as_deref(),
+            from_extension,
+        ))
+    }
+
+    // ---- appending (each returns the new entry's id) ----
+
+    #[wasm_bindgen(js_name = appendMessage)]
+    pub fn append_message(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "AgentMessage")] message: JsValue,
+    ) -> JsResult<String> {
+        let message = stringify(&message, "message")?;
+        core(self.inner.append_message(&message))
+    }
+
+    /// Any entry as `{type, ...fields}`; `id`, `parentId` and `timestamp` are assigned.
+    #[wasm_bindgen(js_name = appendEntry)]
+    pub fn append_entry(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "NewEntry")] entry: JsValue,
+    ) -> JsResult<String> {
+        let entry = stringify(&entry, "entry")?;
+        core(self.inner.append_entry_json(&entry))
+    }
+
+    /// A missing `label` clears the target's label.
+    #[wasm_bindgen(js_name = appendLabelChange)]
+    pub fn append_label_change(
+        &mut self,
+        #[wasm_bindgen(js_name = targetId)] target_id: &str,
+        label: Option<String>,
+    ) -> JsResult<String> {
+        core(self.inner.append_label_change(target_id, label.as_deref()))
+    }
+
+    #[wasm_bindgen(js_name = appendThinkingLevelChange)]
+    pub fn append_thinking_level_change(&mut self, level: Option<String>) -> JsResult<String> {
+        core(self.inner.append_thinking_level_change(level.as_deref()))
+    }
+
+    /// `model` is `provider/id`.
+    #[wasm_bindgen(js_name = appendModelChange)]
+    pub fn append_model_change(&mut self, model: &str, role: Option<String>) -> JsResult<String> {
+        core(self.inner.append_model_change(model, role.as_deref()))
+    }
+
+    #[wasm_bindgen(js_name = appendCompaction)]
+    pub fn append_compaction(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "CompactionInput")] c: JsValue,
+    ) -> JsResult<String> {
+        let tokens = convert::get(&c, "tokensBefore")
+            .as_f64()
+            .filter(|n| *n >= 0.0 && n.fract() == 0.0);
+        let input = CompactionInput {
+            summary: string(&c, "summary")?,
+            short_summary: opt_string(&c, "shortSummary")?,
+            first_kept_entry_id: string(&c, "firstKeptEntryId")?,
+            tokens_before: tokens
+                .ok_or_else(|| convert::invalid("tokensBefore must be a non-negative integer"))?
+                as u64,
+            details: stringify_opt(&convert::get(&c, "details"), "details")?,
+            from_extension: opt_bool(&c, "fromExtension")?,
+            preserve_data: stringify_opt(&convert::get(&c, "preserveData"), "preserveData")?,
+        };
+        core(self.inner.append_compaction(&input))
+    }
+
+    /// Extension state, ignored by context building.
+    #[wasm_bindgen(js_name = appendCustomEntry)]
+    pub fn append_custom_entry(
+        &mut self,
+        #[wasm_bindgen(js_name = customType)] custom_type: &str,
+        #[wasm_bindgen(unchecked_optional_param_type = "unknown")] data: JsValue,
+    ) -> JsResult<String> {
+        let data = stringify_opt(&data, "data")?;
+        core(self.inner.append_custom_entry(custom_type, data.as_deref()))
+    }
+
+    /// A message from an extension that takes part in the context.
+    #[wasm_bindgen(js_name = appendCustomMessageEntry)]
+    pub fn append_custom_message_entry(
+        &mut self,
+        #[wasm_bindgen(js_name = customType)] custom_type: &str,
+        #[wasm_bindgen(unchecked_param_type = "string | ContentBlock[]")] content: JsValue,
+        display: bool,
+        #[wasm_bindgen(unchecked_optional_param_type = "unknown")] details: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "string")] attribution: Option<String>,
+    ) -> JsResult<String> {
+        let content = stringify(&content, "content")?;
+        let details = stringify_opt(&details, "details")?;
+        core(self.inner.append_custom_message_entry(
+            custom_type,
+            &content,
+            display,
+            details.as_deref(),
+            attribution.as_deref(),
+        ))
+    }
+
+    #[wasm_bindgen(js_name = appendModeChange)]
+    pub fn append_mode_change(
+        &mut self,
+        mode: &str,
+        #[wasm_bindgen(unchecked_optional_param_type = "Record<string, unknown>")] data: JsValue,
+    ) -> JsResult<String> {
+        let data = stringify_opt(&data, "data")?;
+        core(self.inner.append_mode_change(mode, data.as_deref()))
+    }
+
+    #[wasm_bindgen(js_name = appendTtsrInjection)]
+    pub fn append_ttsr_injection(&mut self, rules: Vec<String>) -> JsResult<String> {
+        core(self.inner.append_ttsr_injection(&rules))
+    }
+
+    #[wasm_bindgen(js_name = appendMcpToolSelection)]
+    pub fn append_mcp_tool_selection(&mut self, names: Vec<String>) -> JsResult<String> {
+        core(self.inner.append_mcp_tool_selection(&names))
+    }
+
+    #[wasm_bindgen(js_name = appendServiceTierChange)]
+    pub fn append_service_tier_change(&mut self, tier: Option<String>) -> JsResult<String> {
+        core(self.inner.append_service_tier_change(tier.as_deref()))
+    }
+
+    #[wasm_bindgen(js_name = appendContextChange)]
+    pub fn append_context_change(
+        &mut self,
+        #[wasm_bindgen(js_name = contextName)] context_name: &str,
+        tenant: &str,
+        namespace: &str,
+    ) -> JsResult<String> {
+        core(
+            self.inner
+                .append_context_change(context_name, tenant, namespace),
+        )
+    }
+
+    // ---- the session as a whole ----
+
+    /// Sanitized (first line, no control characters); returns whether the title changed.
+    #[wasm_bindgen(js_name = setSessionName)]
+    pub fn set_session_name(&mut self, name: &str, source: &str) -> JsResult<bool> {
+        core(self.inner.set_session_name(name, source))
+    }
+
+    /// Continue in a new session holding the path root → `leafId`; returns its file
+    /// (`undefined` in memory).
+    #[wasm_bindgen(js_name = createBranchedSession)]
+    pub fn create_branched_session(
+        &mut self,
+        #[wasm_bindgen(js_name = leafId)] leaf_id: &str,
+    ) -> JsResult<Option<String>> {
+        core(self.inner.create_branched_session(leaf_id))
+    }
+
+    /// Write the session now, even before the first assistant message.
+    #[wasm_bindgen(js_name = ensureOnDisk)]
+    pub fn ensure_on_disk(&mut self) -> JsResult<()> {
+        core(self.inner.ensure_on_disk())
+    }
+
+    /// fsync the session file.
+    pub fn flush(&mut self) -> JsResult<()> {
+        core(self.inner.flush())
+    }
+
+    /// The whole file as this session would write it.
+    #[wasm_bindgen(js_name = toJsonl)]
+    pub fn to_jsonl(&self) -> JsResult<String> {
+        core(self.inner.to_jsonl().map_err(SessionError::from))
+    }
+
+    /// What loading found and did.
+    #[wasm_bindgen(unchecked_return_type = "LoadReport")]
+    pub fn report(&self) -> JsResult<JsValue> {
+        parse(&api::report_json(self.inner.report()))
+    }
+
+    /// Missing blobs, the latched persistence error.
+    pub fn warnings(&self) -> Vec<String> {
+        self.inner.warnings().to_vec()
+    }
+}

@@ -1,0 +1,345 @@
+//! The core's storage port over a JS object (`JsStorage` in the typings), duck typed: any
+//! object with the synchronous methods works, Node's `fs.*Sync` errors included.
+
+use js_sys::{BigInt, Function, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use xcsh_session::storage::{
+    DirEntry, FileStat, MemoryStorage, Storage, StorageError, StorageResult,
+};
+
+#[wasm_bindgen]
+extern "C" {
+    /// A JS object implementing the storage port.
+    #[wasm_bindgen(typescript_type = "JsStorage")]
+    pub type JsStorage;
+
+    #[wasm_bindgen(method, catch)]
+    fn read(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, catch, js_name = readPrefix)]
+    fn read_prefix(this: &JsStorage, path: &str, max_bytes: f64) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn write(this: &JsStorage, path: &str, data: &Uint8Array) -> Result<(), JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn append(this: &JsStorage, path: &str, data: &Uint8Array) -> Result<(), JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn rename(this: &JsStorage, from: &str, to: &str) -> Result<(), JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn unlink(this: &JsStorage, path: &str) -> Result<(), JsValue>;
+    #[wasm_bindgen(method, catch, js_name = listDir)]
+    fn list_dir(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn stat(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, catch, js_name = mkdirAll)]
+    fn mkdir_all(this: &JsStorage, path: &str) -> Result<(), JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn fsync(this: &JsStorage, path: &str) -> Result<(), JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn rmdir(this: &JsStorage, path: &str) -> Result<(), JsValue>;
+}
+
+/// The optional methods, looked up once.
+struct Optional {
+    now_ms: Option<Function>,
+    random_u64: Option<Function>,
+    blob_put: Option<Function>,
+    blob_get: Option<Function>,
+    copy_dir: Option<Function>,
+}
+
+/// [`Storage`] over a `JsStorage` object.
+pub struct JsPort {
+    js: JsStorage,
+    optional: Optional,
+}
+
+fn method(obj: &JsValue, name: &str) -> Option<Function> {
+    Reflect::get(obj, &JsValue::from_str(name))
+        .ok()
+        .and_then(|f| f.dyn_into::<Function>().ok())
+}
+
+/// A thrown JS value as a storage error: `code` decides the variant.
+fn storage_error(err: JsValue, path: &str) -> StorageError {
+    let code = Reflect::get(&err, &JsValue::from_str("code"))
+        .ok()
+        .and_then(|c| c.as_string());
+    match code.as_deref() {
+        Some("ENOENT") => StorageError::NotFound(path.to_string()),
+        Some("EEXIST") => StorageError::AlreadyExists(path.to_string()),
+        Some("EACCES" | "EPERM") => StorageError::PermissionDenied(path.to_string()),
+        _ => StorageError::Other(crate::convert::error_message(&err)),
+    }
+}
+
+/// The bytes a storage method returned (a `Uint8Array`, or a string taken as UTF-8).
+fn bytes(value: JsValue, what: &str) -> StorageResult<Vec<u8>> {
+    if let Some(array) = value.dyn_ref::<Uint8Array>() {
+        Ok(array.to_vec())
+    } else if let Some(text) = value.as_string() {
+        Ok(text.into_bytes())
+    } else {
+        Err(StorageError::Other(format!(
+            "storage.{what} did not return a Uint8Array"
+        )))
+    }
+}
+
+fn number(obj: &JsValue, key: &str) -> Option<f64> {
+    Reflect::get(obj, &JsValue::from_str(key))
+        .ok()
+        .and_then(|v| v.as_f64())
+}
+
+fn flag(obj: &JsValue, key: &str) -> bool {
+    Reflect::get(obj, &JsValue::from_str(key)).is_ok_and(|v| v.is_truthy())
+}
+
+fn random_from_math() -> u64 {
+    let half = || (js_sys::Math::random() * 4_294_967_296.0) as u64;
+    (half() << 32) | half()
+}
+
+impl JsPort {
+    pub fn new(js: JsStorage) -> JsPort {
+        let optional = Optional {
+            now_ms: method(&js, "nowMs"),
+            random_u64: method(&js, "randomU64"),
+            blob_put: method(&js, "blobPut"),
+            blob_get: method(&js, "blobGet"),
+            copy_dir: method(&js, "copyDir"),
+        };
+        JsPort { js, optional }
+    }
+}
+
+/// The port's default blob and directory helpers (the trait's provided methods).
+struct Defaults<'a>(&'a JsPort);
+
+/// The file primitives of a wrapper, forwarded to `self.0`.
+macro_rules! forward_files {
+    () => {
+        fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
+            self.0.read(path)
+        }
+        fn read_prefix(&self, path: &str, max_bytes: u64) -> StorageResult<Vec<u8>> {
+            self.0.read_prefix(path, max_bytes)
+        }
+        fn write(&self, path: &str, data: &[u8]) -> StorageResult<()> {
+            self.0.write(path, data)
+        }
+        fn append(&self, path: &str, data: &[u8]) -> StorageResult<()> {
+            self.0.append(path, data)
+        }
+        fn rename(&self, from: &str, to: &str) -> StorageResult<()> {
+            self.0.rename(from, to)
+        }
+        fn unlink(&self, path: &str) -> StorageResult<()> {
+            self.0.unlink(path)
+        }
+        fn list_dir(&self, path: &str) -> StorageResult<Vec<DirEntry>> {
+            self.0.list_dir(path)
+        }
+        fn stat(&self, path: &str) -> StorageResult<FileStat> {
+            self.0.stat(path)
+        }
+        fn mkdir_all(&self, path: &str) -> StorageResult<()> {
+            self.0.mkdir_all(path)
+        }
+        fn fsync(&self, path: &str) -> StorageResult<()> {
+            self.0.fsync(path)
+        }
+        fn rmdir(&self, path: &str) -> StorageResult<()> {
+            self.0.rmdir(path)
+        }
+    };
+}
+
+impl Storage for Defaults<'_> {
+    forward_files!();
+
+    fn now_ms(&self) -> i64 {
+        self.0.now_ms()
+    }
+
+    fn random_u64(&self) -> u64 {
+        self.0.random_u64()
+    }
+}
+
+impl Storage for JsPort {
+    fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
+        bytes(
+            self.js.read(path).map_err(|e| storage_error(e, path))?,
+            "read",
+        )
+    }
+
+    fn read_prefix(&self, path: &str, max_bytes: u64) -> StorageResult<Vec<u8>> {
+        let data = self
+            .js
+            .read_prefix(path, max_bytes as f64)
+            .map_err(|e| storage_error(e, path))?;
+        let mut data = bytes(data, "readPrefix")?;
+        data.truncate(max_bytes as usize);
+        Ok(data)
+    }
+
+    fn write(&self, path: &str, data: &[u8]) -> StorageResult<()> {
+        self.js
+            .write(path, &Uint8Array::from(data))
+            .map_err(|e| storage_error(e, path))
+    }
+
+    fn append(&self, path: &str, data: &[u8]) -> StorageResult<()> {
+        self.js
+            .append(path, &Uint8Array::from(data))
+            .map_err(|e| storage_error(e, path))
+    }
+
+    fn rename(&self, from: &str, to: &str) -> StorageResult<()> {
+        self.js.rename(from, to).map_err(|e| storage_error(e, from))
+    }
+
+    fn unlink(&self, path: &str) -> StorageResult<()> {
+        self.js.unlink(path).map_err(|e| storage_error(e, path))
+    }
+
+    fn list_dir(&self, path: &str) -> StorageResult<Vec<DirEntry>> {
+        let list = self.js.list_dir(path).map_err(|e| storage_error(e, path))?;
+        let Some(list) = list.dyn_ref::<js_sys::Array>() else {
+            return Err(StorageError::Other(
+                "storage.listDir did not return an array".into(),
+            ));
+        };
+        list.iter()
+            .map(|item| {
+                let name = Reflect::get(&item, &JsValue::from_str("name"))
+                    .ok()
+                    .and_then(|n| n.as_string());
+                let name = name.ok_or_else(|| {
+                    StorageError::Other("storage.listDir: an item has no string name".into())
+                })?;
+                Ok(DirEntry {
+                    name,
+                    is_dir: flag(&item, "isDir"),
+                })
+            })
+            .collect()
+    }
+
+    fn stat(&self, path: &str) -> StorageResult<FileStat> {
+        let stat = self.js.stat(path).map_err(|e| storage_error(e, path))?;
+        if !stat.is_object() {
+            return Err(StorageError::Other(
+                "storage.stat did not return an object".into(),
+            ));
+        }
+        Ok(FileStat {
+            size: number(&stat, "size").unwrap_or(0.0) as u64,
+            mtime_ms: number(&stat, "mtimeMs").unwrap_or(0.0) as i64,
+            is_dir: flag(&stat, "isDir"),
+        })
+    }
+
+    fn mkdir_all(&self, path: &str) -> StorageResult<()> {
+        self.js.mkdir_all(path).map_err(|e| storage_error(e, path))
+    }
+
+    fn fsync(&self, path: &str) -> StorageResult<()> {
+        self.js.fsync(path).map_err(|e| storage_error(e, path))
+    }
+
+    fn rmdir(&self, path: &str) -> StorageResult<()> {
+        self.js.rmdir(path).map_err(|e| storage_error(e, path))
+    }
+
+    fn now_ms(&self) -> i64 {
+        let from_js = self
+            .optional
+            .now_ms
+            .as_ref()
+            .and_then(|f| f.call0(&self.js).ok())
+            .and_then(|v| v.as_f64());
+        from_js.unwrap_or_else(js_sys::Date::now) as i64
+    }
+
+    fn random_u64(&self) -> u64 {
+        let Some(value) = self
+            .optional
+            .random_u64
+            .as_ref()
+            .and_then(|f| f.call0(&self.js).ok())
+        else {
+            return random_from_math();
+        };
+        if let Some(big) = value.dyn_ref::<BigInt>() {
+            u64::try_from(BigInt::as_uint_n(64.0, big)).unwrap_or_else(|_| random_from_math())
+        } else {
+            value
+                .as_f64()
+                .map(|n| n as u64)
+                .unwrap_or_else(random_from_math)
+        }
+    }
+
+    fn blob_put(&self, blobs_dir: &str, hash: &str, data: &[u8]) -> StorageResult<()> {
+        match &self.optional.blob_put {
+            Some(f) => {
+                let args = [
+                    JsValue::from_str(blobs_dir),
+                    JsValue::from_str(hash),
+                    Uint8Array::from(data).into(),
+                ];
+                f.call3(&self.js, &args[0], &args[1], &args[2])
+                    .map(|_| ())
+                    .map_err(|e| storage_error(e, hash))
+            }
+            None => Defaults(self).blob_put(blobs_dir, hash, data),
+        }
+    }
+
+    fn blob_get(&self, blobs_dir: &str, hash: &str) -> StorageResult<Option<Vec<u8>>> {
+        match &self.optional.blob_get {
+            Some(f) => {
+                let value = f.call2(
+                    &self.js,
+                    &JsValue::from_str(blobs_dir),
+                    &JsValue::from_str(hash),
+                );
+                match value.map_err(|e| storage_error(e, hash))? {
+                    v if v.is_null() || v.is_undefined() => Ok(None),
+                    v => bytes(v, "blobGet").map(Some),
+                }
+            }
+            None => Defaults(self).blob_get(blobs_dir, hash),
+        }
+    }
+
+    fn copy_dir(&self, from: &str, to: &str) -> StorageResult<()> {
+        match &self.optional.copy_dir {
+            Some(f) => f
+                .call2(&self.js, &JsValue::from_str(from), &JsValue::from_str(to))
+                .map(|_| ())
+                .map_err(|e| storage_error(e, from)),
+            None => Defaults(self).copy_dir(from, to),
+        }
+    }
+}
+
+/// The storage of sessions without a JS storage (`parseSession`, `Session.inMemory`):
+/// memory files, the JS clock and `Math.random` (the core's memory clock is a counter).
+#[derive(Default)]
+pub struct LocalStorage(MemoryStorage);
+
+impl Storage for LocalStorage {
+    forward_files!();
+
+    fn now_ms(&self) -> i64 {
+        js_sys::Date::now() as i64
+    }
+
+    fn random_u64(&self) -> u64 {
+        random_from_math()
+    }
+}

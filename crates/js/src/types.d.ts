@@ -1,0 +1,298 @@
+
+// ---- Types of the xcsh-session JS API (written by hand; the values are plain JSON) ----
+
+/** One directory entry returned by `JsStorage.listDir`. */
+export interface StorageDirEntry {
+  name: string;
+  isDir: boolean;
+}
+
+/** What `JsStorage.stat` returns. */
+export interface StorageStat {
+  size: number;
+  /** Modification time, epoch milliseconds. */
+  mtimeMs: number;
+  isDir: boolean;
+}
+
+/**
+ * The storage port, implemented in JS. Every method is synchronous. A thrown error whose
+ * `code` is `'ENOENT'` means "not found" (so Node's `fs.*Sync` errors work as they are);
+ * `'EEXIST'` and `'EACCES'`/`'EPERM'` map to "already exists" and "permission denied";
+ * anything else is a plain storage failure. Paths are `/`-separated strings.
+ */
+export interface JsStorage {
+  read(path: string): Uint8Array;
+  /** At most `maxBytes` from the start of the file. */
+  readPrefix(path: string, maxBytes: number): Uint8Array;
+  /** Create or truncate, then write. `data` is a fresh copy the storage may keep. */
+  write(path: string, data: Uint8Array): void;
+  /** Append to the end, creating the file when missing. */
+  append(path: string, data: Uint8Array): void;
+  /** Atomic replace of `to` by `from`. */
+  rename(from: string, to: string): void;
+  unlink(path: string): void;
+  listDir(path: string): StorageDirEntry[];
+  stat(path: string): StorageStat;
+  mkdirAll(path: string): void;
+  fsync(path: string): void;
+  /** Remove an empty directory. */
+  rmdir(path: string): void;
+  /** Wall clock in epoch ms; default `Date.now()`. */
+  nowMs?(): number;
+  /** Entropy for ids; default from `Math.random()`. */
+  randomU64?(): bigint | number;
+  /** Content-addressed blob helpers; defaults are built on the file methods. */
+  blobPut?(blobsDir: string, hash: string, data: Uint8Array): void;
+  blobGet?(blobsDir: string, hash: string): Uint8Array | null;
+  /** Recursive directory copy; default built on the file methods. */
+  copyDir?(from: string, to: string): void;
+}
+
+/** Error kinds carried by every thrown `Error` as `error.kind`. */
+export type SessionErrorKind = "entryNotFound" | "notFound" | "invalidInput" | "readOnly" | "persistence" | "storage";
+
+/** The errors this package throws. */
+export interface SessionError extends Error {
+  kind: SessionErrorKind;
+}
+
+/** The first line of a session file. Unknown keys are kept. */
+export interface SessionHeader {
+  type: "session";
+  version?: number;
+  id: string;
+  timestamp: string;
+  cwd: string;
+  parentSession?: string;
+  title?: string;
+  titleSource?: string;
+  [key: string]: unknown;
+}
+
+export interface TextContent { type: "text"; text: string; [key: string]: unknown }
+export interface ThinkingContent { type: "thinking"; thinking: string; thinkingSignature?: string; [key: string]: unknown }
+export interface ImageContent { type: "image"; data: string; mimeType: string; [key: string]: unknown }
+export interface ToolCallContent { type: "toolCall"; id: string; name: string; arguments: Record<string, unknown>; [key: string]: unknown }
+export type ContentBlock = TextContent | ThinkingContent | ImageContent | ToolCallContent;
+
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  totalTokens?: number;
+  cost?: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
+  [key: string]: unknown;
+}
+
+export interface UserMessage { role: "user"; content: string | ContentBlock[]; timestamp: number; [key: string]: unknown }
+export interface AssistantMessage {
+  role: "assistant";
+  content: ContentBlock[];
+  api?: string;
+  provider: string;
+  model: string;
+  usage?: Usage;
+  stopReason?: string;
+  errorMessage?: string;
+  timestamp: number;
+  [key: string]: unknown;
+}
+export interface ToolResultMessage {
+  role: "toolResult";
+  toolCallId: string;
+  toolName: string;
+  content: ContentBlock[];
+  isError: boolean;
+  details?: unknown;
+  timestamp: number;
+  [key: string]: unknown;
+}
+export interface BashExecutionMessage {
+  role: "bashExecution";
+  command: string;
+  output: string;
+  exitCode?: number | null;
+  cancelled?: boolean;
+  truncated?: boolean;
+  fullOutputPath?: string;
+  timestamp: number;
+  [key: string]: unknown;
+}
+/** Made by `buildSessionContext` from a `custom_message` entry. */
+export interface CustomMessage {
+  role: "custom";
+  customType: string;
+  content: string | ContentBlock[];
+  display: boolean;
+  details?: unknown;
+  attribution?: string;
+  timestamp: number | null;
+}
+/** Made by `buildSessionContext` from a `branch_summary` entry. */
+export interface BranchSummaryMessage { role: "branchSummary"; summary: string; fromId: string; timestamp: number | null }
+/** Made by `buildSessionContext` from the compaction on the path. */
+export interface CompactionSummaryMessage {
+  role: "compactionSummary";
+  summary: string;
+  shortSummary?: string;
+  tokensBefore: number;
+  providerPayload?: { type: "openaiResponsesHistory"; provider: string; items: unknown[] };
+  timestamp: number | null;
+}
+/** A message as stored or as sent to the model. Unknown roles pass through. */
+export type AgentMessage =
+  | UserMessage
+  | AssistantMessage
+  | ToolResultMessage
+  | BashExecutionMessage
+  | CustomMessage
+  | BranchSummaryMessage
+  | CompactionSummaryMessage
+  | { role: string; [key: string]: unknown };
+
+/** Fields every entry has. Unknown keys and unknown entry types are kept as they are. */
+export interface EntryBase {
+  type: string;
+  id: string;
+  parentId: string | null;
+  timestamp: string;
+  [key: string]: unknown;
+}
+export interface MessageEntry extends EntryBase { type: "message"; message: AgentMessage }
+export interface ThinkingLevelChangeEntry extends EntryBase { type: "thinking_level_change"; thinkingLevel: string | null }
+export interface ModelChangeEntry extends EntryBase { type: "model_change"; model: string; role?: string }
+export interface CompactionEntry extends EntryBase {
+  type: "compaction";
+  summary: string;
+  shortSummary?: string;
+  firstKeptEntryId: string;
+  tokensBefore: number;
+  details?: unknown;
+  fromExtension?: boolean;
+  preserveData?: Record<string, unknown>;
+}
+export interface BranchSummaryEntry extends EntryBase { type: "branch_summary"; fromId: string; summary: string; details?: unknown; fromExtension?: boolean }
+export interface CustomEntry extends EntryBase { type: "custom"; customType: string; data?: unknown }
+export interface CustomMessageEntry extends EntryBase {
+  type: "custom_message";
+  customType: string;
+  content: string | ContentBlock[];
+  display: boolean;
+  details?: unknown;
+  attribution?: string;
+}
+export interface LabelEntry extends EntryBase { type: "label"; targetId: string; label?: string }
+export interface TtsrInjectionEntry extends EntryBase { type: "ttsr_injection"; injectedRules: string[] }
+export interface SessionInitEntry extends EntryBase { type: "session_init"; systemPrompt: string; task: string; tools: string[]; outputSchema?: unknown }
+export interface ModeChangeEntry extends EntryBase { type: "mode_change"; mode: string; data?: Record<string, unknown> }
+export interface ContextChangeEntry extends EntryBase { type: "context_change"; contextName: string; tenant: string; namespace: string }
+export interface ServiceTierChangeEntry extends EntryBase { type: "service_tier_change"; serviceTier: string | null }
+export interface McpToolSelectionEntry extends EntryBase { type: "mcp_tool_selection"; selectedToolNames: string[] }
+/** One entry of a session (the header excluded). */
+export type SessionEntry =
+  | MessageEntry
+  | ThinkingLevelChangeEntry
+  | ModelChangeEntry
+  | CompactionEntry
+  | BranchSummaryEntry
+  | CustomEntry
+  | CustomMessageEntry
+  | LabelEntry
+  | TtsrInjectionEntry
+  | SessionInitEntry
+  | ModeChangeEntry
+  | ContextChangeEntry
+  | ServiceTierChangeEntry
+  | McpToolSelectionEntry
+  | EntryBase;
+
+/** An entry for `Session.appendEntry`: `id`, `parentId` and `timestamp` are assigned. */
+export type NewEntry = { type: string; [key: string]: unknown };
+
+/** What the agent sends to the model for one branch (`buildSessionContext`). */
+export interface SessionContext {
+  messages: AgentMessage[];
+  thinkingLevel: string;
+  serviceTier?: string;
+  /** role → model ("default" is the model of the last assistant message, `provider/id`). */
+  models: Record<string, string>;
+  injectedTtsrRules: string[];
+  selectedMCPToolNames: string[];
+  hasPersistedMCPToolSelection: boolean;
+  mode?: string;
+  modeData?: Record<string, unknown>;
+  activeContextName?: string;
+  activeContextTenant?: string;
+}
+
+/** One node of `Session.tree()`: children are ordered by timestamp. */
+export interface TreeNode {
+  entry: SessionEntry;
+  label?: string;
+  children: TreeNode[];
+}
+
+export interface LoadIssue {
+  /** 1-based line number in the file. */
+  line: number;
+  kind: "unparsable" | "tornTail" | "gluedRecord";
+  detail: string;
+}
+
+/** What loading found and did. */
+export interface LoadReport {
+  issues: LoadIssue[];
+  /** Records that parsed as JSON but are not entries. */
+  nonEntries: number;
+  headerProblem?: string;
+  invalidUtf8?: true;
+  duplicateIds?: number;
+  migration?: { fromVersion: number; toVersion: number; entriesChanged: number };
+  /** Where the original bytes were kept before a rewrite. */
+  backupPath?: string;
+  missingBlobs?: string[];
+}
+
+/** `parseSession`: header, entry count, leaf, version on disk, the load report. */
+export interface ParsedSession {
+  header: SessionHeader;
+  entryCount: number;
+  leafId: string | null;
+  /** The version written in the file (before migration). */
+  version: number;
+  migrationNeeded: boolean;
+  report: LoadReport;
+}
+
+export interface FromTextOptions {
+  /** `~/.xcsh/agent`: blob references resolve in `<agentDir>/blobs` of `storage`. */
+  agentDir?: string;
+  storage?: JsStorage;
+}
+
+export interface OpenOptions {
+  /** Never write, not even a migration. */
+  readOnly?: boolean;
+  agentDir?: string;
+  /** cwd for a header that has to be created (missing or unreadable file). */
+  cwd?: string;
+}
+
+export interface CreateOptions {
+  agentDir: string;
+  cwd: string;
+  /** Default: `<agentDir>/sessions/--<encoded cwd>--`. */
+  sessionDir?: string;
+}
+
+export interface CompactionInput {
+  summary: string;
+  shortSummary?: string;
+  firstKeptEntryId: string;
+  tokensBefore: number;
+  details?: unknown;
+  fromExtension?: boolean;
+  preserveData?: Record<string, unknown>;
+}

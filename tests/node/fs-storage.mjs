@@ -1,0 +1,37 @@
+// A JsStorage over Node's synchronous fs API. fs errors are thrown as they are: their
+// `code` ('ENOENT', 'EEXIST', 'EACCES') is what the package looks at.
+import fs from 'node:fs';
+
+export function fsStorage() {
+  return {
+    read: (path) => fs.readFileSync(path),
+    readPrefix(path, maxBytes) {
+      const fd = fs.openSync(path, 'r');
+      try {
+        const buf = Buffer.alloc(Math.min(maxBytes, fs.fstatSync(fd).size));
+        return buf.subarray(0, fs.readSync(fd, buf, 0, buf.length, 0));
+      } finally {
+        fs.closeSync(fd);
+      }
+    },
+    write: (path, data) => fs.writeFileSync(path, data),
+    append: (path, data) => fs.appendFileSync(path, data),
+    rename: (from, to) => fs.renameSync(from, to),
+    unlink: (path) => fs.unlinkSync(path),
+    listDir: (path) => fs.readdirSync(path, { withFileTypes: true }).map((d) => ({ name: d.name, isDir: d.isDirectory() })),
+    stat(path) {
+      const s = fs.statSync(path);
+      return { size: s.size, mtimeMs: s.mtimeMs, isDir: s.isDirectory() };
+    },
+    mkdirAll: (path) => fs.mkdirSync(path, { recursive: true }),
+    fsync(path) {
+      const fd = fs.openSync(path, 'r');
+      try {
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+    },
+    rmdir: (path) => fs.rmdirSync(path),
+  };
+}
