@@ -16,6 +16,7 @@
 mod convert;
 mod session;
 mod storage;
+mod store;
 
 pub use session::JsSession;
 pub use storage::JsStorage;

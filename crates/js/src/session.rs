@@ -431,4 +431,55 @@ impl JsSession {
     pub fn warnings(&self) -> Vec<String> {
         self.inner.warnings().to_vec()
     }
+
+    /// The id of the entry each context message came from (parallel to
+    /// `context(leafId).messages`), so a viewer can link messages to the tree.
+    #[wasm_bindgen(js_name = contextEntryIds)]
+    pub fn context_entry_ids(
+        &self,
+        #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
+    ) -> JsResult<Vec<String>> {
+        Ok(match LeafArg::from_js(&leaf_id)? {
+            LeafArg::Default => self.inner.context().entry_ids,
+            other => self.inner.context_at(other.leaf(Leaf::Last)).entry_ids,
+        })
+    }
+
+    /// Continue in a copy under a new id in the same directory (artifacts copied);
+    /// returns `{oldFile, newFile, warnings}`.
+    #[wasm_bindgen(
+        unchecked_return_type = "{ oldFile?: string, newFile?: string, warnings: string[] }"
+    )]
+    pub fn fork(&mut self) -> JsResult<JsValue> {
+        let r = core(self.inner.fork())?;
+        let obj = js_sys::Object::new();
+        let set = |k: &str, v: JsValue| js_sys::Reflect::set(&obj, &k.into(), &v);
+        set(
+            "oldFile",
+            r.old_file.map(JsValue::from).unwrap_or(JsValue::UNDEFINED),
+        )?;
+        set(
+            "newFile",
+            r.new_file.map(JsValue::from).unwrap_or(JsValue::UNDEFINED),
+        )?;
+        set(
+            "warnings",
+            r.warnings
+                .into_iter()
+                .map(JsValue::from)
+                .collect::<js_sys::Array>()
+                .into(),
+        )?;
+        Ok(obj.into())
+    }
+
+    /// Move the file and artifacts to `newCwd`'s session directory; returns the new path.
+    #[wasm_bindgen(js_name = moveTo)]
+    pub fn move_to(
+        &mut self,
+        #[wasm_bindgen(js_name = agentDir)] agent_dir: &str,
+        #[wasm_bindgen(js_name = newCwd)] new_cwd: &str,
+    ) -> JsResult<String> {
+        core(self.inner.move_to(agent_dir, new_cwd))
+    }
 }

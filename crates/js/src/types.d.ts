@@ -50,7 +50,7 @@ export interface JsStorage {
 }
 
 /** Error kinds carried by every thrown `Error` as `error.kind`. */
-export type SessionErrorKind = "entryNotFound" | "notFound" | "invalidInput" | "readOnly" | "persistence" | "storage";
+export type SessionErrorKind = "entryNotFound" | "notFound" | "invalidInput" | "readOnly" | "persistence" | "storage" | "ambiguous" | "otherProject";
 
 /** The errors this package throws. */
 export interface SessionError extends Error {
@@ -295,4 +295,34 @@ export interface CompactionInput {
   details?: unknown;
   fromExtension?: boolean;
   preserveData?: Record<string, unknown>;
+}
+
+/** One entry of the light recent list (`recentSessions`). */
+export interface RecentSessionInfo {
+  path: string;
+  id: string;
+  cwd: string;
+  title?: string;
+  /** Sanitized title → first user text → id → file name, at most 40 characters. */
+  name: string;
+  /** "just now", "5m ago", "3h ago", "2d ago" or a date. */
+  timeAgo: string;
+  /** File modification time, ISO-8601. */
+  modified: string;
+}
+
+/** One session of a full listing (`listSessions`, `searchSessions`). */
+export interface SessionInfo {
+  path: string;
+  id: string;
+  cwd: string;
+  /** Header title, else the last compaction's short summary. */
+  title?: string;
+  parentSessionPath?: string;
+  created: string;
+  modified: string;
+  messageCount: number;
+  /** First user text, or "(no messages)". */
+  firstMessage: string;
+  allMessagesText: string;
 }

@@ -1,0 +1,199 @@
+//! Functions over a whole agent directory reached through a JS storage object: listing,
+//! picker search, resume, continue, internal URLs, blobs, fork, move and blob GC. Each
+//! converts its arguments, calls one `xcsh_session::api` function and parses the JSON.
+
+use crate::convert::{get, opt_bool, opt_string, parse, string};
+use crate::storage::{JsPort, JsStorage};
+use js_sys::Reflect;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use xcsh_session::api::{self, ApiError};
+use xcsh_session::storage::Storage;
+
+type JsResult<T> = Result<T, JsValue>;
+
+/// An API error as a JS `Error` with `kind` (and `details`, e.g. resume candidates).
+fn api_error(e: ApiError) -> JsValue {
+    let error = js_sys::Error::new(&e.message);
+    let _ = Reflect::set(&error, &"kind".into(), &e.kind.as_str().into());
+    if let Some(details) = e.details.as_deref().and_then(|d| parse(d).ok()) {
+        let _ = Reflect::set(&error, &"details".into(), &details);
+    }
+    error.into()
+}
+
+fn port(storage: JsStorage) -> Rc<dyn Storage> {
+    Rc::new(JsPort::new(storage))
+}
+
+fn done(r: api::ApiResult) -> JsResult<JsValue> {
+    parse(&r.map_err(api_error)?)
+}
+
+fn opt_usize(options: &JsValue, key: &str) -> JsResult<Option<usize>> {
+    let v = get(options, key);
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    v.as_f64()
+        .filter(|n| *n >= 0.0 && n.fract() == 0.0)
+        .map(|n| Some(n as usize))
+        .ok_or_else(|| crate::convert::invalid(format!("{key} must be a non-negative integer")))
+}
+
+/// The session directory of a working directory: `<agentDir>/sessions/--<cwd>--`.
+#[wasm_bindgen(js_name = sessionDirForCwd)]
+pub fn session_dir_for_cwd(
+    #[wasm_bindgen(js_name = agentDir)] agent_dir: &str,
+    cwd: &str,
+) -> String {
+    xcsh_session::paths::session_dir_for_cwd(agent_dir, cwd)
+}
+
+/// The light recent list of a project (reads 4096 bytes per file), newest first.
+#[wasm_bindgen(js_name = recentSessions, unchecked_return_type = "RecentSessionInfo[]")]
+pub fn recent_sessions(
+    storage: JsStorage,
+    #[wasm_bindgen(unchecked_param_type = "{ agentDir: string, cwd: string, limit?: number }")]
+    options: JsValue,
+) -> JsResult<JsValue> {
+    let limit =
+        opt_usize(&options, "limit")?.unwrap_or(xcsh_session::listing::DEFAULT_RECENT_LIMIT);
+    done(api::recent(
+        port(storage),
+        &string(&options, "agentDir")?,
+        &string(&options, "cwd")?,
+        limit,
+    ))
+}
+
+/// SessionInfo of one project (`cwd`) or, without `cwd`, of every project.
+#[wasm_bindgen(js_name = listSessions, unchecked_return_type = "SessionInfo[]")]
+pub fn list_sessions(
+    storage: JsStorage,
+    #[wasm_bindgen(unchecked_param_type = "{ agentDir: string, cwd?: string }")] options: JsValue,
+) -> JsResult<JsValue> {
+    done(api::list(
+        port(storage),
+        &string(&options, "agentDir")?,
+        opt_string(&options, "cwd")?.as_deref(),
+    ))
+}
+
+/// The picker's fuzzy ranking (id, title, cwd, first message, all text, path).
+#[wasm_bindgen(js_name = searchSessions, unchecked_return_type = "(SessionInfo & { score: number })[]")]
+pub fn search_sessions(
+    storage: JsStorage,
+    #[wasm_bindgen(unchecked_param_type = "{ agentDir: string, cwd?: string, query: string }")]
+    options: JsValue,
+) -> JsResult<JsValue> {
+    done(api::search(
+        port(storage),
+        &string(&options, "agentDir")?,
+        opt_string(&options, "cwd")?.as_deref(),
+        &string(&options, "query")?,
+    ))
+}
+
+/// `--resume <arg>`: the file to open. Throws kind `ambiguous` (with `details`: the
+/// candidates), `otherProject` (unless `confirm`, which forks it here) or `notFound`.
+#[wasm_bindgen(js_name = resolveResume, unchecked_return_type = "{ path: string }")]
+pub fn resolve_resume(
+    storage: JsStorage,
+    #[wasm_bindgen(
+        unchecked_param_type = "{ agentDir: string, cwd: string, arg: string, confirm?: boolean }"
+    )]
+    options: JsValue,
+) -> JsResult<JsValue> {
+    let confirm = opt_bool(&options, "confirm")?.unwrap_or(false);
+    done(api::resume(
+        port(storage),
+        &string(&options, "agentDir")?,
+        &string(&options, "cwd")?,
+        &string(&options, "arg")?,
+        confirm,
+    ))
+}
+
+/// `--continue`: this terminal's breadcrumb, else the newest session, else a new path.
+#[wasm_bindgen(js_name = continueRecent, unchecked_return_type = "{ path: string, source: 'breadcrumb' | 'mostRecent' | 'new' }")]
+pub fn continue_recent(
+    storage: JsStorage,
+    #[wasm_bindgen(unchecked_param_type = "{ agentDir: string, cwd: string, terminal?: string }")]
+    options: JsValue,
+) -> JsResult<JsValue> {
+    done(api::continue_recent(
+        port(storage),
+        &string(&options, "agentDir")?,
+        &string(&options, "cwd")?,
+        opt_string(&options, "terminal")?.as_deref(),
+    ))
+}
+
+/// Resolve `artifact://<id>` or `agent://<id>[/path|?q=]` for a session file.
+#[wasm_bindgen(js_name = resolveUrl, unchecked_return_type = "{ content: string, mimeType: string, size: number }")]
+pub fn resolve_url(
+    storage: JsStorage,
+    #[wasm_bindgen(js_name = sessionFile)] session_file: &str,
+    url: &str,
+    #[wasm_bindgen(unchecked_optional_param_type = "{ offset?: number, limit?: number }")] options: JsValue,
+) -> JsResult<JsValue> {
+    done(api::resolve_url(
+        port(storage),
+        session_file,
+        url,
+        opt_usize(&options, "offset")?,
+        opt_usize(&options, "limit")?,
+    ))
+}
+
+/// Store bytes in the blob store: `{hash, ref, path}`.
+#[wasm_bindgen(js_name = blobPut, unchecked_return_type = "{ hash: string, ref: string, path: string }")]
+pub fn blob_put(
+    storage: JsStorage,
+    #[wasm_bindgen(js_name = agentDir)] agent_dir: &str,
+    data: &[u8],
+) -> JsResult<JsValue> {
+    done(api::blob_put(port(storage), agent_dir, data))
+}
+
+/// A blob's bytes by hash or `blob:sha256:` reference.
+#[wasm_bindgen(js_name = blobGet)]
+pub fn blob_get(
+    storage: JsStorage,
+    #[wasm_bindgen(js_name = agentDir)] agent_dir: &str,
+    hash: &str,
+) -> JsResult<Vec<u8>> {
+    api::blob_get(port(storage), agent_dir, hash).map_err(api_error)
+}
+
+/// Fork a session file: `{oldFile, newFile, warnings}`.
+#[wasm_bindgen(js_name = forkSession, unchecked_return_type = "{ oldFile: string, newFile: string, warnings: string[] }")]
+pub fn fork_session(
+    storage: JsStorage,
+    #[wasm_bindgen(js_name = agentDir)] agent_dir: &str,
+    file: &str,
+) -> JsResult<JsValue> {
+    done(api::fork(port(storage), agent_dir, file))
+}
+
+/// Move a session (file and artifacts) to another cwd's directory: `{newFile}`.
+#[wasm_bindgen(js_name = moveSession, unchecked_return_type = "{ newFile: string }")]
+pub fn move_session(
+    storage: JsStorage,
+    #[wasm_bindgen(js_name = agentDir)] agent_dir: &str,
+    file: &str,
+    #[wasm_bindgen(js_name = toCwd)] to_cwd: &str,
+) -> JsResult<JsValue> {
+    done(api::move_session(port(storage), agent_dir, file, to_cwd))
+}
+
+/// Delete blobs no session references (dry run unless `dryRun: false`).
+#[wasm_bindgen(js_name = collectGarbage, unchecked_return_type = "{ dryRun: boolean, scannedFiles: number, referenced: number, deleted: string[], keptRecent: string[] }")]
+pub fn collect_garbage(
+    storage: JsStorage,
+    #[wasm_bindgen(js_name = agentDir)] agent_dir: &str,
+    #[wasm_bindgen(js_name = dryRun)] dry_run: Option<bool>,
+) -> JsResult<JsValue> {
+    done(api::gc(port(storage), agent_dir, dry_run.unwrap_or(true)))
+}
