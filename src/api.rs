@@ -138,7 +138,8 @@ pub fn migrate_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str) -> Re
     Ok(report_json(s.report()))
 }
 
-/// `append`: one entry as the child of the current leaf; returns `{"id": ...}`.
+/// `append`: one entry as the child of the current leaf, written now (a new file is
+/// created with its header); returns `{"id": ...}`.
 pub fn append_file(
     storage: Rc<dyn Storage>,
     path: &str,
@@ -147,6 +148,9 @@ pub fn append_file(
 ) -> Result<String> {
     let mut s = open(storage, path, agent_dir, Persistence::Persistent)?;
     let id = s.append_entry_json(entry_json)?;
+    // A one-shot append is an explicit request to write: do not defer it to an
+    // assistant message that this process will never see.
+    s.ensure_on_disk()?;
     s.flush()?;
     Ok(format!("{{\"id\":{}}}", quote(&id)))
 }

@@ -975,11 +975,16 @@ fn append_entry_json_assigns_ids_and_keeps_field_order() {
 #[test]
 fn context_messages_know_their_entry_ids() {
     let ctx_text = concat!(
-        r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#, "\n",
-        r#"{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"a"}}"#, "\n",
-        r#"{"type":"compaction","id":"c1","parentId":"m1","timestamp":"2026-01-01T00:00:03.000Z","summary":"s","firstKeptEntryId":"m1","tokensBefore":1}"#, "\n",
-        r#"{"type":"label","id":"l1","parentId":"c1","timestamp":"2026-01-01T00:00:04.000Z","targetId":"m1","label":"x"}"#, "\n",
-        r#"{"type":"message","id":"m2","parentId":"l1","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"user","content":"b"}}"#, "\n",
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#,
+        "\n",
+        r#"{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"a"}}"#,
+        "\n",
+        r#"{"type":"compaction","id":"c1","parentId":"m1","timestamp":"2026-01-01T00:00:03.000Z","summary":"s","firstKeptEntryId":"m1","tokensBefore":1}"#,
+        "\n",
+        r#"{"type":"label","id":"l1","parentId":"c1","timestamp":"2026-01-01T00:00:04.000Z","targetId":"m1","label":"x"}"#,
+        "\n",
+        r#"{"type":"message","id":"m2","parentId":"l1","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"user","content":"b"}}"#,
+        "\n",
     );
     let s = Session::from_text(mem(), ctx_text, "/agent");
     let ctx = s.context();
@@ -993,5 +998,8 @@ fn text_with_no_readable_record_reports_a_header_problem() {
     assert!(s.report().header_problem.is_some());
     assert!(s.report().lossy());
     let empty = Session::from_text(mem(), "", "/agent");
-    assert!(empty.report().header_problem.is_none(), "an empty file is just a new session");
+    assert!(
+        empty.report().header_problem.is_none(),
+        "an empty file is just a new session"
+    );
 }
