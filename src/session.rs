@@ -226,6 +226,7 @@ impl Session {
                     &options.agent_dir,
                     &options.cwd,
                     Arc::new(text),
+                    &mut |_, _| {},
                 );
                 s.report.invalid_utf8 = invalid_utf8;
                 s.report.file_existed = true;
@@ -263,6 +264,17 @@ impl Session {
 
     /// [`Session::from_text`] taking the text by value (no copy).
     pub fn from_string(storage: Rc<dyn Storage>, text: String, agent_dir: &str) -> Session {
+        Self::from_string_with_progress(storage, text, agent_dir, &mut |_, _| {})
+    }
+
+    /// [`Session::from_string`] reporting `(bytes done, total bytes)` as it goes, so a
+    /// viewer can show progress on a large file.
+    pub fn from_string_with_progress(
+        storage: Rc<dyn Storage>,
+        text: String,
+        agent_dir: &str,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Session {
         Self::from_text_with(
             storage,
             Persistence::ReadOnly,
@@ -270,6 +282,7 @@ impl Session {
             agent_dir,
             "",
             Arc::new(text),
+            progress,
         )
     }
 
@@ -280,7 +293,10 @@ impl Session {
         agent_dir: &str,
         cwd: &str,
         text: Arc<String>,
+        progress: &mut dyn FnMut(usize, usize),
     ) -> Session {
+        let total = text.len();
+        progress(0, total);
         let parsed = jsonl::parse_lenient(&text);
         let mut report = LoadReport {
             issues: parsed.issues,
@@ -358,6 +374,9 @@ impl Session {
             };
             (t, off)
         }) {
+            if session.entries.len() % 4096 == 0 {
+                progress(offset, total);
+            }
             match Entry::parse(text_item) {
                 Ok(entry) if entry.type_name() == "session" => report.non_entries.push(NonEntry {
                     offset,
@@ -389,6 +408,7 @@ impl Session {
                 .push(format!("blob {hash} not found; the reference is kept"));
         }
         session.needs_newline = !text.ends_with('\n');
+        progress(total, total);
         if report.lossy() {
             session.pending_backup = Some(text);
         }

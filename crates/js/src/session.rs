@@ -48,13 +48,26 @@ impl JsSession {
     /// `<agentDir>/blobs` of `options.storage`.
     #[wasm_bindgen(js_name = fromText)]
     pub fn from_text(
-        text: &str,
+        text: String,
         #[wasm_bindgen(unchecked_optional_param_type = "FromTextOptions")] options: JsValue,
     ) -> JsResult<JsSession> {
         let agent_dir = opt_string(&options, "agentDir")?.unwrap_or_default();
         let storage = storage_option(&options)?;
+        let on_progress = crate::convert::get(&options, "onProgress")
+            .dyn_into::<js_sys::Function>()
+            .ok();
+        let mut progress = |done: usize, total: usize| {
+            if let Some(f) = &on_progress {
+                // A throwing progress callback must not abort the load.
+                let _ = f.call2(
+                    &JsValue::NULL,
+                    &(done as f64).into(),
+                    &(total as f64).into(),
+                );
+            }
+        };
         Ok(JsSession {
-            inner: CoreSession::from_text(storage, text, &agent_dir),
+            inner: CoreSession::from_string_with_progress(storage, text, &agent_dir, &mut progress),
         })
     }
 

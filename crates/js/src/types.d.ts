@@ -270,6 +270,8 @@ export interface FromTextOptions {
   /** `~/.xcsh/agent`: blob references resolve in `<agentDir>/blobs` of `storage`. */
   agentDir?: string;
   storage?: JsStorage;
+  /** Called with (bytes done, total bytes) while a large text loads. */
+  onProgress?: (done: number, total: number) => void;
 }
 
 export interface OpenOptions {
