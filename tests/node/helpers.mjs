@@ -81,9 +81,22 @@ export class MemoryJsStorage {
 
   rename(from, to) {
     this.#enter('rename', from);
+    this.#needParent('rename', to);
+    if (this.dirs.has(from)) {
+      // A directory moves with everything under it, as fs.renameSync does.
+      const under = (k) => k === from || k.startsWith(`${from}/`);
+      for (const d of [...this.dirs].filter(under)) {
+        this.dirs.delete(d);
+        this.dirs.add(to + d.slice(from.length));
+      }
+      for (const [k, v] of [...this.files].filter(([k]) => under(k))) {
+        this.files.delete(k);
+        this.files.set(to + k.slice(from.length), v);
+      }
+      return;
+    }
     const data = this.files.get(from);
     if (!data) throw fsError('ENOENT', 'rename', from);
-    this.#needParent('rename', to);
     this.files.delete(from);
     this.files.set(to, data);
   }

@@ -1,0 +1,86 @@
+// Agent-directory functions over a JS storage: listing, picker search, resume (with the
+// ambiguity details), continue, internal URLs, blobs, fork/move, GC; plus load progress.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  Session, MemoryJsStorage, user, assistant, fixture,
+  recentSessions, listSessions, searchSessions, resolveResume, continueRecent,
+  resolveUrl, blobPut, blobGet, forkSession, moveSession, collectGarbage, sessionDirForCwd,
+} from './helpers.mjs';
+
+const agentDir = '/home/me/.xcsh/agent';
+
+function project(storage, cwd, text) {
+  const s = Session.create(storage, { agentDir, cwd });
+  s.appendMessage(user(text));
+  s.appendMessage(assistant('ok'));
+  return s;
+}
+
+test('recent, list and search see the sessions of a project and of all projects', () => {
+  const storage = new MemoryJsStorage();
+  const a = project(storage, '/work/a', 'fix the parser');
+  project(storage, '/work/b', 'write docs');
+  const recent = recentSessions(storage, { agentDir, cwd: '/work/a' });
+  assert.deepEqual(recent.map((r) => r.id), [a.sessionId]);
+  assert.equal(recent[0].name, 'fix the parser');
+  assert.equal(listSessions(storage, { agentDir }).length, 2);
+  assert.equal(listSessions(storage, { agentDir, cwd: '/work/b' })[0].firstMessage, 'write docs');
+  const found = searchSessions(storage, { agentDir, query: 'parser' });
+  assert.deepEqual(found.map((f) => f.id), [a.sessionId]);
+  assert.ok(found[0].score > 0);
+  assert.equal(sessionDirForCwd(agentDir, '/work/a'), `${agentDir}/sessions/--work-a--`);
+});
+
+test('resume reports ambiguity with candidates and refuses another project without confirm', () => {
+  const storage = new MemoryJsStorage();
+  const a = project(storage, '/work/a', 'one');
+  const b = project(storage, '/work/a', 'two');
+  let shared = 0;
+  while (a.sessionId[shared] === b.sessionId[shared]) shared++;
+  const prefix = a.sessionId.slice(0, shared);
+  assert.throws(() => resolveResume(storage, { agentDir, cwd: '/work/a', arg: prefix }), (e) => {
+    assert.equal(e.kind, 'ambiguous');
+    assert.equal(e.details.length, 2);
+    return true;
+  });
+  assert.equal(resolveResume(storage, { agentDir, cwd: '/work/a', arg: a.sessionId }).path, a.file);
+  assert.throws(() => resolveResume(storage, { agentDir, cwd: '/work/z', arg: a.sessionId }), (e) => e.kind === 'otherProject'
+    && e.message === `Session "${a.sessionId}" is in another project (/work/a).`);
+  const forked = resolveResume(storage, { agentDir, cwd: '/work/z', arg: a.sessionId, confirm: true });
+  assert.ok(forked.path.startsWith(`${agentDir}/sessions/--work-z--/`));
+  const cont = continueRecent(storage, { agentDir, cwd: '/work/a', terminal: 'pts-7' });
+  assert.equal(cont.source, 'mostRecent');
+  assert.equal(continueRecent(storage, { agentDir, cwd: '/work/a', terminal: 'pts-7' }).source, 'breadcrumb');
+});
+
+test('urls, blobs, fork, move and gc', () => {
+  const storage = new MemoryJsStorage();
+  const s = project(storage, '/work/a', 'x');
+  const dir = s.file.replace(/\.jsonl$/, '');
+  storage.mkdirAll(dir);
+  storage.write(`${dir}/0.bash.log`, new TextEncoder().encode('full output'));
+  assert.deepEqual(resolveUrl(storage, s.file, 'artifact://0'), { content: 'full output', mimeType: 'text/plain', size: 11 });
+  assert.throws(() => resolveUrl(storage, s.file, 'artifact://x'), (e) => e.message === 'artifact:// ID must be numeric, got: x' && e.kind === 'invalidInput');
+  const put = blobPut(storage, agentDir, new Uint8Array([1, 2, 3]));
+  assert.deepEqual([...blobGet(storage, agentDir, put.ref)], [1, 2, 3]);
+  const fork = forkSession(storage, agentDir, s.file);
+  assert.equal(resolveUrl(storage, fork.newFile, 'artifact://0').content, 'full output');
+  const moved = moveSession(storage, agentDir, fork.newFile, '/work/moved');
+  assert.ok(moved.newFile.includes('--work-moved--'));
+  const gc = collectGarbage(storage, agentDir);
+  assert.equal(gc.dryRun, true);
+  assert.deepEqual(gc.keptRecent, [put.hash]);
+});
+
+test('fromText reports load progress from 0 to the total', () => {
+  const text = fixture('large-session');
+  const seen = [];
+  const s = Session.fromText(text, { onProgress: (done, total) => seen.push([done, total]) });
+  const total = new TextEncoder().encode(text).length;
+  assert.ok(s.entries().length > 1000);
+  assert.deepEqual(seen[0], [0, total]);
+  assert.deepEqual(seen.at(-1), [total, total]);
+  for (let i = 1; i < seen.length; i++) assert.ok(seen[i][0] >= seen[i - 1][0], 'monotonic');
+  assert.deepEqual(s.contextEntryIds().length, s.context().messages.length);
+});
