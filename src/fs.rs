@@ -114,6 +114,35 @@ impl Storage for FsStorage {
         Ok(())
     }
 
+    fn create_new(&self, path: &str, data: &[u8]) -> StorageResult<()> {
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| io_error(path, e))?;
+        file.write_all(data).map_err(|e| io_error(path, e))?;
+        file.sync_all().map_err(|e| io_error(path, e))
+    }
+
+    fn process_identity(&self) -> crate::storage::ProcessIdentity {
+        let host = fs::read_to_string("/proc/sys/kernel/hostname")
+            .or_else(|_| fs::read_to_string("/etc/hostname"))
+            .map(|h| h.trim().to_string())
+            .unwrap_or_else(|_| "unknown".into());
+        crate::storage::ProcessIdentity {
+            pid: std::process::id(),
+            host,
+        }
+    }
+
+    fn process_alive(&self, pid: u32) -> Option<bool> {
+        // Linux: a live (or zombie) process has /proc/<pid>.
+        if !std::path::Path::new("/proc/self").exists() {
+            return None;
+        }
+        Some(std::path::Path::new(&format!("/proc/{pid}")).exists())
+    }
+
     fn rmdir(&self, path: &str) -> StorageResult<()> {
         fs::remove_dir(path).map_err(|e| io_error(path, e))
     }

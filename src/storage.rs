@@ -40,6 +40,13 @@ pub struct FileStat {
     pub is_dir: bool,
 }
 
+/// A writer's identity, as recorded in a session lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessIdentity {
+    pub pid: u32,
+    pub host: String,
+}
+
 /// One directory entry (name only, not a path).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct DirEntry {
@@ -74,6 +81,29 @@ pub trait Storage {
 
     fn exists(&self, path: &str) -> bool {
         self.stat(path).is_ok()
+    }
+
+    /// Create a file that must not exist yet (`AlreadyExists` otherwise). Hosts should make
+    /// this atomic (`O_EXCL`); the default checks then writes.
+    fn create_new(&self, path: &str, data: &[u8]) -> StorageResult<()> {
+        if self.exists(path) {
+            return Err(StorageError::AlreadyExists(path.to_string()));
+        }
+        self.write(path, data)
+    }
+
+    /// Who is writing: process id and host name, recorded in session locks.
+    fn process_identity(&self) -> ProcessIdentity {
+        ProcessIdentity {
+            pid: 0,
+            host: "unknown".into(),
+        }
+    }
+
+    /// Is process `pid` on this host still running? `None` when the host cannot tell
+    /// (then a lock is only recovered by an explicit takeover).
+    fn process_alive(&self, _pid: u32) -> Option<bool> {
+        None
     }
 
     /// Store a content-addressed blob; a no-op when it is already there.
