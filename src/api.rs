@@ -169,6 +169,8 @@ pub enum ErrorKind {
     Ambiguous,
     /// The session belongs to another project and was not confirmed.
     OtherProject,
+    /// Another process holds the session's writer lock, or the file changed on disk.
+    Conflict,
 }
 
 impl ErrorKind {
@@ -181,6 +183,7 @@ impl ErrorKind {
             E::InvalidInput(_) => ErrorKind::InvalidInput,
             E::ReadOnly(_) => ErrorKind::ReadOnly,
             E::Persistence { .. } => ErrorKind::Persistence,
+            E::Locked { .. } | E::ExternallyModified { .. } => ErrorKind::Conflict,
         }
     }
 
@@ -195,6 +198,7 @@ impl ErrorKind {
             ErrorKind::Storage => "storage",
             ErrorKind::Ambiguous => "ambiguous",
             ErrorKind::OtherProject => "otherProject",
+            ErrorKind::Conflict => "conflict",
         }
     }
 }

@@ -15,6 +15,15 @@ pub enum SessionError {
     /// Caller input that is not a valid entry or value.
     #[error("invalid input: {0}")]
     InvalidInput(String),
+    /// Another live process is writing this session (its lock file names it).
+    #[error("session {file} is being written by another process ({owner}); open it read-only or try again when it is done")]
+    Locked { file: String, owner: String },
+    /// The file changed on disk since this session read or wrote it; writing now would
+    /// overwrite or interleave with that change.
+    #[error(
+        "session {file} was changed by someone else since it was loaded; reload it before writing"
+    )]
+    ExternallyModified { file: String },
     /// A write was asked of a session opened read-only.
     #[error("session is read-only: {0}")]
     ReadOnly(String),

@@ -28,6 +28,7 @@ pub mod ids;
 pub mod json;
 pub mod jsonl;
 pub mod listing;
+pub mod lock;
 pub mod migration;
 pub mod output_sink;
 pub mod paths;

@@ -126,6 +126,11 @@ pub struct Session {
     /// Original bytes to keep aside before the first rewrite (lossy load).
     pending_backup: Option<Arc<String>>,
     persist_error: Option<SessionError>,
+    /// This session's writer lock (taken at open for writing, or at the first write).
+    lock: Option<crate::lock::SessionLock>,
+    /// What the file looked like after our last read or write: a different size or
+    /// mtime means someone else changed it.
+    disk: Option<crate::storage::FileStat>,
     warnings: Vec<String>,
     report: LoadReport,
 }
@@ -169,6 +174,8 @@ impl Session {
             needs_newline: false,
             pending_backup: None,
             persist_error: None,
+            lock: None,
+            disk: None,
             warnings: Vec::new(),
             report: LoadReport {
                 file_version: crate::entry::CURRENT_SESSION_VERSION,
@@ -247,11 +254,12 @@ impl Session {
         };
         if session.persistence == Persistence::Persistent && session.report.file_existed {
             session.flushed = true;
+            session.take_lock()?;
+            session.disk = session.storage.stat(path).ok();
             let repair =
                 session.report.migration.is_some() || session.report.header_problem.is_some();
             if repair {
-                let result = session.rewrite_file();
-                session.latch(result)?;
+                session.write_whole()?;
             }
         }
         Ok(session)
@@ -672,6 +680,66 @@ impl Session {
         Ok(out)
     }
 
+    /// Take the writer lock if this session does not hold it yet.
+    fn take_lock(&mut self) -> Result<()> {
+        if self.lock.is_some() || self.persistence != Persistence::Persistent {
+            return Ok(());
+        }
+        let Some(file) = self.file.clone() else {
+            return Ok(());
+        };
+        match crate::lock::SessionLock::acquire(&*self.storage, &file) {
+            Ok(lock) => {
+                self.lock = Some(lock);
+                Ok(())
+            }
+            Err(crate::lock::LockError::Held(owner)) => Err(SessionError::Locked {
+                file,
+                owner: owner.to_string(),
+            }),
+            Err(crate::lock::LockError::Unreadable) => Err(SessionError::Locked {
+                file,
+                owner: "an unreadable lock file (another writer may be starting)".into(),
+            }),
+            // A write that fails while taking the lock is a persistence failure like any other.
+            Err(crate::lock::LockError::Storage(e)) => self.latch(Err(e)),
+        }
+    }
+
+    /// Before any write: hold the lock, and make sure nobody changed the file since we
+    /// last read or wrote it (a full rewrite would silently drop their change).
+    fn guard_write(&mut self) -> Result<()> {
+        self.take_lock()?;
+        let (Some(expected), Some(file)) = (self.disk, self.file.clone()) else {
+            return Ok(());
+        };
+        if !self.flushed {
+            return Ok(());
+        }
+        let now = match self.storage.stat(&file) {
+            Ok(s) => Some(s),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => return Err(e.into()),
+        };
+        if now.map(|n| (n.size, n.mtime_ms)) != Some((expected.size, expected.mtime_ms)) {
+            return Err(SessionError::ExternallyModified { file });
+        }
+        Ok(())
+    }
+
+    fn remember_disk(&mut self) {
+        self.disk = self.file.as_deref().and_then(|f| self.storage.stat(f).ok());
+    }
+
+    /// Guarded, latched atomic rewrite of the whole file.
+    fn write_whole(&mut self) -> Result<()> {
+        self.guard_write()?;
+        let r = self.rewrite_file();
+        self.latch(r)?;
+        self.remember_disk();
+        Ok(())
+    }
+
     fn rewrite_file(&mut self) -> std::result::Result<(), StorageError> {
         let Some(file) = self.file.clone() else {
             return Ok(());
@@ -692,9 +760,9 @@ impl Session {
             if !self.has_assistant {
                 return Ok(());
             }
-            let r = self.rewrite_file();
-            return self.latch(r);
+            return self.write_whole();
         }
+        self.guard_write()?;
         let entry = self.entries.last().expect("called after a push");
         let r = self.persisted_line(entry).and_then(|line| {
             let mut data = String::with_capacity(line.len() + 2);
@@ -709,7 +777,9 @@ impl Session {
         if r.is_ok() {
             self.needs_newline = false;
         }
-        self.latch(r)
+        self.latch(r)?;
+        self.remember_disk();
+        Ok(())
     }
 
     /// Append one entry given as (key, JSON text) payload fields; returns its id.
@@ -988,8 +1058,7 @@ impl Session {
         self.header
             .set("titleSource", Value::String(source.to_string()));
         if self.persistence == Persistence::Persistent && self.flushed {
-            let r = self.rewrite_file();
-            self.latch(r)?;
+            self.write_whole()?;
         }
         Ok(true)
     }
@@ -999,8 +1068,7 @@ impl Session {
     pub fn ensure_on_disk(&mut self) -> Result<()> {
         self.check_writable()?;
         if self.persistence == Persistence::Persistent && !self.flushed {
-            let r = self.rewrite_file();
-            self.latch(r)?;
+            self.write_whole()?;
         }
         Ok(())
     }
@@ -1091,11 +1159,34 @@ impl Session {
         }
         next.persistence = saved_persistence;
         if next.persistence == Persistence::Persistent && next.has_assistant {
-            let r = next.rewrite_file();
-            next.latch(r)?;
+            next.write_whole()?;
         }
         *self = next;
         Ok(new_file)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(lock) = self.lock.take() {
+            lock.release(&*self.storage);
+        }
+    }
+}
+
+impl Session {
+    /// fsync and release the writer lock; later writes take it again.
+    pub fn close(&mut self) -> Result<()> {
+        let flushed = self.flush();
+        if let Some(lock) = self.lock.take() {
+            lock.release(&*self.storage);
+        }
+        flushed
+    }
+
+    /// The writer lock this session holds, if any.
+    pub fn lock(&self) -> Option<&crate::lock::SessionLock> {
+        self.lock.as_ref()
     }
 }
 
@@ -1122,8 +1213,7 @@ impl Session {
 
     fn write_new_file(&mut self) -> Result<()> {
         if self.persistence == Persistence::Persistent && self.file.is_some() {
-            let r = self.rewrite_file();
-            self.latch(r)?;
+            self.write_whole()?;
         }
         Ok(())
     }
@@ -1238,8 +1328,9 @@ impl Session {
         let mut moved = self.copy_to(header, Some(new_file.clone()));
         moved.flushed = self.flushed;
         if self.flushed {
+            self.guard_write()?;
             storage.mkdir_all(&new_dir)?;
-            moved.rewrite_file()?;
+            moved.write_whole()?;
         }
         // 2. the artifacts directory
         let had_artifacts = storage.exists(&old_art);

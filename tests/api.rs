@@ -53,6 +53,7 @@ fn url_fork_and_move_through_the_facade() {
     let file = s.file().unwrap().to_string();
     let mut m = xcsh_session::artifacts::ArtifactManager::for_session(&*storage, &file);
     m.save("one\ntwo\nthree", "bash").unwrap();
+    s.close().unwrap(); // release the writer lock: the façade opens the file itself
     let r =
         json(&api::resolve_url(storage.clone(), &file, "artifact://0", Some(2), Some(1)).unwrap());
     assert_eq!(

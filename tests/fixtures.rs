@@ -116,7 +116,8 @@ fn migrated_fixture_rewrites_atomically_and_reloads_identically() {
         let storage = mem();
         let path = format!("/agent/sessions/--x--/{name}");
         put(&storage, &path, &fixture_text(name));
-        let first = open(&storage, &path, Persistence::Persistent);
+        let mut first = open(&storage, &path, Persistence::Persistent);
+        first.close().unwrap();
         let written = read(&storage, &path);
         // The rewrite drops transient fields (partialJson) but no message.
         assert!(!written.contains("\"partialJson\""), "{name}");
@@ -160,6 +161,7 @@ fn migrated_fixture_rewrites_atomically_and_reloads_identically() {
             .unwrap()
             .into_iter()
             .map(|e| e.name)
+            .filter(|n| !n.ends_with(".lock"))
             .collect();
         assert_eq!(names, vec![name.to_string()], "{name}");
     }

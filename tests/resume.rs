@@ -271,6 +271,7 @@ fn opening_for_use_restores_model_thinking_and_mode_and_survives_breadcrumb_fail
     s.append_mode_change("plan", Some(r#"{"planFile":"/p.md"}"#))
         .unwrap();
     let file = s.file().unwrap().to_string();
+    s.close().unwrap();
     // A file where the breadcrumb directory should be: the write fails, the open does not.
     put(&storage, "/agent/terminal-sessions", "not a directory");
     let options = RestoreOptions {
@@ -337,6 +338,7 @@ fn switch_session_runs_hooks_can_be_cancelled_and_restores_like_startup() {
     b.append_message(&assistant("b")).unwrap();
     b.append_thinking_level_change(Some("low")).unwrap();
     let b_file = b.file().unwrap().to_string();
+    b.close().unwrap();
     let options = RestoreOptions {
         agent_dir: "/agent".into(),
         cwd: "/work/pi".into(),
@@ -380,6 +382,7 @@ fn switch_session_runs_hooks_can_be_cancelled_and_restores_like_startup() {
             format!("after {b_file} low")
         ]
     );
+    a.close().unwrap();
     let (_, at_startup) = open_for_use(storage.clone(), &b_file, &options).unwrap();
     assert_eq!(
         at_startup, restored,

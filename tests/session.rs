@@ -797,7 +797,7 @@ impl Storage for Failing {
 fn the_first_persistence_error_is_latched_reported_once_and_reraised() {
     let storage = Rc::new(Failing {
         inner: MemoryStorage::new(),
-        budget: std::cell::Cell::new(4),
+        budget: std::cell::Cell::new(5),
     });
     let mut s = Session::create(
         storage.clone(),
@@ -808,7 +808,7 @@ fn the_first_persistence_error_is_latched_reported_once_and_reraised() {
         },
     );
     s.append_message(&user("a")).unwrap();
-    s.append_message(&assistant("b")).unwrap(); // write, fsync, rename, fsync: budget spent
+    s.append_message(&assistant("b")).unwrap(); // lock; write, fsync, rename, fsync: budget spent
     let err = s.append_message(&user("c")).unwrap_err();
     assert!(matches!(err, SessionError::Persistence { .. }), "{err}");
     assert!(err.to_string().contains("disk on fire"));
@@ -853,10 +853,21 @@ fn a_failed_atomic_rewrite_leaves_the_old_file_and_no_temp_file() {
     assert!(s.set_session_name("new name", "user").is_err());
     assert_eq!(storage.inner.read(&file).unwrap(), before);
     let dir = xcsh_session::storage::parent(&file);
+    let names: Vec<String> = storage
+        .inner
+        .list_dir(dir)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.name)
+        .collect();
+    assert!(
+        !names.iter().any(|n| n.ends_with(".tmp")),
+        "temp file removed: {names:?}"
+    );
     assert_eq!(
-        storage.inner.list_dir(dir).unwrap().len(),
-        1,
-        "temp file removed"
+        names.len(),
+        2,
+        "the session file and its writer lock: {names:?}"
     );
 }
 

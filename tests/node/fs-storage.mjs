@@ -1,6 +1,7 @@
 // A JsStorage over Node's synchronous fs API. fs errors are thrown as they are: their
 // `code` ('ENOENT', 'EEXIST', 'EACCES') is what the package looks at.
 import fs from 'node:fs';
+import os from 'node:os';
 
 export function fsStorage() {
   return {
@@ -33,5 +34,15 @@ export function fsStorage() {
       }
     },
     rmdir: (path) => fs.rmdirSync(path),
+    createNew: (path, data) => fs.writeFileSync(path, data, { flag: 'wx' }),
+    processIdentity: () => ({ pid: process.pid, host: os.hostname() }),
+    processAlive(pid) {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch (e) {
+        return e.code === 'EPERM';
+      }
+    },
   };
 }

@@ -36,6 +36,7 @@ function parentOf(path) {
 export class MemoryJsStorage {
   constructor({ startMs = Date.UTC(2026, 0, 2, 3, 4, 5, 6), seed = 0x9e3779b97f4a7c15n } = {}) {
     this.files = new Map();
+    this.mtimes = new Map(); // path -> mtimeMs, set by writes as a filesystem does
     this.dirs = new Set(['/']);
     this.clock = startMs;
     this.rng = seed;
@@ -67,6 +68,7 @@ export class MemoryJsStorage {
     this.#enter('write', path);
     this.#needParent('open', path);
     this.files.set(path, data);
+    this.mtimes.set(path, this.clock);
   }
 
   append(path, data) {
@@ -77,6 +79,7 @@ export class MemoryJsStorage {
     joined.set(old);
     joined.set(data, old.length);
     this.files.set(path, joined);
+    this.mtimes.set(path, this.clock);
   }
 
   rename(from, to) {
@@ -92,6 +95,7 @@ export class MemoryJsStorage {
       for (const [k, v] of [...this.files].filter(([k]) => under(k))) {
         this.files.delete(k);
         this.files.set(to + k.slice(from.length), v);
+        this.mtimes.set(to + k.slice(from.length), this.mtimes.get(k));
       }
       return;
     }
@@ -99,6 +103,7 @@ export class MemoryJsStorage {
     if (!data) throw fsError('ENOENT', 'rename', from);
     this.files.delete(from);
     this.files.set(to, data);
+    this.mtimes.set(to, this.mtimes.get(from));
   }
 
   unlink(path) {
@@ -126,7 +131,7 @@ export class MemoryJsStorage {
     if (this.dirs.has(path)) return { size: 0, mtimeMs: 0, isDir: true };
     const data = this.files.get(path);
     if (!data) throw fsError('ENOENT', 'stat', path);
-    return { size: data.length, mtimeMs: this.clock, isDir: false };
+    return { size: data.length, mtimeMs: this.mtimes.get(path) ?? 0, isDir: false };
   }
 
   mkdirAll(path) {

@@ -65,6 +65,7 @@ for (const [kind, make] of Object.entries(STORAGES)) {
       assert.deepEqual(ctx.models, { default: 'anthropic/claude-opus-4-5', smol: 'openai/gpt-5' });
       assert.equal(ctx.thinkingLevel, 'high');
 
+      s.close(); // one writer at a time: release the lock before reopening for writing
       const r = Session.open(storage, s.file, { agentDir });
       assert.equal(r.sessionId, s.sessionId);
       assert.equal(r.file, s.file);
@@ -252,6 +253,7 @@ test('branch, labels and the tree round-trip through the file', () => {
   assert.deepEqual(s.context().messages.map((m) => m.content[0].text), ['one', 'two', 'three, again']);
   assert.deepEqual(s.context(null).messages, []);
 
+  s.close();
   const r = Session.open(storage, s.file, { agentDir: '/agent' });
   assert.equal(r.treeJson(), s.treeJson());
   assert.equal(r.label(a1), 'checkpoint');
@@ -259,7 +261,7 @@ test('branch, labels and the tree round-trip through the file', () => {
 
   r.appendLabelChange(a1);
   assert.equal(r.label(a1), undefined);
-  assert.equal(Session.open(storage, s.file).label(a1), undefined);
+  assert.equal(Session.open(storage, s.file, { readOnly: true }).label(a1), undefined);
 
   const summary = r.branchWithSummary(u1, 'Tried two answers.', { files: ['a.rs'] }, false);
   const e = r.entry(summary);
@@ -358,7 +360,7 @@ test('large images go to the blob store and come back in entries and context', (
   assert.match(line.message.content[0].data, /^blob:sha256:[0-9a-f]{64}$/);
   const hash = line.message.content[0].data.slice('blob:sha256:'.length);
   assert.equal(Buffer.from(storage.files.get(`/agent/blobs/${hash}`)).toString('base64'), data);
-  const r = Session.open(storage, s.file, { agentDir: '/agent' });
+  const r = Session.open(storage, s.file, { agentDir: '/agent', readOnly: true });
   assert.equal(r.entry(id).message.content[0].data, data);
   assert.equal(r.context().messages[0].content[0].data, data);
   assert.deepEqual(r.warnings(), []);
@@ -384,5 +386,5 @@ test('optional blob hooks replace the default blob files', () => {
   assert.equal(blobs.size, 1);
   assert.equal([...blobs.keys()][0].split('|')[0], '/agent/blobs');
   assert.equal([...storage.files.keys()].some((k) => k.startsWith('/agent/blobs')), false);
-  assert.equal(Session.open(storage, s.file, { agentDir: '/agent' }).entry(id).message.content[0].data, data);
+  assert.equal(Session.open(storage, s.file, { agentDir: '/agent', readOnly: true }).entry(id).message.content[0].data, data);
 });

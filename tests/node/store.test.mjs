@@ -60,6 +60,7 @@ test('urls, blobs, fork, move and gc', () => {
   const dir = s.file.replace(/\.jsonl$/, '');
   storage.mkdirAll(dir);
   storage.write(`${dir}/0.bash.log`, new TextEncoder().encode('full output'));
+  s.close(); // forkSession opens the file for writing itself
   assert.deepEqual(resolveUrl(storage, s.file, 'artifact://0'), { content: 'full output', mimeType: 'text/plain', size: 11 });
   assert.throws(() => resolveUrl(storage, s.file, 'artifact://x'), (e) => e.message === 'artifact:// ID must be numeric, got: x' && e.kind === 'invalidInput');
   const put = blobPut(storage, agentDir, new Uint8Array([1, 2, 3]));

@@ -428,6 +428,12 @@ impl JsSession {
         core(self.inner.flush())
     }
 
+    /// fsync and release the writer lock (`<file>.lock`); another `Session.open` may then
+    /// write. Later writes from this session take the lock again. Also done by `free()`.
+    pub fn close(&mut self) -> JsResult<()> {
+        core(self.inner.close())
+    }
+
     /// The whole file as this session would write it.
     #[wasm_bindgen(js_name = toJsonl)]
     pub fn to_jsonl(&self) -> JsResult<String> {

@@ -45,6 +45,9 @@ struct Optional {
     blob_put: Option<Function>,
     blob_get: Option<Function>,
     copy_dir: Option<Function>,
+    create_new: Option<Function>,
+    process_identity: Option<Function>,
+    process_alive: Option<Function>,
 }
 
 /// [`Storage`] over a `JsStorage` object.
@@ -108,6 +111,9 @@ impl JsPort {
             blob_put: method(&js, "blobPut"),
             blob_get: method(&js, "blobGet"),
             copy_dir: method(&js, "copyDir"),
+            create_new: method(&js, "createNew"),
+            process_identity: method(&js, "processIdentity"),
+            process_alive: method(&js, "processAlive"),
         };
         JsPort { js, optional }
     }
@@ -314,6 +320,50 @@ impl Storage for JsPort {
             }
             None => Defaults(self).blob_get(blobs_dir, hash),
         }
+    }
+
+    fn create_new(&self, path: &str, data: &[u8]) -> StorageResult<()> {
+        match &self.optional.create_new {
+            Some(f) => f
+                .call2(
+                    &self.js,
+                    &JsValue::from_str(path),
+                    &Uint8Array::from(data).into(),
+                )
+                .map(|_| ())
+                .map_err(|e| storage_error(e, path)),
+            None => Defaults(self).create_new(path, data),
+        }
+    }
+
+    fn process_identity(&self) -> xcsh_session::storage::ProcessIdentity {
+        let default = xcsh_session::storage::ProcessIdentity {
+            pid: 0,
+            host: "unknown".into(),
+        };
+        let Some(f) = &self.optional.process_identity else {
+            return default;
+        };
+        match f.call0(&self.js) {
+            Ok(v) => xcsh_session::storage::ProcessIdentity {
+                pid: Reflect::get(&v, &"pid".into())
+                    .ok()
+                    .and_then(|p| p.as_f64())
+                    .map_or(0, |p| p as u32),
+                host: Reflect::get(&v, &"host".into())
+                    .ok()
+                    .and_then(|h| h.as_string())
+                    .unwrap_or(default.host),
+            },
+            Err(_) => default,
+        }
+    }
+
+    fn process_alive(&self, pid: u32) -> Option<bool> {
+        let f = self.optional.process_alive.as_ref()?;
+        f.call1(&self.js, &JsValue::from(pid))
+            .ok()
+            .and_then(|v| v.as_bool())
     }
 
     fn copy_dir(&self, from: &str, to: &str) -> StorageResult<()> {

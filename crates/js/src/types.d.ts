@@ -47,10 +47,17 @@ export interface JsStorage {
   blobGet?(blobsDir: string, hash: string): Uint8Array | null;
   /** Recursive directory copy; default built on the file methods. */
   copyDir?(from: string, to: string): void;
+  /** Create a file that must not exist (throw with code 'EEXIST' otherwise), e.g.
+   * `fs.writeFileSync(path, data, { flag: 'wx' })`. Session writer locks use it. */
+  createNew?(path: string, data: Uint8Array): void;
+  /** This process, recorded in writer locks; default `{ pid: 0, host: "unknown" }`. */
+  processIdentity?(): { pid: number; host: string };
+  /** Is `pid` on this host alive? Lets a dead writer's lock be recovered. */
+  processAlive?(pid: number): boolean | undefined;
 }
 
 /** Error kinds carried by every thrown `Error` as `error.kind`. */
-export type SessionErrorKind = "entryNotFound" | "notFound" | "invalidInput" | "readOnly" | "persistence" | "storage" | "ambiguous" | "otherProject";
+export type SessionErrorKind = "entryNotFound" | "notFound" | "invalidInput" | "readOnly" | "persistence" | "storage" | "ambiguous" | "otherProject" | "conflict";
 
 /** The errors this package throws. */
 export interface SessionError extends Error {

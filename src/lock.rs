@@ -1,0 +1,338 @@
+//! One live writer per session file: `<file>.lock`, created exclusively, holding the
+//! owner's pid, host, start time and a random token. A lock whose owner is known to be
+//! dead (same host, process gone) or that is unreadable and old is recovered; any other
+//! lock makes a second writer fail with a clear error instead of silently interleaving
+//! writes (users of the reference lost hours of work to that).
+
+use crate::json::quote;
+use crate::storage::{Storage, StorageError};
+use crate::time::{iso_from_ms, ms_from_iso};
+
+/// An unreadable lock file older than this is taken to be a crash leftover.
+pub const TORN_LOCK_GRACE_MS: i64 = 10_000;
+
+/// Who holds a lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockOwner {
+    pub pid: u32,
+    pub host: String,
+    /// ISO-8601 time the lock was taken.
+    pub started_at: String,
+    pub token: String,
+}
+
+impl LockOwner {
+    fn to_json(&self) -> String {
+        format!(
+            "{{\"pid\":{},\"host\":{},\"startedAt\":{},\"token\":{}}}\n",
+            self.pid,
+            quote(&self.host),
+            quote(&self.started_at),
+            quote(&self.token)
+        )
+    }
+
+    fn parse(bytes: &[u8]) -> Option<LockOwner> {
+        let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+        Some(LockOwner {
+            pid: u32::try_from(v.get("pid")?.as_u64()?).ok()?,
+            host: v.get("host")?.as_str()?.to_string(),
+            started_at: v.get("startedAt")?.as_str()?.to_string(),
+            token: v.get("token")?.as_str()?.to_string(),
+        })
+    }
+}
+
+impl std::fmt::Display for LockOwner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "pid {} on {} since {}",
+            self.pid, self.host, self.started_at
+        )
+    }
+}
+
+/// Why a lock could not be taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LockError {
+    /// Another writer holds it.
+    Held(LockOwner),
+    /// A lock file exists but cannot be read (and is not old enough to be presumed torn).
+    Unreadable,
+    Storage(StorageError),
+}
+
+/// The lock path of a session file.
+pub fn lock_path(session_file: &str) -> String {
+    format!("{session_file}.lock")
+}
+
+/// A held lock; released by [`SessionLock::release`] (sessions release on drop).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionLock {
+    pub path: String,
+    pub owner: LockOwner,
+}
+
+impl SessionLock {
+    /// Take the lock of `session_file`, recovering a stale one.
+    pub fn acquire(storage: &dyn Storage, session_file: &str) -> Result<SessionLock, LockError> {
+        let path = lock_path(session_file);
+        let me = storage.process_identity();
+        let owner = LockOwner {
+            pid: me.pid,
+            host: me.host.clone(),
+            started_at: iso_from_ms(storage.now_ms()),
+            token: format!("{:016x}", storage.random_u64()),
+        };
+        let dir = crate::storage::parent(&path);
+        if !dir.is_empty() {
+            storage.mkdir_all(dir).map_err(LockError::Storage)?;
+        }
+        for _ in 0..3 {
+            match storage.create_new(&path, owner.to_json().as_bytes()) {
+                Ok(()) => return Ok(SessionLock { path, owner }),
+                Err(StorageError::AlreadyExists(_)) => {}
+                Err(e) => return Err(LockError::Storage(e)),
+            }
+            let existing = match storage.read(&path) {
+                Ok(b) => b,
+                Err(e) if e.is_not_found() => continue, // released meanwhile: retry
+                Err(e) => return Err(LockError::Storage(e)),
+            };
+            let stale = match LockOwner::parse(&existing) {
+                Some(held) => {
+                    let dead =
+                        held.host == me.host && storage.process_alive(held.pid) == Some(false);
+                    if !dead {
+                        return Err(LockError::Held(held));
+                    }
+                    true
+                }
+                None => {
+                    // A torn lock (crash while writing it): recovered once it is old.
+                    let age = storage
+                        .stat(&path)
+                        .map(|s| storage.now_ms() - s.mtime_ms)
+                        .unwrap_or(0);
+                    if age < TORN_LOCK_GRACE_MS {
+                        return Err(LockError::Unreadable);
+                    }
+                    true
+                }
+            };
+            if stale {
+                match storage.unlink(&path) {
+                    Ok(()) => {}
+                    Err(e) if e.is_not_found() => {}
+                    Err(e) => return Err(LockError::Storage(e)),
+                }
+            }
+        }
+        Err(LockError::Unreadable)
+    }
+
+    /// Remove the lock file if it is still ours.
+    pub fn release(&self, storage: &dyn Storage) {
+        if let Ok(bytes) = storage.read(&self.path) {
+            if LockOwner::parse(&bytes).is_some_and(|o| o.token == self.owner.token) {
+                let _ = storage.unlink(&self.path);
+            }
+        }
+    }
+
+    /// The lock file still names us (nobody broke it).
+    pub fn still_held(&self, storage: &dyn Storage) -> bool {
+        storage
+            .read(&self.path)
+            .ok()
+            .and_then(|b| LockOwner::parse(&b))
+            .is_some_and(|o| o.token == self.owner.token)
+    }
+}
+
+/// When a lock was taken, as epoch ms (for display).
+pub fn started_ms(owner: &LockOwner) -> Option<i64> {
+    ms_from_iso(&owner.started_at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::{DirEntry, FileStat, MemoryStorage, ProcessIdentity, StorageResult};
+
+    /// A storage that reports a chosen identity and a liveness oracle.
+    struct Proc<'a> {
+        inner: &'a MemoryStorage,
+        pid: u32,
+        alive: Option<bool>,
+    }
+
+    impl Storage for Proc<'_> {
+        fn read(&self, p: &str) -> StorageResult<Vec<u8>> {
+            self.inner.read(p)
+        }
+        fn read_prefix(&self, p: &str, n: u64) -> StorageResult<Vec<u8>> {
+            self.inner.read_prefix(p, n)
+        }
+        fn write(&self, p: &str, d: &[u8]) -> StorageResult<()> {
+            self.inner.write(p, d)
+        }
+        fn append(&self, p: &str, d: &[u8]) -> StorageResult<()> {
+            self.inner.append(p, d)
+        }
+        fn rename(&self, a: &str, b: &str) -> StorageResult<()> {
+            self.inner.rename(a, b)
+        }
+        fn unlink(&self, p: &str) -> StorageResult<()> {
+            self.inner.unlink(p)
+        }
+        fn list_dir(&self, p: &str) -> StorageResult<Vec<DirEntry>> {
+            self.inner.list_dir(p)
+        }
+        fn stat(&self, p: &str) -> StorageResult<FileStat> {
+            self.inner.stat(p)
+        }
+        fn mkdir_all(&self, p: &str) -> StorageResult<()> {
+            self.inner.mkdir_all(p)
+        }
+        fn fsync(&self, p: &str) -> StorageResult<()> {
+            self.inner.fsync(p)
+        }
+        fn rmdir(&self, p: &str) -> StorageResult<()> {
+            self.inner.rmdir(p)
+        }
+        fn now_ms(&self) -> i64 {
+            self.inner.now_ms()
+        }
+        fn random_u64(&self) -> u64 {
+            self.inner.random_u64()
+        }
+        fn process_identity(&self) -> ProcessIdentity {
+            ProcessIdentity {
+                pid: self.pid,
+                host: "h".into(),
+            }
+        }
+        fn process_alive(&self, _pid: u32) -> Option<bool> {
+            self.alive
+        }
+    }
+
+    #[test]
+    fn a_second_writer_is_refused_while_the_first_lives() {
+        let s = MemoryStorage::new();
+        let a = SessionLock::acquire(
+            &Proc {
+                inner: &s,
+                pid: 10,
+                alive: Some(true),
+            },
+            "/d/s.jsonl",
+        )
+        .unwrap();
+        match SessionLock::acquire(
+            &Proc {
+                inner: &s,
+                pid: 11,
+                alive: Some(true),
+            },
+            "/d/s.jsonl",
+        ) {
+            Err(LockError::Held(owner)) => assert_eq!((owner.pid, owner.host.as_str()), (10, "h")),
+            other => panic!("{other:?}"),
+        }
+        a.release(&s);
+        assert!(SessionLock::acquire(
+            &Proc {
+                inner: &s,
+                pid: 11,
+                alive: Some(true)
+            },
+            "/d/s.jsonl"
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn a_dead_owners_lock_is_recovered() {
+        let s = MemoryStorage::new();
+        SessionLock::acquire(
+            &Proc {
+                inner: &s,
+                pid: 10,
+                alive: None,
+            },
+            "/d/s.jsonl",
+        )
+        .unwrap();
+        let unknown = SessionLock::acquire(
+            &Proc {
+                inner: &s,
+                pid: 11,
+                alive: None,
+            },
+            "/d/s.jsonl",
+        );
+        assert!(
+            matches!(unknown, Err(LockError::Held(_))),
+            "cannot tell: refuse"
+        );
+        let recovered = SessionLock::acquire(
+            &Proc {
+                inner: &s,
+                pid: 11,
+                alive: Some(false),
+            },
+            "/d/s.jsonl",
+        )
+        .unwrap();
+        assert_eq!(recovered.owner.pid, 11);
+        assert!(recovered.still_held(&s));
+    }
+
+    #[test]
+    fn a_torn_lock_is_recovered_only_when_old() {
+        let s = MemoryStorage::new();
+        s.mkdir_all("/d").unwrap();
+        s.write("/d/s.jsonl.lock", b"{\"pid\":").unwrap();
+        let p = Proc {
+            inner: &s,
+            pid: 1,
+            alive: Some(true),
+        };
+        assert_eq!(
+            SessionLock::acquire(&p, "/d/s.jsonl"),
+            Err(LockError::Unreadable)
+        );
+        s.set_mtime("/d/s.jsonl.lock", 0);
+        assert!(SessionLock::acquire(&p, "/d/s.jsonl").is_ok());
+    }
+
+    #[test]
+    fn release_leaves_a_lock_that_someone_else_took_over() {
+        let s = MemoryStorage::new();
+        let a = SessionLock::acquire(
+            &Proc {
+                inner: &s,
+                pid: 10,
+                alive: Some(false),
+            },
+            "/d/s.jsonl",
+        )
+        .unwrap();
+        let b = SessionLock::acquire(
+            &Proc {
+                inner: &s,
+                pid: 11,
+                alive: Some(false),
+            },
+            "/d/s.jsonl",
+        )
+        .unwrap();
+        assert!(!a.still_held(&s));
+        a.release(&s);
+        assert!(b.still_held(&s), "a's release must not remove b's lock");
+    }
+}
