@@ -11,13 +11,25 @@ fn main() {
     println!("read+utf8   {:?}", t.elapsed());
     let t = Instant::now();
     let parsed = jsonl::parse_lenient(&text);
-    println!("jsonl       {:?} ({} records)", t.elapsed(), parsed.records.len());
+    println!(
+        "jsonl       {:?} ({} records)",
+        t.elapsed(),
+        parsed.records.len()
+    );
     let t = Instant::now();
     let s = Session::from_string(Rc::new(MemoryStorage::new()), text, "/agent");
-    println!("load total  {:?} ({} entries)", t.elapsed(), s.entries().len());
+    println!(
+        "load total  {:?} ({} entries)",
+        t.elapsed(),
+        s.entries().len()
+    );
     let t = Instant::now();
     let ctx = s.context();
-    println!("context     {:?} ({} messages)", t.elapsed(), ctx.messages.len());
+    println!(
+        "context     {:?} ({} messages)",
+        t.elapsed(),
+        ctx.messages.len()
+    );
     let t = Instant::now();
     let json = ctx.to_json();
     println!("to_json     {:?} ({} bytes)", t.elapsed(), json.len());

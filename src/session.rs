@@ -1086,6 +1086,13 @@ impl Session {
         Ok(())
     }
 
+    /// Is the session's file written (entries appended from now on reach it)? Before the
+    /// first assistant message, or `ensure_on_disk`, it is not, and `flush` has nothing
+    /// to make durable.
+    pub fn is_on_disk(&self) -> bool {
+        self.persistence == Persistence::Persistent && self.flushed
+    }
+
     /// The latched persistence error, if any.
     pub fn persist_error(&self) -> Option<&SessionError> {
         self.persist_error.as_ref()

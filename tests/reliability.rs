@@ -97,3 +97,314 @@ fn a_new_session_can_be_made_durable_before_the_first_reply() {
     drop(s); // the process is interrupted here
     assert!(read(&storage, &file).contains("important first prompt"));
 }
+
+// ---- crash consistency: a storage that fails or stops at every write step in turn ----
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use xcsh_session::storage::{DirEntry, FileStat, MemoryStorage, StorageError, StorageResult};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Fault {
+    /// The step returns an error; the process goes on.
+    Fail,
+    /// The process dies during the step: a write or append lands half-way, a rename
+    /// does not happen; nothing afterwards reaches the disk.
+    Stop,
+}
+
+struct FaultStorage {
+    disk: Rc<MemoryStorage>,
+    step: Cell<usize>,
+    at: usize,
+    fault: Fault,
+    dead: Cell<bool>,
+    log: RefCell<Vec<String>>,
+}
+
+impl FaultStorage {
+    /// Count a write-like step; `Ok(true)` when this is the faulty one.
+    fn enter(&self, what: &str, path: &str) -> StorageResult<bool> {
+        if self.dead.get() {
+            return Err(StorageError::Other(format!(
+                "process is gone ({what} {path})"
+            )));
+        }
+        let n = self.step.get() + 1;
+        self.step.set(n);
+        self.log.borrow_mut().push(format!("{n} {what} {path}"));
+        if n != self.at {
+            return Ok(false);
+        }
+        if self.fault == Fault::Stop {
+            self.dead.set(true);
+        }
+        Ok(true)
+    }
+
+    fn fault_error(&self, what: &str, path: &str) -> StorageError {
+        StorageError::Other(format!(
+            "injected {:?} at step {} ({what} {path})",
+            self.fault, self.at
+        ))
+    }
+}
+
+impl Storage for FaultStorage {
+    fn read(&self, p: &str) -> StorageResult<Vec<u8>> {
+        self.disk.read(p)
+    }
+    fn read_prefix(&self, p: &str, n: u64) -> StorageResult<Vec<u8>> {
+        self.disk.read_prefix(p, n)
+    }
+    fn write(&self, p: &str, d: &[u8]) -> StorageResult<()> {
+        if self.enter("write", p)? {
+            if self.fault == Fault::Stop {
+                self.disk.write(p, &d[..d.len() / 2])?;
+            }
+            return Err(self.fault_error("write", p));
+        }
+        self.disk.write(p, d)
+    }
+    fn append(&self, p: &str, d: &[u8]) -> StorageResult<()> {
+        if self.enter("append", p)? {
+            if self.fault == Fault::Stop {
+                self.disk.append(p, &d[..d.len() / 2])?;
+            }
+            return Err(self.fault_error("append", p));
+        }
+        self.disk.append(p, d)
+    }
+    fn rename(&self, a: &str, b: &str) -> StorageResult<()> {
+        if self.enter("rename", a)? {
+            return Err(self.fault_error("rename", a));
+        }
+        self.disk.rename(a, b)
+    }
+    fn unlink(&self, p: &str) -> StorageResult<()> {
+        if self.enter("unlink", p)? {
+            return Err(self.fault_error("unlink", p));
+        }
+        self.disk.unlink(p)
+    }
+    fn create_new(&self, p: &str, d: &[u8]) -> StorageResult<()> {
+        if self.enter("create_new", p)? {
+            return Err(self.fault_error("create_new", p));
+        }
+        self.disk.create_new(p, d)
+    }
+    fn list_dir(&self, p: &str) -> StorageResult<Vec<DirEntry>> {
+        self.disk.list_dir(p)
+    }
+    fn stat(&self, p: &str) -> StorageResult<FileStat> {
+        self.disk.stat(p)
+    }
+    fn mkdir_all(&self, p: &str) -> StorageResult<()> {
+        self.disk.mkdir_all(p)
+    }
+    fn fsync(&self, p: &str) -> StorageResult<()> {
+        if self.enter("fsync", p)? {
+            return Err(self.fault_error("fsync", p));
+        }
+        self.disk.fsync(p)
+    }
+    fn rmdir(&self, p: &str) -> StorageResult<()> {
+        self.disk.rmdir(p)
+    }
+    fn now_ms(&self) -> i64 {
+        self.disk.now_ms()
+    }
+    fn random_u64(&self) -> u64 {
+        self.disk.random_u64()
+    }
+}
+
+/// A workload touching every write path: deferred first write, appends, a rename-based
+/// rewrite, a label, a branch. Returns the ids acknowledged by a successful `flush()`.
+fn workload(storage: Rc<FaultStorage>) -> (Option<String>, Vec<String>) {
+    let mut acked = Vec::new();
+    let mut pending = Vec::new();
+    let mut s = xcsh_session::Session::create(
+        storage,
+        &xcsh_session::session::CreateOptions {
+            agent_dir: "/agent".into(),
+            cwd: "/w".into(),
+            ..Default::default()
+        },
+    );
+    let file = s.file().map(str::to_string);
+    let mut step = |s: &mut xcsh_session::Session,
+                    r: Result<String, SessionError>,
+                    acked: &mut Vec<String>| {
+        if let Ok(id) = r {
+            pending.push(id);
+        }
+        // Acknowledged: flushed while the session is on disk (before the first assistant
+        // message nothing is written, by design; `ensure_on_disk` is the way to force it).
+        if s.flush().is_ok() && s.is_on_disk() {
+            acked.append(&mut pending);
+        }
+    };
+    let r = s.append_message(&user("first prompt"));
+    step(&mut s, r, &mut acked);
+    let r = s.append_message(&assistant("first answer"));
+    step(&mut s, r, &mut acked);
+    for i in 0..3 {
+        let r = s.append_message(&user(&format!("prompt {i}")));
+        step(&mut s, r, &mut acked);
+    }
+    let named = s.set_session_name("renamed", "user").map(|_| String::new());
+    if named.is_ok() && s.flush().is_ok() {
+        // a rewrite acknowledges everything already in memory
+    }
+    let first = acked.first().cloned();
+    if let Some(id) = first {
+        let r = s.append_label_change(&id, Some("checkpoint"));
+        step(&mut s, r, &mut acked);
+        let _ = s.branch(&id);
+    }
+    let r = s.append_message(&user("on a branch"));
+    step(&mut s, r, &mut acked);
+    acked.retain(|id| !id.is_empty());
+    (file, acked)
+}
+
+#[test]
+fn after_a_fault_at_any_write_step_the_file_loads_with_every_flushed_entry() {
+    // A fault-free run counts the steps.
+    let clean = Rc::new(FaultStorage {
+        disk: mem(),
+        step: Cell::new(0),
+        at: usize::MAX,
+        fault: Fault::Fail,
+        dead: Cell::new(false),
+        log: RefCell::new(vec![]),
+    });
+    let (_, all) = workload(clean.clone());
+    let steps = clean.step.get();
+    assert!(
+        steps >= 20,
+        "the workload exercises many write steps ({steps})"
+    );
+    assert_eq!(all.len(), 7);
+    let mut faults = 0;
+    for fault in [Fault::Fail, Fault::Stop] {
+        for at in 1..=steps {
+            let disk = mem();
+            let storage = Rc::new(FaultStorage {
+                disk: disk.clone(),
+                step: Cell::new(0),
+                at,
+                fault,
+                dead: Cell::new(false),
+                log: RefCell::new(vec![]),
+            });
+            let (file, acked) = workload(storage.clone());
+            faults += 1;
+            let file = file.unwrap();
+            if !disk.exists(&file) {
+                assert!(
+                    acked.is_empty(),
+                    "{fault:?}@{at}: acknowledged entries but no file\n{:?}",
+                    storage.log.borrow()
+                );
+                continue;
+            }
+            let reloaded = open(&disk, &file, xcsh_session::Persistence::ReadOnly);
+            let ids: Vec<&str> = reloaded.entries().iter().map(|e| e.id.as_str()).collect();
+            for id in &acked {
+                assert!(
+                    ids.contains(&id.as_str()),
+                    "{fault:?}@{at}: flushed entry {id} lost\n{:?}",
+                    storage.log.borrow()
+                );
+            }
+            let issues: Vec<_> = reloaded
+                .report()
+                .issues
+                .iter()
+                .filter(|i| i.kind != xcsh_session::jsonl::IssueKind::GluedRecord)
+                .collect();
+            assert!(
+                issues.len() <= 1,
+                "{fault:?}@{at}: at most the torn last line is damaged: {issues:?}"
+            );
+            assert!(
+                reloaded.report().header_problem.is_none(),
+                "{fault:?}@{at}: header intact"
+            );
+        }
+    }
+    assert_eq!(faults, 2 * steps);
+    println!("crash consistency: {faults} faults injected over {steps} write steps");
+}
+
+// ---- a real process killed at random points ----
+
+#[test]
+fn a_writer_killed_at_random_points_loses_nothing_it_acknowledged() {
+    use std::io::{BufRead, BufReader};
+    let exe = std::env::current_exe().unwrap();
+    let writer = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join(format!("writer{}", std::env::consts::EXE_SUFFIX));
+    if !writer.exists() {
+        // `cargo test` builds examples, but not when it runs one test target alone.
+        let status = std::process::Command::new(env!("CARGO"))
+            .args(["build", "-q", "-p", "xcsh-session", "--example", "writer"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    assert!(writer.exists(), "examples/writer: {}", writer.display());
+    let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut kills = 0;
+    for round in 0..12 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let stop_after = (seed % 60) as usize + 1;
+        let dir = std::env::temp_dir().join(format!("xcsh-crash-{}-{round}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut child = std::process::Command::new(&writer)
+            .arg(&dir)
+            .arg("100000")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let file = lines.next().unwrap().unwrap();
+        let mut acked = Vec::new();
+        for line in lines.by_ref() {
+            acked.push(line.unwrap());
+            if acked.len() >= stop_after {
+                break;
+            }
+        }
+        child.kill().unwrap(); // SIGKILL, mid-write more often than not
+        child.wait().unwrap();
+        kills += 1;
+        let text = std::fs::read_to_string(&file).unwrap();
+        let s = xcsh_session::Session::from_text(mem(), &text, "/agent");
+        let ids: Vec<&str> = s.entries().iter().map(|e| e.id.as_str()).collect();
+        for id in &acked {
+            assert!(
+                ids.contains(&id.as_str()),
+                "round {round}: acknowledged {id} lost"
+            );
+        }
+        assert!(ids.len() >= acked.len());
+        let damaged = s.report().issues.len();
+        assert!(
+            damaged <= 1,
+            "round {round}: only a torn last line may be missing: {:?}",
+            s.report().issues
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    println!("crash consistency: {kills} writer processes killed");
+}
