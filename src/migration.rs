@@ -81,10 +81,17 @@ fn v1_to_v2(header: &Header, records: &mut [Text]) -> usize {
         }
         obj.shift_remove("firstKeptEntryIndex");
     }
+    let mut changed = 0;
     for (text, value) in records.iter_mut().zip(values) {
-        *text = Text::from(crate::json::to_text(&value));
+        // A record that could not be parsed into a tree (e.g. nested deeper than the
+        // parser allows) keeps its text: it then fails to load as an entry and is
+        // reported, and the file's bytes are kept aside before any rewrite.
+        if value.is_object() {
+            *text = Text::from(crate::json::to_text(&value));
+            changed += 1;
+        }
     }
-    records.len()
+    changed
 }
 
 fn v2_to_v3(records: &mut [Text]) -> usize {

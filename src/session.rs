@@ -107,6 +107,21 @@ pub struct CompactionInput {
     pub preserve_data: Option<String>,
 }
 
+/// The original content of a file whose load was lossy, kept aside before a rewrite.
+enum Backup {
+    Text(Arc<String>),
+    Bytes(Vec<u8>),
+}
+
+impl Backup {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Backup::Text(t) => t.as_bytes(),
+            Backup::Bytes(b) => b,
+        }
+    }
+}
+
 /// One session.
 pub struct Session {
     storage: Rc<dyn Storage>,
@@ -124,7 +139,7 @@ pub struct Session {
     /// The file on disk does not end in a newline (torn tail): write one before appending.
     needs_newline: bool,
     /// Original bytes to keep aside before the first rewrite (lossy load).
-    pending_backup: Option<Arc<String>>,
+    pending_backup: Option<Backup>,
     persist_error: Option<SessionError>,
     /// This session's writer lock (taken at open for writing, or at the first write).
     lock: Option<crate::lock::SessionLock>,
@@ -222,10 +237,14 @@ impl Session {
         };
         let mut session = match bytes {
             Some(bytes) if !bytes.is_empty() => {
-                let (text, invalid_utf8) = match String::from_utf8(bytes) {
-                    Ok(s) => (s, false),
-                    Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
+                let (text, original) = match String::from_utf8(bytes) {
+                    Ok(s) => (s, None),
+                    Err(e) => {
+                        let bytes = e.into_bytes();
+                        (String::from_utf8_lossy(&bytes).into_owned(), Some(bytes))
+                    }
                 };
+                let invalid_utf8 = original.is_some();
                 let mut s = Self::from_text_with(
                     storage,
                     options.persistence,
@@ -236,6 +255,10 @@ impl Session {
                     &mut |_, _| {},
                 );
                 s.report.invalid_utf8 = invalid_utf8;
+                if let Some(bytes) = original {
+                    // What is kept aside is the file as it was, not the repaired text.
+                    s.pending_backup = Some(Backup::Bytes(bytes));
+                }
                 s.report.file_existed = true;
                 s
             }
@@ -418,7 +441,7 @@ impl Session {
         session.needs_newline = !text.ends_with('\n');
         progress(total, total);
         if report.lossy() {
-            session.pending_backup = Some(text);
+            session.pending_backup = Some(Backup::Text(text));
         }
         session.report = report;
         session
@@ -648,12 +671,13 @@ impl Session {
     }
 
     fn keep_backup(&mut self) -> std::result::Result<(), StorageError> {
-        let (Some(text), Some(file)) = (self.pending_backup.as_ref(), self.file.as_ref()) else {
+        let (Some(original), Some(file)) = (self.pending_backup.as_ref(), self.file.as_ref())
+        else {
             return Ok(());
         };
         let stamp = iso_from_ms(self.storage.now_ms()).replace([':', '.'], "-");
         let backup = format!("{file}.corrupt-{stamp}");
-        atomic_write(&*self.storage, &backup, text.as_bytes())?;
+        atomic_write(&*self.storage, &backup, original.bytes())?;
         self.report.backup_path = Some(backup.clone());
         self.warnings.push(format!(
             "{file} had unreadable content; its original bytes are kept in {backup}"
