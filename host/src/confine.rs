@@ -168,6 +168,15 @@ fn resolve_dotdot(dir: &Path) -> PathBuf {
     out
 }
 
+/// A project directory given on the command line (`--cwd`, `--to-cwd`): made absolute
+/// against the current directory, `.` dropped, `..` resolved like [`absolute_dir`] does.
+/// Unlike a root it is not canonicalized: a project is named after its path as written
+/// (the directory need not exist, e.g. a project that was moved away).
+pub fn absolute_cwd(path: &Path) -> io::Result<PathBuf> {
+    let abs = std::path::absolute(path)?;
+    Ok(resolve_dotdot(&abs))
+}
+
 /// A directory given on the command line, made absolute and free of `..`.
 pub fn absolute_dir(path: &Path) -> io::Result<PathBuf> {
     let abs = std::path::absolute(path)?;
@@ -334,5 +343,26 @@ mod tests {
         let abs = absolute_file(&root.join("sub/../s.jsonl")).expect("absolute");
         assert_eq!(abs, root.join("s.jsonl"));
         assert!(absolute_file(Path::new("/")).is_err());
+    }
+
+    #[test]
+    fn project_directories_keep_their_symlinks_but_lose_dots() {
+        let (_t, root, outside) = setup();
+        symlink(&outside, root.join("link")).expect("symlink");
+        assert_eq!(
+            absolute_cwd(&root.join("link/./x/")).expect("abs"),
+            root.join("link/x")
+        );
+        // `..` goes through the filesystem, as for every other argument.
+        assert_eq!(
+            absolute_cwd(&root.join("link/../y")).expect("abs"),
+            outside.with_file_name("y")
+        );
+        assert_eq!(
+            absolute_cwd(Path::new("/no/such/../dir")).expect("abs"),
+            Path::new("/no/dir")
+        );
+        let rel = absolute_cwd(Path::new("some/dir")).expect("abs");
+        assert!(rel.is_absolute() && rel.ends_with("some/dir"), "{rel:?}");
     }
 }

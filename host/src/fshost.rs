@@ -45,6 +45,29 @@ fn sync_dir(dir: &Path) {
     }
 }
 
+/// This machine's host name: `/proc/sys/kernel/hostname`, else `/etc/hostname`, else
+/// `"unknown"` (the core's default).
+fn host_name() -> String {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .filter_map(|f| fs::read_to_string(f).ok())
+        .map(|s| s.trim().to_string())
+        .find(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+/// Whether `pid` runs on this machine: `/proc/<pid>` exists. `None` when there is no
+/// procfs to ask (not Linux, or not mounted).
+fn process_alive(pid: u32) -> Option<bool> {
+    if !cfg!(target_os = "linux") || !Path::new("/proc/self").exists() {
+        return None;
+    }
+    if pid == 0 {
+        return Some(false);
+    }
+    Some(Path::new(&format!("/proc/{pid}")).exists())
+}
+
 /// A blob name must be one plain path component.
 fn valid_blob_name(hash: &str) -> bool {
     !hash.is_empty() && hash != "." && hash != ".." && !hash.contains(['/', '\\', '\0'])
@@ -242,6 +265,35 @@ impl Host for FsHost {
         self.copy_tree(&from, &to)
     }
 
+    fn create_new(&mut self, path: String, data: Vec<u8>) -> R<()> {
+        let p = self.write_path(&path)?;
+        // O_CREAT|O_EXCL: atomic against a concurrent creator, and never follows a
+        // symlink planted at the final component.
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&p)
+            .map_err(|e| io_err(&path, e))?;
+        let written = file.write_all(&data).and_then(|()| file.sync_all());
+        if let Err(e) = written {
+            drop(file);
+            let _ = fs::remove_file(&p);
+            return Err(io_err(&path, e));
+        }
+        if let Some(dir) = p.parent() {
+            sync_dir(dir);
+        }
+        Ok(())
+    }
+
+    fn process_identity(&mut self) -> (u32, String) {
+        (std::process::id(), host_name())
+    }
+
+    fn process_alive(&mut self, pid: u32) -> Option<bool> {
+        process_alive(pid)
+    }
+
     fn now_ms(&mut self) -> i64 {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -257,5 +309,86 @@ impl Host for FsHost {
         h.write_u64(self.seq);
         h.write_i64(self.now_ms());
         h.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(writable: bool) -> (tempfile::TempDir, String, FsHost) {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = fs::canonicalize(tmp.path()).expect("canonical");
+        let roots = Roots::new(&[&root]).expect("roots");
+        let dir = root.to_str().expect("utf-8").to_string();
+        (tmp, dir, FsHost::new(roots, writable))
+    }
+
+    #[test]
+    fn create_new_creates_once_then_reports_already_exists() {
+        let (_t, dir, mut h) = host(true);
+        let path = format!("{dir}/lock");
+        h.create_new(path.clone(), b"first".to_vec())
+            .expect("create");
+        assert_eq!(fs::read(&path).expect("read"), b"first");
+        match h.create_new(path.clone(), b"second".to_vec()) {
+            Err(StorageError::AlreadyExists(p)) => assert_eq!(p, path),
+            other => panic!("expected already-exists, got {other:?}"),
+        }
+        assert_eq!(fs::read(&path).expect("read"), b"first", "overwritten");
+        // A directory counts as existing too.
+        fs::create_dir(format!("{dir}/d")).expect("mkdir");
+        assert!(matches!(
+            h.create_new(format!("{dir}/d"), Vec::new()),
+            Err(StorageError::AlreadyExists(_))
+        ));
+        // A missing parent is not-found, not created.
+        assert!(matches!(
+            h.create_new(format!("{dir}/no/such/lock"), Vec::new()),
+            Err(StorageError::NotFound(_))
+        ));
+    }
+
+    #[test]
+    fn create_new_is_confined_and_refused_by_read_only_commands() {
+        let (_t, dir, mut h) = host(true);
+        let outside = tempfile::tempdir().expect("tempdir");
+        let target = outside.path().join("x");
+        let denied = h.create_new(target.to_str().expect("utf-8").into(), b"x".to_vec());
+        assert!(
+            matches!(denied, Err(StorageError::PermissionDenied(_))),
+            "{denied:?}"
+        );
+        assert!(!target.exists());
+        // A symlink planted at the lock's path is not followed.
+        std::os::unix::fs::symlink(&target, format!("{dir}/link")).expect("symlink");
+        assert!(h.create_new(format!("{dir}/link"), b"x".to_vec()).is_err());
+        assert!(!target.exists());
+
+        let (_t2, dir, mut ro) = host(false);
+        let path = format!("{dir}/lock");
+        assert!(matches!(
+            ro.create_new(path.clone(), b"x".to_vec()),
+            Err(StorageError::PermissionDenied(_))
+        ));
+        assert!(!Path::new(&path).exists());
+    }
+
+    #[test]
+    fn process_identity_and_liveness() {
+        let (_t, _dir, mut h) = host(false);
+        let (pid, name) = h.process_identity();
+        assert_eq!(pid, std::process::id());
+        assert!(!name.is_empty() && !name.contains('\n'), "{name:?}");
+        if cfg!(target_os = "linux") {
+            assert_eq!(h.process_alive(pid), Some(true));
+            assert_eq!(h.process_alive(0), Some(false));
+            // pid_max is at most 2^22 on Linux.
+            assert_eq!(h.process_alive(u32::MAX - 1), Some(false));
+            let mut child = std::process::Command::new("true").spawn().expect("spawn");
+            let child_pid = child.id();
+            child.wait().expect("wait");
+            assert_eq!(h.process_alive(child_pid), Some(false));
+        }
     }
 }

@@ -16,7 +16,7 @@ mod bindings {
 use anyhow::{Context, Result};
 use bindings::exports::xcsh::session::session_api::{ApiError, ErrorKind};
 use bindings::SessionComponent;
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -27,14 +27,14 @@ use wasmtime::{Config, Engine, Store};
 #[command(
     name = "xcsh-session",
     version,
-    about = "Read, migrate and append to xcsh/pi agent session files"
+    about = "Read, list, resume, migrate and append to xcsh/pi agent session files"
 )]
 struct Cli {
     /// The agent directory (blobs live in `<DIR>/blobs`). Default: `$HOME/.xcsh/agent`.
     #[arg(long, global = true, value_name = "DIR")]
     agent_dir: Option<PathBuf>,
-    /// Confine all file access to DIR (default: the session file's directory and the
-    /// agent directory).
+    /// Confine all file access to DIR (default: the agent directory, plus the directory
+    /// of the session file for commands that take one).
     #[arg(long, global = true, value_name = "DIR")]
     root: Option<PathBuf>,
     /// The component to run (default: $XCSH_SESSION_COMPONENT, then next to the binary).
@@ -92,13 +92,184 @@ enum Command {
         )]
         entry: String,
     },
+    /// The newest sessions of a project, newest first (reads 4 KiB of each file).
+    ///
+    /// Prints `[{path, id, cwd, title?, name, timeAgo, modified}]`.
+    Recent {
+        #[command(flatten)]
+        cwd: CwdArg,
+        /// At most N sessions.
+        #[arg(long, value_name = "N", default_value_t = 3)]
+        limit: u32,
+        /// Output JSON (always on; accepted for symmetry).
+        #[arg(long)]
+        json: bool,
+    },
+    /// The sessions of a project (or of all projects), with their SessionInfo.
+    ///
+    /// Prints `[{path, id, cwd, title?, parentSessionPath?, created, modified,
+    /// messageCount, firstMessage, allMessagesText}]`.
+    List {
+        #[command(flatten)]
+        scope: Scope,
+        /// Output JSON (always on; accepted for symmetry).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rank the sessions of a project (or of all projects) for QUERY, like the picker.
+    ///
+    /// Prints the matching SessionInfo objects, best first, each with a `score`.
+    Search {
+        /// What to look for (fuzzy; in titles, ids and message text).
+        query: String,
+        #[command(flatten)]
+        scope: Scope,
+        /// Output JSON (always on; accepted for symmetry).
+        #[arg(long)]
+        json: bool,
+    },
+    /// The session file to resume for an id prefix or a path; prints its path.
+    ///
+    /// An argument containing `/` or ending in `.jsonl` is a path (made absolute, not
+    /// checked). Otherwise it is a prefix of a session id or file name, searched in this
+    /// project first, then in all projects. Several matches: exit 2, the candidates as
+    /// JSON on stdout. A session of another project: exit 4, unless --yes forks it into
+    /// this project (the path of the copy is printed).
+    Resume {
+        /// A session id prefix, or a session file path.
+        #[arg(value_name = "ID-PREFIX|PATH")]
+        arg: String,
+        #[command(flatten)]
+        cwd: CwdArg,
+        /// Fork a session of another project into this one.
+        #[arg(long)]
+        yes: bool,
+        /// Print `{"path"}` instead of the bare path.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The session `--continue` would open; prints its path.
+    ///
+    /// This terminal's last session when it was in the same project (the terminal is
+    /// identified by the tty on stdin, else $KITTY_WINDOW_ID, $TMUX_PANE,
+    /// $TERM_SESSION_ID or $WT_SESSION), else the project's newest session, else the path
+    /// of a new session (not created). Records the choice for this terminal in
+    /// `<agent-dir>/terminal-sessions/`.
+    Continue {
+        #[command(flatten)]
+        cwd: CwdArg,
+        /// Print `{"path", "source"}` (source: breadcrumb, mostRecent or new).
+        #[arg(long)]
+        json: bool,
+    },
+    /// The content-addressed blob store (`<agent-dir>/blobs`).
+    Blob {
+        #[command(subcommand)]
+        op: BlobCommand,
+    },
+    /// Resolve an artifact:// or agent:// URL of a session; prints the content.
+    ///
+    /// `artifact://N`: the full output of tool call N; `agent://ID`, `agent://ID/PATH` or
+    /// `agent://ID?q=QUERY`: a subagent's output, or one value extracted from its JSON
+    /// (printed as pretty JSON). Prints the content itself, not JSON-wrapped; a final
+    /// newline is added when missing. Errors: the agent's exact message on stderr, exit 3
+    /// when the artifact or output does not exist, 1 otherwise.
+    Url {
+        /// The URL.
+        url: String,
+        /// The session file whose artifacts directory the URL refers to.
+        #[arg(long, value_name = "FILE")]
+        session: PathBuf,
+        /// First line to print (1-based).
+        #[arg(long, value_name = "N")]
+        offset: Option<u32>,
+        /// At most N lines.
+        #[arg(long, value_name = "N")]
+        limit: Option<u32>,
+    },
+    /// Copy a session (and its artifacts directory) to a new file next to it.
+    ///
+    /// Prints `{"oldFile", "newFile", "warnings"}`.
+    Fork {
+        /// The session file (`.jsonl`).
+        file: PathBuf,
+    },
+    /// Move a session (and its artifacts directory) to another project.
+    ///
+    /// Prints `{"newFile"}`.
+    Move {
+        /// The session file (`.jsonl`).
+        file: PathBuf,
+        /// The project (working directory) to move it to; made absolute, symlinks kept.
+        #[arg(long, value_name = "DIR")]
+        to_cwd: PathBuf,
+    },
+    /// Find blobs no session references (older than an hour); deletes them with --delete.
+    ///
+    /// Prints `{"dryRun", "scannedFiles", "referenced", "deleted", "keptRecent"}`
+    /// (`deleted`: the blobs deleted, or that would be).
+    Gc {
+        /// Only report (the default).
+        #[arg(long, conflicts_with = "delete")]
+        dry_run: bool,
+        /// Really delete the unreferenced blobs.
+        #[arg(long)]
+        delete: bool,
+    },
     /// Compile the component ahead of time into the cache; prints the cache file.
     Precompile,
 }
 
-/// Exit codes: 1 for errors, 3 when an entry or a file does not exist.
+#[derive(Subcommand, Debug)]
+enum BlobCommand {
+    /// Store FILE's bytes; prints `{"hash", "ref", "path"}`.
+    Put {
+        /// The file to store (read by the CLI, not confined).
+        file: PathBuf,
+    },
+    /// Write a blob's raw bytes to stdout.
+    Get {
+        /// A sha256 hex hash or a `blob:sha256:<hash>` reference.
+        #[arg(value_name = "HASH|REF")]
+        hash: String,
+    },
+}
+
+/// `--cwd DIR`: the project.
+#[derive(Args, Debug)]
+struct CwdArg {
+    /// The project's working directory (default: the current directory as the OS reports
+    /// it). Made absolute and free of `.`/`..`; symlinks are kept as written.
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+}
+
+/// `--cwd DIR | --all`: one project or every project.
+#[derive(Args, Debug)]
+struct Scope {
+    /// The project's working directory (default: the current directory as the OS reports
+    /// it). Made absolute and free of `.`/`..`; symlinks are kept as written.
+    #[arg(long, value_name = "DIR", conflicts_with = "all")]
+    cwd: Option<PathBuf>,
+    /// Every project.
+    #[arg(long)]
+    all: bool,
+}
+
+/// Exit codes: 1 for errors, 2 for usage errors and ambiguous resume prefixes, 3 when an
+/// entry or a file does not exist, 4 for a session of another project.
 const EXIT_ERROR: u8 = 1;
+const EXIT_USAGE: u8 = 2;
 const EXIT_NOT_FOUND: u8 = 3;
+const EXIT_OTHER_PROJECT: u8 = 4;
+
+/// The terminal variables `continue` passes to the component.
+const TERMINAL_VARS: [&str; 4] = [
+    "KITTY_WINDOW_ID",
+    "TMUX_PANE",
+    "TERM_SESSION_ID",
+    "WT_SESSION",
+];
 
 fn engine() -> Result<Engine> {
     let config = Config::new();
@@ -141,16 +312,21 @@ fn to_guest(p: &Path) -> Result<String> {
         .with_context(|| format!("{} is not valid UTF-8", p.display()))
 }
 
-/// Where the command runs: the session file and agent dir as guest (= host) paths, and the
-/// roots the storage is confined to.
+/// Where the command runs: the agent dir and the file arguments as guest (= host) paths,
+/// and the roots the storage is confined to.
 struct Target {
-    file: String,
     agent_dir: String,
+    files: Vec<String>,
     roots: confine::Roots,
 }
 
-fn target(cli: &Cli, file: &Path) -> Result<Target> {
-    let file = confine::absolute_file(file)?;
+/// Roots: `--root` alone when given; else the agent dir and the directory of each file
+/// argument (`files`: session files, made absolute with their last component kept).
+fn target(cli: &Cli, files: &[&Path]) -> Result<Target> {
+    let files = files
+        .iter()
+        .map(|f| confine::absolute_file(f))
+        .collect::<std::io::Result<Vec<_>>>()?;
     let agent_dir = match &cli.agent_dir {
         Some(d) => d.clone(),
         None => default_agent_dir()?,
@@ -160,18 +336,37 @@ fn target(cli: &Cli, file: &Path) -> Result<Target> {
         None => {
             std::fs::create_dir_all(&agent_dir)
                 .with_context(|| format!("creating the agent directory {}", agent_dir.display()))?;
-            let dir = file.parent().unwrap_or(Path::new("/")).to_path_buf();
-            vec![dir, confine::absolute_dir(&agent_dir)?]
+            let mut roots: Vec<PathBuf> = files
+                .iter()
+                .map(|f| f.parent().unwrap_or(Path::new("/")).to_path_buf())
+                .collect();
+            roots.push(confine::absolute_dir(&agent_dir)?);
+            roots
         }
     };
     let roots =
         confine::Roots::new(&roots).map_err(|e| anyhow::anyhow!("resolving the roots: {e}"))?;
     let agent_dir = confine::absolute_dir(&agent_dir)?;
     Ok(Target {
-        file: to_guest(&file)?,
         agent_dir: to_guest(&agent_dir)?,
+        files: files
+            .iter()
+            .map(|f| to_guest(f))
+            .collect::<Result<Vec<_>>>()?,
         roots,
     })
+}
+
+/// A project directory: `--cwd DIR` made absolute (against the current directory) and
+/// free of `.` and `..` (see [`confine::absolute_cwd`]), else the current directory as the
+/// OS reports it (`getcwd`: symlinks resolved, as the agent's `process.cwd()` sees it).
+fn project_dir(dir: Option<&Path>) -> Result<String> {
+    let dir = match dir {
+        Some(d) => confine::absolute_cwd(d)
+            .with_context(|| format!("resolving the directory {}", d.display()))?,
+        None => std::env::current_dir().context("reading the current directory")?,
+    };
+    to_guest(&dir)
 }
 
 fn read_entry(arg: &str) -> Result<String> {
@@ -185,39 +380,133 @@ fn read_entry(arg: &str) -> Result<String> {
     Ok(s)
 }
 
+/// The terminal on stdin (`/dev/pts/N`, `/dev/ttyN`), if stdin is one.
+fn stdin_tty() -> Option<String> {
+    let link = std::fs::read_link("/proc/self/fd/0").ok()?;
+    let link = link.to_str()?;
+    (link.starts_with("/dev/pts/") || link.starts_with("/dev/tty")).then(|| link.to_string())
+}
+
+/// The terminal variables that are set.
+fn terminal_env() -> Vec<(String, String)> {
+    TERMINAL_VARS
+        .iter()
+        .filter_map(|k| {
+            std::env::var(k)
+                .ok()
+                .filter(|v| !v.is_empty())
+                .map(|v| (k.to_string(), v))
+        })
+        .collect()
+}
+
+/// A `resume` argument: path-like ones (the core's rule: containing `/` or `\`, or
+/// ending in `.jsonl`) are made absolute against the current directory.
+fn resume_arg(arg: &str) -> Result<String> {
+    if arg.contains('/') || arg.contains('\\') || arg.ends_with(".jsonl") {
+        let abs = std::path::absolute(arg).with_context(|| format!("resolving {arg}"))?;
+        return to_guest(&abs);
+    }
+    Ok(arg.to_string())
+}
+
+/// What the CLI prints on success.
+enum Output {
+    /// The component's JSON text, and a newline.
+    Json(String),
+    /// One field of the component's JSON (a path), as a plain line.
+    Field(String, &'static str),
+    /// A resolved URL's `content`, with a final newline when missing.
+    Content(String),
+    /// Raw bytes.
+    Bytes(Vec<u8>),
+}
+
+fn field(json: &str, name: &str) -> Result<String> {
+    let v: serde_json::Value = serde_json::from_str(json)
+        .with_context(|| format!("the component returned invalid JSON: {json}"))?;
+    v.get(name)
+        .and_then(|s| s.as_str())
+        .map(str::to_string)
+        .with_context(|| format!("the component's answer has no \"{name}\": {json}"))
+}
+
+fn print(output: Output) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match output {
+        Output::Json(json) => {
+            out.write_all(json.as_bytes())?;
+            out.write_all(b"\n")?;
+        }
+        Output::Field(json, name) => {
+            out.write_all(field(&json, name)?.as_bytes())?;
+            out.write_all(b"\n")?;
+        }
+        Output::Content(json) => {
+            let content = field(&json, "content")?;
+            out.write_all(content.as_bytes())?;
+            if !content.is_empty() && !content.ends_with('\n') {
+                out.write_all(b"\n")?;
+            }
+        }
+        Output::Bytes(bytes) => out.write_all(&bytes)?,
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// How a command runs: its session-file arguments (their directories become roots) and
+/// whether it may write.
+fn plan(command: &Command) -> (Vec<&Path>, bool) {
+    match command {
+        Command::Show { file, .. } | Command::Context { file, .. } | Command::Tree { file, .. } => {
+            (vec![file], false)
+        }
+        Command::Migrate { file, .. }
+        | Command::Append { file, .. }
+        | Command::Fork { file }
+        | Command::Move { file, .. } => (vec![file], true),
+        Command::Url { session, .. } => (vec![session], false),
+        Command::Recent { .. } | Command::List { .. } | Command::Search { .. } => (vec![], false),
+        Command::Resume { yes, .. } => (vec![], *yes),
+        Command::Continue { .. } => (vec![], true),
+        Command::Blob { op } => (vec![], matches!(op, BlobCommand::Put { .. })),
+        Command::Gc { delete, .. } => (vec![], *delete),
+        Command::Precompile => (vec![], false),
+    }
+}
+
+fn precompile(cli: &Cli, engine: &Engine, component_path: &Path) -> Result<ExitCode> {
+    let (_, outcome) = aot::load(engine, component_path, true)?;
+    report_cache(cli.verbose, &outcome);
+    if let aot::CacheOutcome::Compiled {
+        file: Some(f),
+        write_error: None,
+        ..
+    } = &outcome
+    {
+        println!("{}", f.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let aot::CacheOutcome::Compiled {
+        write_error: Some(e),
+        ..
+    } = &outcome
+    {
+        anyhow::bail!("{e}");
+    }
+    anyhow::bail!("no cache directory (set XCSH_SESSION_CACHE_DIR or HOME)");
+}
+
 fn run(cli: Cli) -> Result<ExitCode> {
     let engine = engine()?;
     let component_path = aot::locate_component(cli.component.as_deref())?;
     if let Command::Precompile = cli.command {
-        let (_, outcome) = aot::load(&engine, &component_path, true)?;
-        report_cache(cli.verbose, &outcome);
-        if let aot::CacheOutcome::Compiled {
-            file: Some(f),
-            write_error: None,
-            ..
-        } = &outcome
-        {
-            println!("{}", f.display());
-            return Ok(ExitCode::SUCCESS);
-        }
-        if let aot::CacheOutcome::Compiled {
-            write_error: Some(e),
-            ..
-        } = &outcome
-        {
-            anyhow::bail!("{e}");
-        }
-        anyhow::bail!("no cache directory (set XCSH_SESSION_CACHE_DIR or HOME)");
+        return precompile(&cli, &engine, &component_path);
     }
 
-    let (file, writable) = match &cli.command {
-        Command::Show { file, .. } | Command::Context { file, .. } | Command::Tree { file, .. } => {
-            (file, false)
-        }
-        Command::Migrate { file, .. } | Command::Append { file, .. } => (file, true),
-        Command::Precompile => unreachable!("handled above"),
-    };
-    let t = target(&cli, file)?;
+    let (files, writable) = plan(&cli.command);
+    let t = target(&cli, &files)?;
     if cli.verbose {
         let dirs: Vec<String> = t
             .roots
@@ -227,8 +516,29 @@ fn run(cli: Cli) -> Result<ExitCode> {
             .collect();
         eprintln!("xcsh-session: roots: {}", dirs.join(", "));
     }
+    // Everything the host reads or decides itself, before the component runs.
     let entry = match &cli.command {
         Command::Append { entry, .. } => Some(read_entry(entry)?),
+        _ => None,
+    };
+    let blob = match &cli.command {
+        Command::Blob {
+            op: BlobCommand::Put { file },
+        } => Some(std::fs::read(file).with_context(|| format!("reading {}", file.display()))?),
+        _ => None,
+    };
+    let cwd = match &cli.command {
+        Command::Recent { cwd, .. }
+        | Command::Resume { cwd, .. }
+        | Command::Continue { cwd, .. } => Some(project_dir(cwd.cwd.as_deref())?),
+        Command::List { scope, .. } | Command::Search { scope, .. } if !scope.all => {
+            Some(project_dir(scope.cwd.as_deref())?)
+        }
+        Command::Move { to_cwd, .. } => Some(project_dir(Some(to_cwd))?),
+        _ => None,
+    };
+    let resume = match &cli.command {
+        Command::Resume { arg, .. } => Some(resume_arg(arg)?),
         _ => None,
     };
 
@@ -239,36 +549,98 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let mut store = Store::new(&engine, fshost::FsHost::new(t.roots, writable));
     let instance = SessionComponent::instantiate(&mut store, &component, &linker)?;
     let api = instance.xcsh_session_session_api();
-    let (file, agent) = (t.file.as_str(), t.agent_dir.as_str());
-    let result: Result<String, ApiError> = match &cli.command {
-        Command::Show { .. } => api.call_show(&mut store, file, agent)?,
+    let file = t.files.first().map(String::as_str).unwrap_or_default();
+    let agent = t.agent_dir.as_str();
+    let cwd = cwd.as_deref();
+    let json = |r: Result<String, ApiError>| r.map(Output::Json);
+    let result: Result<Output, ApiError> = match &cli.command {
+        Command::Show { .. } => json(api.call_show(&mut store, file, agent)?),
         Command::Context { leaf, .. } => {
-            api.call_context(&mut store, file, agent, leaf.as_deref())?
+            json(api.call_context(&mut store, file, agent, leaf.as_deref())?)
         }
-        Command::Tree { .. } => api.call_tree(&mut store, file, agent)?,
-        Command::Migrate { .. } => api.call_migrate(&mut store, file, agent)?,
-        Command::Append { .. } => api.call_append(
+        Command::Tree { .. } => json(api.call_tree(&mut store, file, agent)?),
+        Command::Migrate { .. } => json(api.call_migrate(&mut store, file, agent)?),
+        Command::Append { .. } => json(api.call_append(
             &mut store,
             file,
             agent,
             entry.as_deref().unwrap_or_default(),
-        )?,
+        )?),
+        Command::Recent { limit, .. } => {
+            json(api.call_recent(&mut store, agent, cwd.unwrap_or_default(), *limit)?)
+        }
+        Command::List { .. } => json(api.call_list(&mut store, agent, cwd)?),
+        Command::Search { query, .. } => json(api.call_search(&mut store, agent, cwd, query)?),
+        Command::Resume {
+            yes, json: as_json, ..
+        } => api
+            .call_resume(
+                &mut store,
+                agent,
+                cwd.unwrap_or_default(),
+                resume.as_deref().unwrap_or_default(),
+                *yes,
+            )?
+            .map(|j| match as_json {
+                true => Output::Json(j),
+                false => Output::Field(j, "path"),
+            }),
+        Command::Continue { json: as_json, .. } => api
+            .call_continue_recent(
+                &mut store,
+                agent,
+                cwd.unwrap_or_default(),
+                stdin_tty().as_deref(),
+                &terminal_env(),
+            )?
+            .map(|j| match as_json {
+                true => Output::Json(j),
+                false => Output::Field(j, "path"),
+            }),
+        Command::Blob {
+            op: BlobCommand::Put { .. },
+        } => json(api.call_put_blob(&mut store, agent, blob.as_deref().unwrap_or_default())?),
+        Command::Blob {
+            op: BlobCommand::Get { hash },
+        } => api
+            .call_get_blob(&mut store, agent, hash)?
+            .map(Output::Bytes),
+        Command::Url {
+            url, offset, limit, ..
+        } => api
+            .call_resolve_url(&mut store, file, url, *offset, *limit)?
+            .map(Output::Content),
+        Command::Fork { .. } => json(api.call_fork(&mut store, agent, file)?),
+        Command::Move { .. } => {
+            json(api.call_move_session(&mut store, agent, file, cwd.unwrap_or_default())?)
+        }
+        Command::Gc { delete, .. } => json(api.call_gc(&mut store, agent, !*delete)?),
         Command::Precompile => unreachable!("handled above"),
     };
     match result {
-        Ok(json) => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(json.as_bytes())?;
-            out.write_all(b"\n")?;
-            out.flush()?;
+        Ok(output) => {
+            print(output)?;
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
             eprintln!("{}", e.message);
-            Ok(ExitCode::from(match e.kind {
+            let code = match e.kind {
                 ErrorKind::EntryNotFound | ErrorKind::NotFound => EXIT_NOT_FOUND,
-                _ => EXIT_ERROR,
-            }))
+                ErrorKind::Ambiguous => {
+                    // The candidates, for a script to choose from.
+                    if let Some(details) = &e.details {
+                        print(Output::Json(details.clone()))?;
+                    }
+                    EXIT_USAGE
+                }
+                ErrorKind::OtherProject => EXIT_OTHER_PROJECT,
+                ErrorKind::Conflict
+                | ErrorKind::InvalidInput
+                | ErrorKind::ReadOnly
+                | ErrorKind::Persistence
+                | ErrorKind::Storage => EXIT_ERROR,
+            };
+            Ok(ExitCode::from(code))
         }
     }
 }

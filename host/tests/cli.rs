@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::rc::Rc;
 use std::sync::OnceLock;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use xcsh_session::api;
@@ -76,6 +76,15 @@ impl Cli {
         let mut c = Command::new(BIN);
         c.env("XCSH_SESSION_CACHE_DIR", &self.cache)
             .env_remove("XCSH_SESSION_COMPONENT");
+        // `continue` identifies the terminal by these: none unless a test sets one.
+        for var in [
+            "KITTY_WINDOW_ID",
+            "TMUX_PANE",
+            "TERM_SESSION_ID",
+            "WT_SESSION",
+        ] {
+            c.env_remove(var);
+        }
         c.arg("--agent-dir").arg(self.agent.path());
         c
     }
@@ -602,4 +611,772 @@ fn a_missing_component_is_a_clear_error() {
         "{}",
         stderr(&out)
     );
+}
+
+// ---- listing, search, resume, continue, blobs, URLs, fork/move, GC ----
+
+/// The session directory of project `cwd` in `agent`.
+fn project_dir(agent: &Path, cwd: &str) -> PathBuf {
+    PathBuf::from(xcsh_session::paths::session_dir_for_cwd(
+        path_str(agent),
+        cwd,
+    ))
+}
+
+/// Set a file's modification time to `secs_ago` seconds before now.
+fn age(path: &Path, secs_ago: u64) {
+    let t = SystemTime::now() - Duration::from_secs(secs_ago);
+    fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_modified(t))
+        .unwrap_or_else(|e| panic!("set mtime of {}: {e}", path.display()));
+}
+
+/// A small v3 session by hand: the header (with `title` when given), one user message and
+/// one assistant reply, in `dir` (created). Returns the file.
+fn write_session(dir: &Path, id: &str, cwd: &str, user_text: &str, title: Option<&str>) -> PathBuf {
+    fs::create_dir_all(dir).expect("mkdir");
+    let mut header = serde_json::json!({
+        "type": "session", "version": 3, "id": id,
+        "timestamp": "2026-01-05T10:00:00.000Z", "cwd": cwd,
+    });
+    if let Some(t) = title {
+        header["title"] = t.into();
+    }
+    let user = serde_json::json!({
+        "type": "message", "id": format!("{id}-u"), "parentId": null,
+        "timestamp": "2026-01-05T10:00:01.000Z",
+        "message": {"role": "user", "content": [{"type": "text", "text": user_text}], "timestamp": 1767607201000i64},
+    });
+    let reply = serde_json::json!({
+        "type": "message", "id": format!("{id}-a"), "parentId": format!("{id}-u"),
+        "timestamp": "2026-01-05T10:00:02.000Z",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
+            "provider": "anthropic", "model": "claude-sonnet-4-5", "stopReason": "stop",
+            "timestamp": 1767607202000i64},
+    });
+    let path = dir.join(format!("2026-01-05T10-00-00-000Z_{id}.jsonl"));
+    fs::write(&path, format!("{header}\n{user}\n{reply}\n")).expect("write session");
+    path
+}
+
+fn ids(list: &Value) -> Vec<&str> {
+    list.as_array()
+        .expect("a JSON array")
+        .iter()
+        .map(|s| s["id"].as_str().expect("id"))
+        .collect()
+}
+
+#[test]
+fn recent_lists_a_project_newest_first_with_names() {
+    let cli = Cli::new();
+    let agent = cli.agent_dir();
+    let dir = project_dir(&agent, "/work/alpha");
+    let old = write_session(&dir, "a0000001", "/work/alpha", "first task", None);
+    let mid = write_session(
+        &dir,
+        "a0000002",
+        "/work/alpha",
+        "second task",
+        Some("Titled"),
+    );
+    let new = write_session(&dir, "a0000003", "/work/alpha", "third task\nmore", None);
+    write_session(
+        &project_dir(&agent, "/work/beta"),
+        "b0000001",
+        "/work/beta",
+        "elsewhere",
+        None,
+    );
+    // Not a session: skipped.
+    fs::write(dir.join("notes.jsonl"), "not json\n").expect("write");
+    age(&old, 3 * 3600);
+    age(&mid, 2 * 3600);
+    age(&new, 60 * 5);
+
+    let out = json(&cli.ok(["recent", "--cwd", "/work/alpha", "--json"]));
+    assert_eq!(ids(&out), ["a0000003", "a0000002", "a0000001"]);
+    let names: Vec<&str> = out
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|s| s["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names, ["third task", "Titled", "first task"]);
+    assert_eq!(out[0]["path"], path_str(&new));
+    assert_eq!(out[0]["cwd"], "/work/alpha");
+    assert_eq!(out[0]["timeAgo"], "5m ago");
+    assert_eq!(out[1]["timeAgo"], "2h ago");
+
+    let out = json(&cli.ok(["recent", "--cwd", "/work/alpha", "--limit", "1"]));
+    assert_eq!(ids(&out), ["a0000003"]);
+    let out = json(&cli.ok(["recent", "--cwd", "/work/nothing-here"]));
+    assert_eq!(out, serde_json::json!([]));
+    assert_eq!(
+        cli.run(["recent", "--limit", "-1"]).status.code(),
+        Some(2),
+        "a negative limit is a usage error"
+    );
+
+    // Without --cwd: the current directory (as getcwd reports it), `.`/`..` cleaned.
+    let work = tempfile::tempdir().expect("tempdir");
+    let cwd = fs::canonicalize(work.path()).expect("canonical");
+    fs::create_dir(cwd.join("sub")).expect("mkdir");
+    let mine = path_str(&cwd).to_string();
+    write_session(&project_dir(&agent, &mine), "c0000001", &mine, "here", None);
+    for args in [vec!["recent"], vec!["recent", "--cwd", "sub/.."]] {
+        let out = cli
+            .cmd()
+            .current_dir(&cwd)
+            .args(&args)
+            .output()
+            .expect("run");
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let out = json(&String::from_utf8_lossy(&out.stdout));
+        assert_eq!(ids(&out), ["c0000001"], "{args:?}");
+    }
+}
+
+#[test]
+fn list_covers_one_project_or_all_projects() {
+    let cli = Cli::new();
+    let agent = cli.agent_dir();
+    let a1 = write_session(
+        &project_dir(&agent, "/work/alpha"),
+        "a0000001",
+        "/work/alpha",
+        "alpha one",
+        None,
+    );
+    let a2 = write_session(
+        &project_dir(&agent, "/work/alpha"),
+        "a0000002",
+        "/work/alpha",
+        "alpha two",
+        None,
+    );
+    let b1 = write_session(
+        &project_dir(&agent, "/work/beta"),
+        "b0000001",
+        "/work/beta",
+        "beta one",
+        Some("Beta"),
+    );
+    age(&a1, 300);
+    age(&b1, 200);
+    age(&a2, 100);
+
+    let all = json(&cli.ok(["list", "--all", "--json"]));
+    assert_eq!(ids(&all), ["a0000002", "b0000001", "a0000001"]);
+    assert_eq!(all[1]["cwd"], "/work/beta");
+    assert_eq!(all[1]["title"], "Beta");
+    assert_eq!(all[1]["messageCount"], 2);
+    assert_eq!(all[1]["firstMessage"], "beta one");
+    assert_eq!(all[1]["path"], path_str(&b1));
+
+    let alpha = json(&cli.ok(["list", "--cwd", "/work/alpha", "--json"]));
+    assert_eq!(ids(&alpha), ["a0000002", "a0000001"]);
+    let out = cli.run(["list", "--cwd", "/work/alpha", "--all"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "--cwd and --all exclude each other"
+    );
+}
+
+#[test]
+fn search_ranks_the_best_match_first() {
+    let cli = Cli::new();
+    let agent = cli.agent_dir();
+    let dir = project_dir(&agent, "/work/alpha");
+    write_session(&dir, "a0000001", "/work/alpha", "fix the parser bug", None);
+    write_session(
+        &dir,
+        "a0000002",
+        "/work/alpha",
+        "write the docs",
+        Some("Parser rewrite"),
+    );
+    write_session(&dir, "a0000003", "/work/alpha", "unrelated chores", None);
+    write_session(
+        &project_dir(&agent, "/work/beta"),
+        "b0000001",
+        "/work/beta",
+        "parser in beta",
+        None,
+    );
+
+    let out = json(&cli.ok(["search", "parser", "--cwd", "/work/alpha", "--json"]));
+    let found = ids(&out);
+    // The title (weight 3) beats the first message (weight 2); the other project is out.
+    assert_eq!(found[..2], ["a0000002", "a0000001"], "{out}");
+    assert!(!found.contains(&"b0000001"));
+    let scores: Vec<u64> = out
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|s| s["score"].as_u64().expect("score"))
+        .collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    assert!(
+        scores[1] > scores.get(2).copied().unwrap_or(0),
+        "{scores:?}"
+    );
+    assert_eq!(out[1]["firstMessage"], "fix the parser bug");
+
+    let all = json(&cli.ok(["search", "parser", "--all"]));
+    assert!(ids(&all).contains(&"b0000001"), "{all}");
+    assert_eq!(ids(&all)[0], "a0000002");
+}
+
+#[test]
+fn resume_by_prefix_ambiguity_and_another_project() {
+    let cli = Cli::new();
+    let agent = cli.agent_dir();
+    let alpha = project_dir(&agent, "/work/alpha");
+    let one = write_session(&alpha, "d00d1111", "/work/alpha", "one", None);
+    write_session(&alpha, "d00d2222", "/work/alpha", "two", None);
+    let beta = write_session(
+        &project_dir(&agent, "/work/beta"),
+        "beef0001",
+        "/work/beta",
+        "in beta",
+        None,
+    );
+    let art = beta.with_extension("");
+    fs::create_dir_all(&art).expect("mkdir");
+    fs::write(art.join("0.bash.log"), "beta output\n").expect("write");
+
+    // A unique prefix: the path, as a plain line.
+    let out = cli.ok(["resume", "d00d1", "--cwd", "/work/alpha"]);
+    assert_eq!(out, format!("{}\n", path_str(&one)));
+    let out = json(&cli.ok(["resume", "D00D1111", "--cwd", "/work/alpha", "--json"]));
+    assert_eq!(out["path"], path_str(&one));
+
+    // Ambiguous: exit 2, the message on stderr, the candidates on stdout.
+    let out = cli.run(["resume", "d00d", "--cwd", "/work/alpha"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "Session \"d00d\" is ambiguous: 2 sessions match\n"
+    );
+    let candidates = json(&String::from_utf8_lossy(&out.stdout));
+    let mut found = ids(&candidates);
+    found.sort();
+    assert_eq!(found, ["d00d1111", "d00d2222"]);
+
+    // Not found: exit 3.
+    let out = cli.run(["resume", "ffff", "--cwd", "/work/alpha"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(stderr(&out), "Session \"ffff\" not found.\n");
+
+    // Another project: exit 4 and nothing written; --yes forks it into this project.
+    let before = fs::read_dir(&alpha).expect("ls").count();
+    let out = cli.run(["resume", "beef", "--cwd", "/work/alpha"]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "Session \"beef\" is in another project (/work/beta).\n"
+    );
+    assert!(out.stdout.is_empty());
+    assert_eq!(fs::read_dir(&alpha).expect("ls").count(), before);
+
+    let forked = PathBuf::from(
+        cli.ok(["resume", "beef", "--cwd", "/work/alpha", "--yes"])
+            .trim_end(),
+    );
+    assert_eq!(
+        forked.parent(),
+        Some(alpha.as_path()),
+        "{}",
+        forked.display()
+    );
+    let show = json(&cli.ok(["show", path_str(&forked), "--json"]));
+    assert_eq!(show["header"]["cwd"], "/work/alpha");
+    assert_ne!(show["header"]["id"], "beef0001");
+    let text = fs::read_to_string(&forked).expect("read fork");
+    assert!(text.contains("in beta"), "{text}");
+    assert_eq!(
+        fs::read_to_string(forked.with_extension("").join("0.bash.log")).expect("artifact"),
+        "beta output\n"
+    );
+    assert!(beta.exists(), "the source was only read");
+
+    // A path is printed as given, made absolute; nothing is looked up.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = cli
+        .cmd()
+        .current_dir(dir.path())
+        .args(["resume", "x/s.jsonl"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{}/x/s.jsonl\n", dir.path().display())
+    );
+}
+
+#[test]
+fn continue_picks_the_newest_session_then_a_new_one_and_follows_the_terminal() {
+    let cli = Cli::new();
+    let agent = cli.agent_dir();
+    let dir = project_dir(&agent, "/work/alpha");
+
+    // Nothing yet: the path of a new session, not created.
+    let out = json(&cli.ok(["continue", "--cwd", "/work/alpha", "--json"]));
+    assert_eq!(out["source"], "new");
+    let new = PathBuf::from(out["path"].as_str().expect("path"));
+    assert_eq!(new.parent(), Some(dir.as_path()));
+    assert!(!new.exists());
+    assert!(
+        !agent.join("terminal-sessions").exists(),
+        "no terminal, no breadcrumb"
+    );
+
+    let old = write_session(&dir, "e0000001", "/work/alpha", "old", None);
+    let newest = write_session(&dir, "e0000002", "/work/alpha", "newest", None);
+    age(&old, 600);
+    age(&newest, 60);
+    assert_eq!(
+        cli.ok(["continue", "--cwd", "/work/alpha"]),
+        format!("{}\n", path_str(&newest))
+    );
+    let out = json(&cli.ok(["continue", "--cwd", "/work/alpha", "--json"]));
+    assert_eq!(out["source"], "mostRecent");
+
+    // A terminal (tmux pane) remembers what it continued, even when a newer one appears.
+    let run = |pane: &str| {
+        let out = cli
+            .cmd()
+            .env("TMUX_PANE", pane)
+            .args(["continue", "--cwd", "/work/alpha", "--json"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run");
+        assert!(out.status.success(), "{}", stderr(&out));
+        json(&String::from_utf8_lossy(&out.stdout))
+    };
+    let first = run("%7");
+    assert_eq!(first["source"], "mostRecent");
+    assert_eq!(
+        fs::read_to_string(agent.join("terminal-sessions/tmux-%7")).expect("breadcrumb"),
+        format!("/work/alpha\n{}\n", path_str(&newest))
+    );
+    let newer = write_session(&dir, "e0000003", "/work/alpha", "newer", None);
+    let again = run("%7");
+    assert_eq!(again["source"], "breadcrumb");
+    assert_eq!(again["path"], path_str(&newest));
+    let other = run("%8");
+    assert_eq!(other["source"], "mostRecent");
+    assert_eq!(other["path"], path_str(&newer));
+}
+
+#[test]
+fn blob_put_and_get_round_trip_the_bytes() {
+    let cli = Cli::new();
+    let agent = cli.agent_dir();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data: Vec<u8> = (0..5000u32).map(|i| (i * 7 + i / 3) as u8).collect();
+    let file = tmp.path().join("image.bin");
+    fs::write(&file, &data).expect("write");
+
+    let put = json(&cli.ok(["blob", "put", path_str(&file)]));
+    let hash = put["hash"].as_str().expect("hash").to_string();
+    assert_eq!(hash.len(), 64);
+    assert_eq!(put["ref"], format!("blob:sha256:{hash}"));
+    let stored = agent.join("blobs").join(&hash);
+    assert_eq!(put["path"], path_str(&stored));
+    assert_eq!(fs::read(&stored).expect("blob file"), data);
+    // Idempotent.
+    assert_eq!(json(&cli.ok(["blob", "put", path_str(&file)])), put);
+
+    for key in [hash.clone(), format!("blob:sha256:{hash}")] {
+        let out = cli.run(["blob", "get", &key]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(out.stdout == data, "blob get {key} returned other bytes");
+    }
+    let out = cli.run(["blob", "get", &"0".repeat(64)]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(stderr(&out), format!("Blob {} not found\n", "0".repeat(64)));
+    let out = cli.run(["blob", "put", "/nonexistent/file"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("/nonexistent/file"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A session with an artifacts directory: `0.bash.log`, `3.read.log`, a subagent output
+/// `sub1.md` (JSON), and a file outside every root with a secret.
+struct UrlFixture {
+    _tmp: tempfile::TempDir,
+    session: PathBuf,
+    outside: PathBuf,
+}
+
+const SECRET: &str = "TOP-SECRET-CONTENT";
+
+fn url_fixture() -> UrlFixture {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = fs::canonicalize(tmp.path()).expect("canonical");
+    let proj = base.join("proj");
+    let session = write_session(&proj, "f0000001", "/work/alpha", "hi", None);
+    let art = session.with_extension("");
+    fs::create_dir_all(&art).expect("mkdir");
+    fs::write(art.join("0.bash.log"), "line 1\nline 2\nline 3\nline 4\n").expect("write");
+    fs::write(art.join("3.read.log"), "three").expect("write");
+    fs::write(
+        art.join("sub1.md"),
+        r#"{"result":{"files":["a.rs","b.rs"],"count":2}}"#,
+    )
+    .expect("write");
+    let outside = base.join("outside");
+    fs::create_dir_all(&outside).expect("mkdir");
+    fs::write(outside.join("secret.md"), SECRET).expect("write");
+    fs::write(outside.join("x"), SECRET).expect("write");
+    // A session's sibling that no URL may name.
+    fs::write(proj.join("x"), SECRET).expect("write");
+    UrlFixture {
+        _tmp: tmp,
+        session,
+        outside,
+    }
+}
+
+#[test]
+fn url_resolves_artifacts_and_agent_outputs_with_paging() {
+    let cli = Cli::new();
+    let f = url_fixture();
+    let s = path_str(&f.session);
+    assert_eq!(
+        cli.ok(["url", "artifact://0", "--session", s]),
+        "line 1\nline 2\nline 3\nline 4\n"
+    );
+    // A final newline is added when the content has none.
+    assert_eq!(cli.ok(["url", "artifact://3", "--session", s]), "three\n");
+    assert_eq!(
+        cli.ok([
+            "url",
+            "artifact://0",
+            "--session",
+            s,
+            "--offset",
+            "2",
+            "--limit",
+            "2"
+        ]),
+        "line 2\nline 3\n"
+    );
+    assert_eq!(
+        cli.ok(["url", "artifact://0", "--session", s, "--offset", "4"]),
+        "line 4\n"
+    );
+    assert_eq!(
+        cli.ok(["url", "agent://sub1/result/files/1", "--session", s]),
+        "\"b.rs\"\n"
+    );
+    assert_eq!(
+        cli.ok(["url", "agent://sub1/result", "--session", s]),
+        "{\n  \"files\": [\n    \"a.rs\",\n    \"b.rs\"\n  ],\n  \"count\": 2\n}\n"
+    );
+    assert_eq!(
+        cli.ok(["url", "agent://sub1?q=result.count", "--session", s]),
+        "2\n"
+    );
+
+    let out = cli.run(["url", "artifact://9", "--session", s]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(stderr(&out), "Artifact 9 not found. Available: 0, 3\n");
+    let out = cli.run(["url", "agent://sub1/result", "--session", s, "--limit", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        "offset/limit cannot be combined with agent:// JSON extraction\n"
+    );
+    let out = cli.run(["url", "https://example.com", "--session", s]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        "Unsupported internal URL: https://example.com\n"
+    );
+    // No artifacts directory: not found.
+    let bare = f.session.with_file_name("none.jsonl");
+    let out = cli.run(["url", "artifact://0", "--session", path_str(&bare)]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(stderr(&out), "No artifacts directory found\n");
+}
+
+#[test]
+fn traversal_attempts_fail_and_read_nothing_outside() {
+    let cli = Cli::new();
+    let f = url_fixture();
+    let s = path_str(&f.session);
+    let art = f.session.with_extension("");
+    // Links in the artifacts directory and in the blob store that lead outside.
+    std::os::unix::fs::symlink(f.outside.join("secret.md"), art.join("leak.md")).expect("symlink");
+    std::os::unix::fs::symlink(f.outside.join("x"), art.join("5.bash.log")).expect("symlink");
+    let blobs = cli.agent_dir().join("blobs");
+    fs::create_dir_all(&blobs).expect("mkdir");
+    let fake = "ab".repeat(32);
+    std::os::unix::fs::symlink(f.outside.join("secret.md"), blobs.join(&fake)).expect("symlink");
+
+    let attempts: Vec<Vec<String>> = [
+        vec!["url", "artifact://../x", "--session", s],
+        vec!["url", "artifact://../../outside/x", "--session", s],
+        vec!["url", "agent://../../etc/passwd", "--session", s],
+        vec!["url", "agent://..%2Fx", "--session", s],
+        vec!["url", "agent://..", "--session", s],
+        vec!["url", "agent://leak", "--session", s],
+        vec!["url", "artifact://5", "--session", s],
+        vec!["blob", "get", "../../etc/passwd"],
+        vec!["blob", "get", "blob:sha256:../.."],
+        vec!["blob", "get", "blob:sha256:../../outside/secret.md"],
+        vec!["blob", "get", &fake],
+    ]
+    .iter()
+    .map(|v| v.iter().map(|s| s.to_string()).collect())
+    .collect();
+    for args in &attempts {
+        let out = cli.run(args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(!stderr(&out).is_empty(), "{args:?}: no error message");
+        let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+        assert!(!all.contains(SECRET), "{args:?} leaked: {all}");
+        assert!(!all.contains("root:"), "{args:?} leaked /etc/passwd: {all}");
+    }
+    // The same attempts are refused with the agent's messages where it has one.
+    let out = cli.run(["url", "artifact://../x", "--session", s]);
+    assert_eq!(stderr(&out), "artifact:// ID must be numeric, got: ../x\n");
+    let out = cli.run(["url", "agent://leak", "--session", s]);
+    assert!(
+        stderr(&out).contains("permission denied"),
+        "{}",
+        stderr(&out)
+    );
+    let out = cli.run(["blob", "get", "blob:sha256:../.."]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("invalid blob hash"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn fork_copies_the_session_and_its_artifacts() {
+    let cli = Cli::new();
+    let agent = cli.agent_dir();
+    let dir = project_dir(&agent, "/work/alpha");
+    let file = write_session(&dir, "a1b2c3d4", "/work/alpha", "fork me", None);
+    let art = file.with_extension("");
+    fs::create_dir_all(art.join("nested")).expect("mkdir");
+    fs::write(art.join("0.bash.log"), "zero\n").expect("write");
+    fs::write(art.join("nested/deep.md"), "deep").expect("write");
+
+    let out = json(&cli.ok(["fork", path_str(&file)]));
+    assert_eq!(out["oldFile"], path_str(&file));
+    assert_eq!(out["warnings"], serde_json::json!([]));
+    let new = PathBuf::from(out["newFile"].as_str().expect("newFile"));
+    assert_ne!(new, file);
+    assert_eq!(new.parent(), Some(dir.as_path()));
+    let new_art = new.with_extension("");
+    assert_eq!(
+        fs::read_to_string(new_art.join("0.bash.log")).expect("copy"),
+        "zero\n"
+    );
+    assert_eq!(
+        fs::read_to_string(new_art.join("nested/deep.md")).expect("copy"),
+        "deep"
+    );
+    assert_eq!(
+        fs::read_to_string(art.join("0.bash.log")).expect("orig"),
+        "zero\n"
+    );
+    let show = json(&cli.ok(["show", path_str(&new)]));
+    assert_eq!(show["header"]["parentSession"], path_str(&file));
+    assert_eq!(show["entryCount"], 2);
+    assert_eq!(
+        cli.ok(["url", "artifact://0", "--session", path_str(&new)]),
+        "zero\n"
+    );
+
+    let out = cli.run(["fork", path_str(&dir.join("missing.jsonl"))]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+}
+
+#[test]
+fn move_relocates_the_file_and_its_artifacts() {
+    let cli = Cli::new();
+    let agent = cli.agent_dir();
+    let file = write_session(
+        &project_dir(&agent, "/work/alpha"),
+        "a1b2c3d5",
+        "/work/alpha",
+        "move me",
+        None,
+    );
+    let art = file.with_extension("");
+    fs::create_dir_all(&art).expect("mkdir");
+    fs::write(art.join("0.bash.log"), "zero\n").expect("write");
+
+    let out = json(&cli.ok(["move", path_str(&file), "--to-cwd", "/work/gamma/./x/.."]));
+    let target = project_dir(&agent, "/work/gamma");
+    let new = target.join(file.file_name().expect("name"));
+    assert_eq!(out, serde_json::json!({"newFile": path_str(&new)}));
+    assert!(
+        !file.exists() && !art.exists(),
+        "the old file and artifacts remain"
+    );
+    assert_eq!(
+        fs::read_to_string(new.with_extension("").join("0.bash.log")).expect("moved"),
+        "zero\n"
+    );
+    let show = json(&cli.ok(["show", path_str(&new)]));
+    assert_eq!(show["header"]["cwd"], "/work/gamma");
+    let listed = json(&cli.ok(["list", "--cwd", "/work/gamma"]));
+    assert_eq!(ids(&listed), ["a1b2c3d5"]);
+}
+
+#[test]
+fn gc_reports_then_deletes_only_old_unreferenced_blobs() {
+    let cli = Cli::new();
+    let agent = cli.agent_dir();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let put = |bytes: &[u8]| {
+        let f = tmp.path().join("in.bin");
+        fs::write(&f, bytes).expect("write");
+        json(&cli.ok(["blob", "put", path_str(&f)]))["hash"]
+            .as_str()
+            .expect("hash")
+            .to_string()
+    };
+    let (unused, used, young) = (put(b"unused"), put(b"used"), put(b"young"));
+    let blob = |h: &str| agent.join("blobs").join(h);
+    age(&blob(&unused), 2 * 3600);
+    age(&blob(&used), 2 * 3600);
+    let dir = project_dir(&agent, "/work/alpha");
+    let file = write_session(&dir, "a0000001", "/work/alpha", "hello", None);
+    let entry =
+        format!(r#"{{"type":"custom","customType":"img","data":{{"ref":"blob:sha256:{used}"}}}}"#);
+    cli.ok(["append", path_str(&file), "--json", &entry]);
+
+    let report = json(&cli.ok(["gc"]));
+    assert_eq!(report["dryRun"], true);
+    assert_eq!(report["deleted"], serde_json::json!([unused]));
+    assert_eq!(report["keptRecent"], serde_json::json!([young]));
+    assert_eq!(report["referenced"], 1);
+    assert!(blob(&unused).exists(), "a dry run deleted");
+    assert_eq!(json(&cli.ok(["gc", "--dry-run"])), report);
+    assert_eq!(
+        cli.run(["gc", "--dry-run", "--delete"]).status.code(),
+        Some(2)
+    );
+
+    let report = json(&cli.ok(["gc", "--delete"]));
+    assert_eq!(report["dryRun"], false);
+    assert_eq!(report["deleted"], serde_json::json!([unused]));
+    assert!(!blob(&unused).exists());
+    assert!(blob(&used).exists() && blob(&young).exists());
+    let report = json(&cli.ok(["gc", "--delete"]));
+    assert_eq!(report["deleted"], serde_json::json!([]));
+}
+
+#[test]
+fn listing_and_lookup_commands_leave_the_agent_dir_untouched() {
+    // recent/list/search/url/gc (dry run)/resume without --yes run with a read-only
+    // storage; they succeed (or fail for their own reasons) and change nothing.
+    let cli = Cli::new();
+    let agent = cli.agent_dir();
+    let dir = project_dir(&agent, "/work/alpha");
+    let file = write_session(&dir, "a0000001", "/work/alpha", "hello", None);
+    let snapshot = || {
+        let mut v = Vec::new();
+        let mut stack = vec![agent.clone()];
+        while let Some(d) = stack.pop() {
+            for e in fs::read_dir(&d).expect("ls") {
+                let p = e.expect("entry").path();
+                if p.is_dir() {
+                    stack.push(p.clone());
+                }
+                v.push((p.clone(), fs::metadata(&p).and_then(|m| m.modified()).ok()));
+            }
+        }
+        v.sort();
+        v
+    };
+    let before = snapshot();
+    for args in [
+        vec!["recent", "--cwd", "/work/alpha"],
+        vec!["list", "--all"],
+        vec!["search", "hello", "--all"],
+        vec!["resume", "a000", "--cwd", "/work/alpha"],
+        vec!["gc"],
+    ] {
+        cli.ok(&args);
+    }
+    let out = cli.run(["url", "artifact://0", "--session", path_str(&file)]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(snapshot(), before);
+}
+
+/// The host name the CLI records in locks (as `fshost` reads it).
+fn host_name() -> String {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .filter_map(|f| fs::read_to_string(f).ok())
+        .map(|s| s.trim().to_string())
+        .find(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+#[test]
+fn a_live_writer_lock_blocks_writes_and_a_dead_ones_lock_is_recovered() {
+    let cli = Cli::new();
+    let agent = cli.agent_dir();
+    let file = write_session(
+        &project_dir(&agent, "/work/alpha"),
+        "a0000001",
+        "/work/alpha",
+        "hi",
+        None,
+    );
+    let lock = PathBuf::from(format!("{}.lock", path_str(&file)));
+    let entry = r#"{"type":"custom","customType":"t","data":{}}"#;
+    let lock_of = |pid: u32| {
+        format!(
+            "{{\"pid\":{pid},\"host\":{},\"startedAt\":\"2026-01-05T10:00:00.000Z\",\"token\":\"00000000deadbeef\"}}\n",
+            serde_json::Value::from(host_name())
+        )
+    };
+
+    // This test process is alive: its lock holds.
+    fs::write(&lock, lock_of(std::process::id())).expect("write lock");
+    let before = fs::read(&file).expect("read");
+    let out = cli.run(["append", path_str(&file), "--json", entry]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is being written by another process"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs::read(&file).expect("read"), before);
+    assert!(lock.exists(), "another writer's lock was removed");
+    // Readers are not blocked.
+    cli.ok(["show", path_str(&file)]);
+
+    // A process that has exited: its lock is recovered, and ours released afterwards.
+    let mut child = Command::new("true").spawn().expect("spawn");
+    let dead = child.id();
+    child.wait().expect("wait");
+    fs::write(&lock, lock_of(dead)).expect("write lock");
+    let id = json(&cli.ok(["append", path_str(&file), "--json", entry]))["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert!(fs::read_to_string(&file).expect("read").contains(&id));
+    assert!(!lock.exists(), "the lock was left behind");
 }

@@ -7,7 +7,9 @@
 use std::rc::Rc;
 
 use xcsh_session::api::{self, ErrorKind as CoreErrorKind};
-use xcsh_session::storage::{DirEntry, FileStat, Storage, StorageError, StorageResult};
+use xcsh_session::storage::{
+    DirEntry, FileStat, ProcessIdentity, Storage, StorageError, StorageResult,
+};
 use xcsh_session::SessionError;
 
 wit_bindgen::generate!({
@@ -111,28 +113,53 @@ impl Storage for WitStorage {
     fn copy_dir(&self, from: &str, to: &str) -> StorageResult<()> {
         wit::copy_dir(from, to).map_err(from_wit)
     }
+
+    fn create_new(&self, path: &str, data: &[u8]) -> StorageResult<()> {
+        wit::create_new(path, data).map_err(from_wit)
+    }
+
+    fn process_identity(&self) -> ProcessIdentity {
+        let (pid, host) = wit::process_identity();
+        ProcessIdentity { pid, host }
+    }
+
+    fn process_alive(&self, pid: u32) -> Option<bool> {
+        wit::process_alive(pid)
+    }
 }
 
 fn storage() -> Rc<dyn Storage> {
     Rc::new(WitStorage)
 }
 
-fn to_wit(e: SessionError) -> ApiError {
-    let kind = match CoreErrorKind::of(&e) {
+/// One to one: every core error kind has its WIT case.
+fn to_wit(e: api::ApiError) -> ApiError {
+    let kind = match e.kind {
         CoreErrorKind::EntryNotFound => ErrorKind::EntryNotFound,
         CoreErrorKind::NotFound => ErrorKind::NotFound,
         CoreErrorKind::InvalidInput => ErrorKind::InvalidInput,
         CoreErrorKind::ReadOnly => ErrorKind::ReadOnly,
         CoreErrorKind::Persistence => ErrorKind::Persistence,
         CoreErrorKind::Storage => ErrorKind::Storage,
-        // Only the resume API reports these; `ErrorKind::of` never returns them for the
-        // operations this world exports, and the WIT enum has no such cases.
-        CoreErrorKind::Ambiguous | CoreErrorKind::OtherProject => ErrorKind::InvalidInput,
+        CoreErrorKind::Ambiguous => ErrorKind::Ambiguous,
+        CoreErrorKind::OtherProject => ErrorKind::OtherProject,
+        CoreErrorKind::Conflict => ErrorKind::Conflict,
     };
     ApiError {
         kind,
-        message: e.to_string(),
+        message: e.message,
+        details: e.details,
     }
+}
+
+/// A session error, through the core's own classification.
+fn session_err(e: SessionError) -> ApiError {
+    to_wit(api::ApiError::from(e))
+}
+
+/// WIT `u32` to the core's `usize` (lossless on wasm32 and wider).
+fn size(n: u32) -> usize {
+    n as usize
 }
 
 /// The exported `session-api`.
@@ -140,23 +167,91 @@ struct Component;
 
 impl Guest for Component {
     fn show(path: String, agent_dir: String) -> Result<String, ApiError> {
-        api::show_file(storage(), &path, &agent_dir).map_err(to_wit)
+        api::show_file(storage(), &path, &agent_dir).map_err(session_err)
     }
 
     fn context(path: String, agent_dir: String, leaf: Option<String>) -> Result<String, ApiError> {
-        api::context_file(storage(), &path, &agent_dir, leaf.as_deref()).map_err(to_wit)
+        api::context_file(storage(), &path, &agent_dir, leaf.as_deref()).map_err(session_err)
     }
 
     fn tree(path: String, agent_dir: String) -> Result<String, ApiError> {
-        api::tree_file(storage(), &path, &agent_dir).map_err(to_wit)
+        api::tree_file(storage(), &path, &agent_dir).map_err(session_err)
     }
 
     fn migrate(path: String, agent_dir: String) -> Result<String, ApiError> {
-        api::migrate_file(storage(), &path, &agent_dir).map_err(to_wit)
+        api::migrate_file(storage(), &path, &agent_dir).map_err(session_err)
     }
 
     fn append(path: String, agent_dir: String, entry_json: String) -> Result<String, ApiError> {
-        api::append_file(storage(), &path, &agent_dir, &entry_json).map_err(to_wit)
+        api::append_file(storage(), &path, &agent_dir, &entry_json).map_err(session_err)
+    }
+
+    fn recent(agent_dir: String, cwd: String, limit: u32) -> Result<String, ApiError> {
+        api::recent(storage(), &agent_dir, &cwd, size(limit)).map_err(to_wit)
+    }
+
+    fn list(agent_dir: String, cwd: Option<String>) -> Result<String, ApiError> {
+        api::list(storage(), &agent_dir, cwd.as_deref()).map_err(to_wit)
+    }
+
+    fn search(agent_dir: String, cwd: Option<String>, query: String) -> Result<String, ApiError> {
+        api::search(storage(), &agent_dir, cwd.as_deref(), &query).map_err(to_wit)
+    }
+
+    fn resume(
+        agent_dir: String,
+        cwd: String,
+        arg: String,
+        confirm: bool,
+    ) -> Result<String, ApiError> {
+        api::resume(storage(), &agent_dir, &cwd, &arg, confirm).map_err(to_wit)
+    }
+
+    fn continue_recent(
+        agent_dir: String,
+        cwd: String,
+        tty: Option<String>,
+        env: Vec<(String, String)>,
+    ) -> Result<String, ApiError> {
+        let lookup = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        let terminal = xcsh_session::resume::terminal_id(tty.as_deref(), &lookup);
+        api::continue_recent(storage(), &agent_dir, &cwd, terminal.as_deref()).map_err(to_wit)
+    }
+
+    fn put_blob(agent_dir: String, data: Vec<u8>) -> Result<String, ApiError> {
+        api::blob_put(storage(), &agent_dir, &data).map_err(to_wit)
+    }
+
+    fn get_blob(agent_dir: String, hash_or_ref: String) -> Result<Vec<u8>, ApiError> {
+        api::blob_get(storage(), &agent_dir, &hash_or_ref).map_err(to_wit)
+    }
+
+    fn resolve_url(
+        session_file: String,
+        url: String,
+        offset: Option<u32>,
+        limit: Option<u32>,
+    ) -> Result<String, ApiError> {
+        api::resolve_url(
+            storage(),
+            &session_file,
+            &url,
+            offset.map(size),
+            limit.map(size),
+        )
+        .map_err(to_wit)
+    }
+
+    fn fork(agent_dir: String, file: String) -> Result<String, ApiError> {
+        api::fork(storage(), &agent_dir, &file).map_err(to_wit)
+    }
+
+    fn move_session(agent_dir: String, file: String, to_cwd: String) -> Result<String, ApiError> {
+        api::move_session(storage(), &agent_dir, &file, &to_cwd).map_err(to_wit)
+    }
+
+    fn gc(agent_dir: String, dry_run: bool) -> Result<String, ApiError> {
+        api::gc(storage(), &agent_dir, dry_run).map_err(to_wit)
     }
 }
 
