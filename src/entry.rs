@@ -327,11 +327,23 @@ impl Entry {
                 let (role, model_key, message) = match f[4] {
                     Some(raw) => {
                         let start = raw.get().as_ptr() as usize - s.as_ptr() as usize;
-                        let m = pick(raw.get(), &["role", "provider", "model"])
-                            .unwrap_or_else(|_| vec![None; 3]);
-                        let role = string(m[0]);
+                        // The message was validated by the pick above: find its keys
+                        // without a second validating pass (it is most of the bytes).
+                        let m =
+                            crate::json::object_fields(raw.get(), &["role", "provider", "model"])
+                                .unwrap_or_else(|| vec![None; 3]);
+                        let text_field = |v: Option<&str>| {
+                            v.and_then(crate::json::str_of_json).map(|s| s.into_owned())
+                        };
+                        let role = text_field(m[0]);
+                        let coerce = |v: Option<&str>| match v {
+                            None => "undefined".to_string(),
+                            Some(t) => crate::json::str_of_json(t)
+                                .map(|s| s.into_owned())
+                                .unwrap_or_else(|| t.to_string()),
+                        };
                         let model_key = (role.as_deref() == Some("assistant"))
-                            .then(|| format!("{}/{}", js_string(m[1]), js_string(m[2])));
+                            .then(|| format!("{}/{}", coerce(m[1]), coerce(m[2])));
                         (role, model_key, start..start + raw.get().len())
                     }
                     None => (None, None, 0..0),

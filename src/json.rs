@@ -6,8 +6,12 @@ use std::borrow::Cow;
 
 /// The string inside a raw JSON value, or `None` when it is not a string.
 pub fn raw_str(raw: &RawValue) -> Option<Cow<'_, str>> {
-    let s = raw.get();
-    if !s.starts_with('"') {
+    str_of_json(raw.get())
+}
+
+/// The string inside JSON text (a complete string literal), or `None`.
+pub fn str_of_json(s: &str) -> Option<Cow<'_, str>> {
+    if !s.starts_with('"') || s.len() < 2 {
         return None;
     }
     let inner = &s[1..s.len() - 1];
@@ -68,6 +72,101 @@ pub fn to_text(value: &serde_json::Value) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "null".to_string())
 }
 
+/// The end (exclusive) of the string whose opening quote is at `i`.
+fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
+    i += 1;
+    loop {
+        let j = i + memchr::memchr2(b'"', b'\\', &b[i..])?;
+        if b[j] == b'"' {
+            return Some(j + 1);
+        }
+        i = j + 2; // an escape: skip the escaped byte
+    }
+}
+
+/// The end (exclusive) of the JSON value starting at `i` (which must be valid JSON).
+fn skip_value(b: &[u8], i: usize) -> Option<usize> {
+    match *b.get(i)? {
+        b'"' => skip_string(b, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut j = i;
+            while j < b.len() {
+                match b[j] {
+                    b'"' => {
+                        j = skip_string(b, j)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            None
+        }
+        _ => {
+            let mut j = i;
+            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n')
+            {
+                j += 1;
+            }
+            Some(j)
+        }
+    }
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n') {
+        i += 1;
+    }
+    i
+}
+
+/// The named top-level fields of a JSON object that is already known to be valid, as
+/// raw text, found without validating again (strings are skipped with memchr). `None`
+/// if the text is not an object. Keys are compared as written (the agent never escapes
+/// key characters); the last duplicate wins.
+pub fn object_fields<'a>(obj: &'a str, names: &[&str]) -> Option<Vec<Option<&'a str>>> {
+    let b = obj.as_bytes();
+    let mut out = vec![None; names.len()];
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip_ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        return Some(out);
+    }
+    loop {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let key_end = skip_string(b, i)?;
+        let key = &obj[i + 1..key_end - 1];
+        i = skip_ws(b, key_end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(b, i + 1);
+        let end = skip_value(b, i)?;
+        if let Some(k) = names.iter().position(|n| *n == key) {
+            out[k] = Some(&obj[i..end]);
+        }
+        i = skip_ws(b, end);
+        match b.get(i) {
+            Some(b',') => i = skip_ws(b, i + 1),
+            Some(b'}') => return Some(out),
+            _ => return None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,6 +197,28 @@ mod tests {
             let raw: Box<RawValue> = serde_json::from_str(text).unwrap();
             assert_eq!(raw_truthy(&raw), truthy, "{text}");
         }
+    }
+
+    #[test]
+    fn object_fields_finds_top_level_keys_only() {
+        let obj = r#"{"content":[{"role":"x","model":"inner"},"a\\\"b{"],"role":"assistant","n":-1.5e3,"model":"m","provider":"p"}"#;
+        let f = object_fields(obj, &["role", "provider", "model", "n", "missing"]).unwrap();
+        assert_eq!(
+            f,
+            vec![
+                Some("\"assistant\""),
+                Some("\"p\""),
+                Some("\"m\""),
+                Some("-1.5e3"),
+                None
+            ]
+        );
+        assert_eq!(object_fields("{}", &["a"]).unwrap(), vec![None]);
+        assert_eq!(
+            object_fields(" { \"a\" : true } ", &["a"]).unwrap(),
+            vec![Some("true")]
+        );
+        assert!(object_fields("[1]", &["a"]).is_none());
     }
 
     #[test]

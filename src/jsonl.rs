@@ -15,7 +15,7 @@ pub struct Record {
 }
 
 /// Why a piece of the file was not read as a record.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum IssueKind {
     /// A line that is not JSON; skipped.
     Unparsable,

@@ -107,6 +107,34 @@ pub struct CompactionInput {
     pub preserve_data: Option<String>,
 }
 
+/// A record on its way to becoming an entry (with its byte offset in the file).
+enum Candidate {
+    /// Already read (the fast path validated and parsed it in one go).
+    Parsed(Entry, usize),
+    /// JSON text still to parse (lenient path, possibly migrated).
+    Raw(Text, usize),
+}
+
+/// The next non-blank line at or after `*pos`, trimmed, as a byte range.
+fn next_line(b: &[u8], pos: &mut usize) -> Option<(usize, usize)> {
+    while *pos < b.len() {
+        let start = *pos;
+        let end = memchr::memchr(b'\n', &b[start..]).map_or(b.len(), |i| start + i);
+        *pos = end + 1;
+        let (mut s, mut e) = (start, end);
+        while s < e && matches!(b[s], b' ' | b'\t' | b'\r') {
+            s += 1;
+        }
+        while e > s && matches!(b[e - 1], b' ' | b'\t' | b'\r') {
+            e -= 1;
+        }
+        if s < e {
+            return Some((s, e));
+        }
+    }
+    None
+}
+
 /// The original content of a file whose load was lossy, kept aside before a rewrite.
 enum Backup {
     Text(Arc<String>),
@@ -328,7 +356,123 @@ impl Session {
     ) -> Session {
         let total = text.len();
         progress(0, total);
-        let parsed = jsonl::parse_lenient(&text);
+        let (header, candidates, mut report) = match Self::read_fast(&text) {
+            Some(read) => read,
+            None => Self::read_lenient(&*storage, cwd, &text),
+        };
+        let mut session = Self::blank(storage, persistence, file, agent_dir, header);
+        for candidate in candidates {
+            let (parsed, offset) = match candidate {
+                Candidate::Parsed(entry, offset) => (Ok(entry), offset),
+                Candidate::Raw(text, offset) => (Entry::parse(text), offset),
+            };
+            if session.entries.len() % 4096 == 0 {
+                progress(offset, total);
+            }
+            match parsed {
+                Ok(entry) if entry.type_name() == "session" => report.non_entries.push(NonEntry {
+                    offset,
+                    reason: "a second session header".into(),
+                }),
+                Ok(entry) => {
+                    if session.by_id.contains_key(&entry.id) {
+                        report.duplicate_ids.push(entry.id.clone());
+                    }
+                    session.push_entry(entry);
+                }
+                Err(e) => report.non_entries.push(NonEntry {
+                    offset,
+                    reason: e.to_string(),
+                }),
+            }
+        }
+        let store = BlobStore::new(&*session.storage, session.blobs_dir.clone());
+        for entry in session.entries.iter().filter(|e| e.has_blob_refs()) {
+            for hash in blob::referenced_hashes(entry.json()) {
+                if !store.exists(&hash) && !report.missing_blobs.contains(&hash) {
+                    report.missing_blobs.push(hash);
+                }
+            }
+        }
+        for hash in &report.missing_blobs {
+            session
+                .warnings
+                .push(format!("blob {hash} not found; the reference is kept"));
+        }
+        session.needs_newline = !text.ends_with('\n');
+        progress(total, total);
+        if report.lossy() {
+            session.pending_backup = Some(Backup::Text(text));
+        }
+        session.report = report;
+        session
+    }
+
+    /// The common case, one record per line in a current file: each line is validated and
+    /// read in a single pass by `Entry::parse`. `None` when the file does not start with a
+    /// current header line. The first line that is not a complete JSON value (glued
+    /// records, a pretty-printed value, a torn write) hands the rest of the file to the
+    /// lenient reader.
+    fn read_fast(text: &Arc<String>) -> Option<(Header, Vec<Candidate>, LoadReport)> {
+        let b = text.as_bytes();
+        let mut pos = if text.starts_with('\u{feff}') { 3 } else { 0 };
+        let (hs, he) = next_line(b, &mut pos)?;
+        let header = Header::from_json(&text[hs..he])?;
+        if header.version() < crate::entry::CURRENT_SESSION_VERSION {
+            return None;
+        }
+        let mut report = LoadReport {
+            file_version: header.version(),
+            ..LoadReport::default()
+        };
+        let mut out = Vec::with_capacity(b.len() / 1024 + 16);
+        while let Some((start, end)) = next_line(b, &mut pos) {
+            let line = Text::Shared {
+                buf: text.clone(),
+                start,
+                end,
+            };
+            match Entry::parse(line) {
+                Ok(entry) => out.push(Candidate::Parsed(entry, start)),
+                Err(crate::entry::EntryError::NotAnObject(_))
+                    if serde_json::from_str::<serde::de::IgnoredAny>(&text[start..end])
+                        .is_err() =>
+                {
+                    let rest = jsonl::parse_lenient(&text[start..]);
+                    let lines_before = jsonl::line_of(text, start) - 1;
+                    report.issues.extend(rest.issues.into_iter().map(|mut i| {
+                        i.offset += start;
+                        i.line += lines_before;
+                        i
+                    }));
+                    out.extend(rest.records.iter().map(|r| {
+                        Candidate::Raw(
+                            Text::Shared {
+                                buf: text.clone(),
+                                start: r.start + start,
+                                end: r.end + start,
+                            },
+                            r.start + start,
+                        )
+                    }));
+                    break;
+                }
+                Err(e) => report.non_entries.push(NonEntry {
+                    offset: start,
+                    reason: e.to_string(),
+                }),
+            }
+        }
+        Some((header, out, report))
+    }
+
+    /// Any file: the lenient JSONL reader, header salvage and migrations.
+    fn read_lenient(
+        storage: &dyn Storage,
+        cwd: &str,
+        text: &Arc<String>,
+    ) -> (Header, Vec<Candidate>, LoadReport) {
+        let parsed = jsonl::parse_lenient(text);
         let mut report = LoadReport {
             issues: parsed.issues,
             ..LoadReport::default()
@@ -344,7 +488,7 @@ impl Session {
         let (mut header, rest): (Header, Vec<&jsonl::Record>) = match header {
             Some(h) => (h, records.collect()),
             None => {
-                let mut h = Self::new_header(&*storage, cwd, None);
+                let mut h = Self::new_header(storage, cwd, None);
                 if first.is_none() && !text.trim().is_empty() {
                     report.header_problem = Some(
                         "no session header found: nothing in the file could be read as JSON".into(),
@@ -396,55 +540,17 @@ impl Session {
             }
         }
         report.migration = migration::migrate(&mut header, &mut candidates);
-
-        let mut session = Self::blank(storage, persistence, file, agent_dir, header);
-        for (text_item, offset) in candidates.into_iter().map(|t| {
-            let off = match &t {
-                Text::Shared { start, .. } => *start,
-                Text::Owned(_) => 0,
-            };
-            (t, off)
-        }) {
-            if session.entries.len() % 4096 == 0 {
-                progress(offset, total);
-            }
-            match Entry::parse(text_item) {
-                Ok(entry) if entry.type_name() == "session" => report.non_entries.push(NonEntry {
-                    offset,
-                    reason: "a second session header".into(),
-                }),
-                Ok(entry) => {
-                    if session.by_id.contains_key(&entry.id) {
-                        report.duplicate_ids.push(entry.id.clone());
-                    }
-                    session.push_entry(entry);
-                }
-                Err(e) => report.non_entries.push(NonEntry {
-                    offset,
-                    reason: e.to_string(),
-                }),
-            }
-        }
-        let store = BlobStore::new(&*session.storage, session.blobs_dir.clone());
-        for entry in session.entries.iter().filter(|e| e.has_blob_refs()) {
-            for hash in blob::referenced_hashes(entry.json()) {
-                if !store.exists(&hash) && !report.missing_blobs.contains(&hash) {
-                    report.missing_blobs.push(hash);
-                }
-            }
-        }
-        for hash in &report.missing_blobs {
-            session
-                .warnings
-                .push(format!("blob {hash} not found; the reference is kept"));
-        }
-        session.needs_newline = !text.ends_with('\n');
-        progress(total, total);
-        if report.lossy() {
-            session.pending_backup = Some(Backup::Text(text));
-        }
-        session.report = report;
-        session
+        let candidates = candidates
+            .into_iter()
+            .map(|t| {
+                let offset = match &t {
+                    Text::Shared { start, .. } => *start,
+                    Text::Owned(_) => 0,
+                };
+                Candidate::Raw(t, offset)
+            })
+            .collect();
+        (header, candidates, report)
     }
 
     fn push_entry(&mut self, entry: Entry) {
@@ -1475,5 +1581,82 @@ impl Tree {
         }
         out.push(']');
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::MemoryStorage;
+
+    /// The fast line reader and the lenient reader agree on every v3 text: same entries
+    /// (text and offset), same issues and non-entries.
+    fn same_reading(text: &str) {
+        let text = Arc::new(text.to_string());
+        let storage = MemoryStorage::new();
+        let Some((fh, fast, freport)) = Session::read_fast(&text) else {
+            panic!("fast path expected for {text:?}")
+        };
+        let (lh, lenient, lreport) = Session::read_lenient(&storage, "", &text);
+        assert_eq!(fh, lh);
+        let norm = |c: Vec<Candidate>| -> Vec<(std::result::Result<String, String>, usize)> {
+            c.into_iter()
+                .map(|c| match c {
+                    Candidate::Parsed(e, o) => (Ok(e.json().to_string()), o),
+                    Candidate::Raw(t, o) => (
+                        Entry::parse(t)
+                            .map(|e| e.json().to_string())
+                            .map_err(|e| e.to_string()),
+                        o,
+                    ),
+                })
+                .map(|(r, o)| match r {
+                    Ok(j) => (Ok(j), o),
+                    Err(e) => (Err(e), o),
+                })
+                .collect()
+        };
+        let (mut f, mut l) = (norm(fast), norm(lenient));
+        // The fast path reports non-entries in `report`, the lenient one as failed parses.
+        for n in &freport.non_entries {
+            f.push((Err(n.reason.clone()), n.offset));
+        }
+        f.sort_by_key(|x| x.1);
+        l.sort_by_key(|x| x.1);
+        assert_eq!(f, l, "{text}");
+        let kinds = |r: &LoadReport| {
+            r.issues
+                .iter()
+                .map(|i| (i.line, i.offset, i.kind.clone()))
+                .collect::<Vec<_>>()
+        };
+        let mut fk = kinds(&freport);
+        let mut lk = kinds(&lreport);
+        fk.sort();
+        lk.sort();
+        // The lenient reader reports an unparsable middle line; the fast one hands the
+        // rest to the lenient reader from that line on, which reports it the same way.
+        assert_eq!(fk, lk, "{text}");
+    }
+
+    const H: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
+    const A: &str = r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}}"#;
+    const B: &str =
+        r#"{"type":"label","id":"b1","parentId":"a1","timestamp":"t","targetId":"a1","label":"l"}"#;
+
+    #[test]
+    fn fast_and_lenient_readers_agree() {
+        for text in [
+            format!("{H}\n{A}\n{B}\n"),
+            format!("\u{feff}{H}\r\n\r\n{A}\r\n{B}"),
+            format!("{H}\n{A}{B}\n{B}\n"),
+            format!("{H}\n{A}\nnot json\n{B}\n"),
+            format!("{H}\n42\n[1]\n{{\"type\":\"x\"}}\n{A}\n"),
+            format!("{H}\n{A}\n{{\n  \"type\": \"label\",\n  \"id\": \"p1\"\n}}\n{B}\n"),
+            format!("{H}\n{A}\n{{\"type\":\"message\",\"id\":\"t"),
+            format!("{H}\n{H}\n{A}\n"),
+        ] {
+            same_reading(&text);
+        }
     }
 }
