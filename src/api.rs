@@ -290,8 +290,8 @@ pub type ApiResult = std::result::Result<String, ApiError>;
 
 /// `recent`: the light list of a project's directory, newest first.
 pub fn recent(storage: Rc<dyn Storage>, agent_dir: &str, cwd: &str, limit: usize) -> ApiResult {
-    let dir = crate::paths::session_dir_for_cwd(agent_dir, cwd);
-    let items = crate::listing::recent_sessions(&*storage, &dir, limit)?;
+    let dirs = crate::paths::session_dirs_for_cwd(agent_dir, cwd);
+    let items = crate::listing::recent_sessions_in(&*storage, &dirs, limit)?;
     Ok(crate::listing::recent_json(&items, storage.now_ms()))
 }
 

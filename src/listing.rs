@@ -175,6 +175,25 @@ pub fn recent_sessions(
     Ok(out)
 }
 
+/// The recent list over several directories (a project's old and new directory names).
+pub fn recent_sessions_in(
+    storage: &dyn Storage,
+    dirs: &[String],
+    limit: usize,
+) -> StorageResult<Vec<RecentSessionInfo>> {
+    let mut out = Vec::new();
+    for dir in dirs {
+        out.extend(recent_sessions(storage, dir, usize::MAX)?);
+    }
+    out.sort_by(|a, b| {
+        b.mtime_ms
+            .cmp(&a.mtime_ms)
+            .then_with(|| b.path.cmp(&a.path))
+    });
+    out.truncate(limit);
+    Ok(out)
+}
+
 /// `findMostRecentSession(sessionDir)`: the newest file (by mtime) with a valid header.
 pub fn find_most_recent_session(storage: &dyn Storage, dir: &str) -> StorageResult<Option<String>> {
     Ok(recent_sessions(storage, dir, 1)?
@@ -270,10 +289,14 @@ pub fn list(
     cwd: &str,
     session_dir: Option<&str>,
 ) -> StorageResult<Vec<SessionInfo>> {
-    let dir = session_dir
-        .map(str::to_string)
-        .unwrap_or_else(|| paths::session_dir_for_cwd(agent_dir, cwd));
-    let files = jsonl_files(&*storage, &dir)?;
+    let dirs = match session_dir {
+        Some(d) => vec![d.to_string()],
+        None => paths::session_dirs_for_cwd(agent_dir, cwd),
+    };
+    let mut files = Vec::new();
+    for dir in &dirs {
+        files.extend(jsonl_files(&*storage, dir)?);
+    }
     Ok(sorted(
         files
             .iter()

@@ -70,6 +70,70 @@ pub fn artifacts_dir_or_temp(
     }
 }
 
+/// The home directory an agent dir lives in (`<home>/.xcsh/agent`, or the pi / omp
+/// equivalents), used to read the newer home-relative session directories.
+pub fn home_of_agent_dir(agent_dir: &str) -> Option<&str> {
+    let trimmed = agent_dir.trim_end_matches('/');
+    [".xcsh/agent", ".omp/agent", ".pi/agent"]
+        .iter()
+        .find_map(|suffix| {
+            trimmed
+                .strip_suffix(suffix)
+                .map(|h| h.trim_end_matches('/'))
+        })
+        .filter(|h| !h.is_empty())
+}
+
+/// `path` relative to `base` when it is inside it (`Some("")` for `base` itself).
+fn inside<'a>(path: &'a str, base: &str) -> Option<&'a str> {
+    let path = path.trim_end_matches('/');
+    let base = base.trim_end_matches('/');
+    if path == base {
+        return Some("");
+    }
+    path.strip_prefix(base)
+        .and_then(|rest| rest.strip_prefix('/'))
+}
+
+/// The newer (oh-my-pi) directory name: `-<cwd relative to home>` (`-` for home
+/// itself), `-tmp-<relative>` under the temp dir; `None` elsewhere.
+pub fn home_relative_dir_name(cwd: &str, home: Option<&str>, temp: &str) -> Option<String> {
+    let encode = |prefix: &str, rel: &str| {
+        let enc: String = rel
+            .chars()
+            .map(|c| {
+                if matches!(c, '/' | '\\' | ':') {
+                    '-'
+                } else {
+                    c
+                }
+            })
+            .collect();
+        match (enc.is_empty(), prefix.ends_with('-')) {
+            (true, _) => prefix.to_string(),
+            (false, true) => format!("{prefix}{enc}"),
+            (false, false) => format!("{prefix}-{enc}"),
+        }
+    };
+    if let Some(rel) = home.and_then(|h| inside(cwd, h)) {
+        return Some(encode("-", rel));
+    }
+    inside(cwd, temp).map(|rel| encode("-tmp", rel))
+}
+
+/// Every directory that may hold a cwd's sessions: the `--<cwd>--` form this library
+/// writes (the seed's), then the home-relative form newer agents write, when it differs.
+pub fn session_dirs_for_cwd(agent_dir: &str, cwd: &str) -> Vec<String> {
+    let mut dirs = vec![session_dir_for_cwd(agent_dir, cwd)];
+    if let Some(name) = home_relative_dir_name(cwd, home_of_agent_dir(agent_dir), "/tmp") {
+        let dir = join(&sessions_root(agent_dir), &name);
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    dirs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,6 +145,39 @@ mod tests {
         assert_eq!(
             session_dir_for_cwd("/h/.xcsh/agent", "/work/pi"),
             "/h/.xcsh/agent/sessions/--work-pi--"
+        );
+    }
+
+    #[test]
+    fn home_relative_names_as_newer_agents_write_them() {
+        assert_eq!(home_of_agent_dir("/home/me/.xcsh/agent"), Some("/home/me"));
+        assert_eq!(home_of_agent_dir("/elsewhere/agent"), None);
+        assert_eq!(
+            home_relative_dir_name("/home/me/work/pi", Some("/home/me"), "/tmp").as_deref(),
+            Some("-work-pi")
+        );
+        assert_eq!(
+            home_relative_dir_name("/home/me", Some("/home/me"), "/tmp").as_deref(),
+            Some("-")
+        );
+        assert_eq!(
+            home_relative_dir_name("/tmp/x/y", Some("/home/me"), "/tmp").as_deref(),
+            Some("-tmp-x-y")
+        );
+        assert_eq!(
+            home_relative_dir_name("/srv/app", Some("/home/me"), "/tmp"),
+            None
+        );
+        assert_eq!(
+            home_relative_dir_name("/home/meow", Some("/home/me"), "/tmp"),
+            None
+        );
+        assert_eq!(
+            session_dirs_for_cwd("/home/me/.xcsh/agent", "/home/me/work/pi"),
+            vec![
+                "/home/me/.xcsh/agent/sessions/--home-me-work-pi--",
+                "/home/me/.xcsh/agent/sessions/-work-pi"
+            ]
         );
     }
 

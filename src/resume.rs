@@ -242,13 +242,19 @@ pub fn continue_recent(
             return Ok(ContinueTarget::Breadcrumb(file));
         }
     }
-    let dir = session_dir
-        .map(str::to_string)
-        .unwrap_or_else(|| paths::session_dir_for_cwd(agent_dir, cwd));
-    Ok(match listing::find_most_recent_session(storage, &dir)? {
-        Some(p) => ContinueTarget::MostRecent(p),
-        None => ContinueTarget::New,
-    })
+    let dirs = match session_dir {
+        Some(d) => vec![d.to_string()],
+        None => paths::session_dirs_for_cwd(agent_dir, cwd),
+    };
+    Ok(
+        match listing::recent_sessions_in(storage, &dirs, 1)?
+            .into_iter()
+            .next()
+        {
+            Some(r) => ContinueTarget::MostRecent(r.path),
+            None => ContinueTarget::New,
+        },
+    )
 }
 
 // ---- opening a session for the agent: the same at start-up and on a switch ----

@@ -244,3 +244,52 @@ fn session_without_user_message_says_no_messages() {
     assert_eq!(info.first_message, "(no messages)");
     assert_eq!(info.message_count, 1);
 }
+
+#[test]
+fn sessions_in_the_newer_home_relative_directory_are_listed_too() {
+    let storage = Rc::new(MemoryStorage::new());
+    let agent = "/home/me/.xcsh/agent";
+    put(
+        &storage,
+        &format!("{agent}/sessions/--home-me-work-a--/1_old.jsonl"),
+        &format!(
+            "{}\n{}\n",
+            header("old", "/home/me/work/a", None),
+            msg("m1", None, "user", "old form")
+        ),
+    );
+    put(
+        &storage,
+        &format!("{agent}/sessions/-work-a/2_new.jsonl"),
+        &format!(
+            "{}\n{}\n",
+            header("new", "/home/me/work/a", None),
+            msg("m1", None, "user", "home-relative form")
+        ),
+    );
+    storage.set_mtime(
+        &format!("{agent}/sessions/--home-me-work-a--/1_old.jsonl"),
+        1,
+    );
+    storage.set_mtime(&format!("{agent}/sessions/-work-a/2_new.jsonl"), 2);
+    let ids: Vec<String> = listing::list(storage.clone(), agent, "/home/me/work/a", None)
+        .unwrap()
+        .into_iter()
+        .map(|i| i.id)
+        .collect();
+    assert_eq!(ids, vec!["new", "old"]);
+    let dirs = xcsh_session::paths::session_dirs_for_cwd(agent, "/home/me/work/a");
+    let recent: Vec<String> = listing::recent_sessions_in(&*storage, &dirs, 5)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(recent, vec!["new", "old"]);
+    assert_eq!(
+        xcsh_session::resume::continue_recent(&*storage, agent, "/home/me/work/a", None, None)
+            .unwrap(),
+        xcsh_session::resume::ContinueTarget::MostRecent(format!(
+            "{agent}/sessions/-work-a/2_new.jsonl"
+        ))
+    );
+}
