@@ -129,7 +129,7 @@ fn context_at_a_leaf_null_and_unknown() {
 
 #[wasm_bindgen_test]
 fn tree_shows_the_branch_and_the_label() {
-    let s = JsSession::from_text(SMALL, JsValue::UNDEFINED).unwrap();
+    let s = JsSession::from_text(SMALL.to_string(), JsValue::UNDEFINED).unwrap();
     let tree = s.tree_json();
     assert!(tree.contains(r#""label":"listing""#), "{tree}");
     assert_eq!(
@@ -145,7 +145,7 @@ fn tree_shows_the_branch_and_the_label() {
 
 #[wasm_bindgen_test]
 fn errors_carry_their_kind() {
-    let mut s = JsSession::from_text(SMALL, JsValue::UNDEFINED).unwrap();
+    let mut s = JsSession::from_text(SMALL.to_string(), JsValue::UNDEFINED).unwrap();
     assert_eq!(
         kind(s.entry("nope").unwrap_err()),
         ("entryNotFound".into(), "Entry nope not found".into())
