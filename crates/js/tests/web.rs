@@ -19,26 +19,27 @@ const SMALL_CONTEXT: &str = include_str!("small-session.context.json");
 
 #[wasm_bindgen(inline_js = r#"
 export function memoryStorage() {
-  const files = new Map(), dirs = new Set(['/']);
+  const files = new Map(), dirs = new Set(['/']), mtimes = new Map();
+  let clock = 0;
   const fail = (code, path) => Object.assign(new Error(`${code}: ${path}`), { code });
   const parent = (p) => p.slice(0, Math.max(1, p.lastIndexOf('/')));
   return {
     files,
     read(p) { if (!files.has(p)) throw fail('ENOENT', p); return files.get(p).slice(); },
     readPrefix(p, n) { return this.read(p).subarray(0, n); },
-    write(p, d) { if (!dirs.has(parent(p))) throw fail('ENOENT', p); files.set(p, d); },
+    write(p, d) { if (!dirs.has(parent(p))) throw fail('ENOENT', p); files.set(p, d); mtimes.set(p, ++clock); },
     append(p, d) {
       const old = files.get(p) ?? new Uint8Array();
       const out = new Uint8Array(old.length + d.length); out.set(old); out.set(d, old.length);
-      files.set(p, out);
+      files.set(p, out); mtimes.set(p, ++clock);
     },
-    rename(a, b) { if (!files.has(a)) throw fail('ENOENT', a); files.set(b, files.get(a)); files.delete(a); },
+    rename(a, b) { if (!files.has(a)) throw fail('ENOENT', a); files.set(b, files.get(a)); mtimes.set(b, mtimes.get(a)); files.delete(a); },
     unlink(p) { if (!files.delete(p)) throw fail('ENOENT', p); },
     listDir(p) { return [...files.keys()].filter((k) => parent(k) === p).map((k) => ({ name: k.slice(p.length + 1), isDir: false })); },
     stat(p) {
       if (dirs.has(p)) return { size: 0, mtimeMs: 0, isDir: true };
       if (!files.has(p)) throw fail('ENOENT', p);
-      return { size: files.get(p).length, mtimeMs: Date.now(), isDir: false };
+      return { size: files.get(p).length, mtimeMs: mtimes.get(p) ?? 0, isDir: false };
     },
     mkdirAll(p) { let acc = ''; for (const part of p.split('/').filter(Boolean)) { acc += '/' + part; dirs.add(acc); } },
     fsync(p) { if (!files.has(p)) throw fail('ENOENT', p); },
@@ -197,7 +198,8 @@ fn session_persists_through_a_js_storage_object() {
         .unwrap();
     assert_eq!(file_text(&storage, &file).unwrap().lines().count(), 4);
 
-    let r = JsSession::open(storage, &file, JsValue::UNDEFINED).unwrap();
+    // A second writer would be refused while `s` holds the lock: read it back read-only.
+    let r = JsSession::open(storage, &file, json(r#"{"readOnly":true}"#)).unwrap();
     assert_eq!(r.entries_json(), s.entries_json());
     assert_eq!(
         r.context_json(JsValue::UNDEFINED).unwrap(),
