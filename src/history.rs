@@ -356,7 +356,7 @@ pub fn prefix_query(text: &str) -> String {
 
 /// The FTS5 query language, as far as [`MemoryHistory`] understands it.
 mod fts {
-    use super::{is_token_char, tokenize};
+    use super::tokenize;
 
     /// A sequence of terms that must appear consecutively; a prefix term matches any
     /// token it starts.
@@ -375,8 +375,35 @@ mod fts {
         Not(Box<Expr>, Box<Expr>),
         /// NEAR(...): approximated as all phrases present (the distance is ignored).
         Near(Vec<Phrase>),
-        /// A column filter that excludes the only column.
+        /// A column filter that excludes the only column: matches nothing.
         Nothing,
+        /// An empty phrase (`""`): FTS5 drops it from the expression; alone it matches
+        /// nothing.
+        Empty,
+    }
+
+    impl Expr {
+        pub fn and(a: Expr, b: Expr) -> Expr {
+            match (a, b) {
+                (Expr::Empty, x) | (x, Expr::Empty) => x,
+                (a, b) => Expr::And(Box::new(a), Box::new(b)),
+            }
+        }
+
+        pub fn or(a: Expr, b: Expr) -> Expr {
+            match (a, b) {
+                (Expr::Empty, x) | (x, Expr::Empty) => x,
+                (a, b) => Expr::Or(Box::new(a), Box::new(b)),
+            }
+        }
+
+        pub fn not(a: Expr, b: Expr) -> Expr {
+            match (a, b) {
+                (Expr::Empty, _) => Expr::Empty,
+                (a, Expr::Empty) => a,
+                (a, b) => Expr::Not(Box::new(a), Box::new(b)),
+            }
+        }
     }
 
     #[derive(Debug, Clone, PartialEq, Eq)]
@@ -470,12 +497,6 @@ mod fts {
             self.toks.get(self.pos + n)
         }
 
-        fn next(&mut self) -> Option<Tok> {
-            let t = self.toks.get(self.pos).cloned();
-            self.pos += 1;
-            t
-        }
-
         fn eat(&mut self, t: &Tok) -> bool {
             if self.peek() == Some(t) {
                 self.pos += 1;
@@ -509,10 +530,12 @@ mod fts {
             matches!(self.peek(), Some(Tok::Word(x)) if x == w)
         }
 
-        fn starts_primary(&self) -> bool {
+        /// Whether a phrase group (`cnearset` in FTS5's grammar) starts here: these are
+        /// the only things implicitly ANDed (`a b`, not `a (b)`).
+        fn starts_group(&self) -> bool {
             match self.peek() {
                 Some(Tok::Word(w)) => !is_keyword(w),
-                Some(Tok::Str(_) | Tok::LParen | Tok::Caret | Tok::Minus | Tok::LBrace) => true,
+                Some(Tok::Str(_) | Tok::Caret | Tok::Minus | Tok::LBrace) => true,
                 _ => false,
             }
         }
@@ -522,47 +545,80 @@ mod fts {
             while self.word_is("OR") {
                 self.pos += 1;
                 let right = self.and()?;
-                left = Expr::Or(Box::new(left), Box::new(right));
+                left = Expr::or(left, right);
             }
             Ok(left)
         }
 
         fn and(&mut self) -> Result<Expr, String> {
             let mut left = self.not()?;
-            loop {
-                if self.word_is("AND") {
-                    self.pos += 1;
-                } else if !self.starts_primary() {
-                    break;
-                }
+            while self.word_is("AND") {
+                self.pos += 1;
                 let right = self.not()?;
-                left = Expr::And(Box::new(left), Box::new(right));
+                left = Expr::and(left, right);
             }
             Ok(left)
         }
 
         fn not(&mut self) -> Result<Expr, String> {
-            let mut left = self.primary()?;
+            let mut left = self.unit()?;
             while self.word_is("NOT") {
                 self.pos += 1;
-                let right = self.primary()?;
-                left = Expr::Not(Box::new(left), Box::new(right));
+                let right = self.unit()?;
+                left = Expr::not(left, right);
             }
             Ok(left)
         }
 
-        /// After a column name list: `:` then the filtered primary.
-        fn column_filter(&mut self, names: &[String], negated: bool) -> Result<Expr, String> {
-            for n in names {
-                if !n.eq_ignore_ascii_case("prompt") {
-                    return Err(format!("no such column: {n}"));
-                }
+        /// `( expr )`, `colset : ( expr )`, or a list of phrase groups (implicit AND,
+        /// which binds tighter than NOT, AND and OR).
+        fn unit(&mut self) -> Result<Expr, String> {
+            if self.eat(&Tok::LParen) {
+                return self.parenthesized();
             }
-            if !self.eat(&Tok::Colon) {
+            let mut list = self.group()?;
+            while self.starts_group() {
+                let next = self.group()?;
+                list = Expr::and(list, next);
+            }
+            Ok(list)
+        }
+
+        /// The rest of `( expr )` after the opening parenthesis.
+        fn parenthesized(&mut self) -> Result<Expr, String> {
+            let e = self.or()?;
+            if !self.eat(&Tok::RParen) {
                 return Err(self.error_here());
             }
-            let inner = self.primary()?;
-            Ok(if negated { Expr::Nothing } else { inner })
+            Ok(e)
+        }
+
+        /// `[colset :] nearset`, or `colset : ( expr )` (only as the first group of a
+        /// list; FTS5 does not AND it implicitly either).
+        fn group(&mut self) -> Result<Expr, String> {
+            let negated = self.eat(&Tok::Minus);
+            let colset = negated
+                || matches!(self.peek(), Some(Tok::LBrace))
+                || (matches!(self.peek(), Some(Tok::Word(_)))
+                    && self.peek_at(1) == Some(&Tok::Colon));
+            if colset {
+                let names = self.column_names()?;
+                for n in &names {
+                    if !n.eq_ignore_ascii_case("prompt") {
+                        return Err(format!("no such column: {n}"));
+                    }
+                }
+                if !self.eat(&Tok::Colon) {
+                    return Err(self.error_here());
+                }
+                let inner = if self.eat(&Tok::LParen) {
+                    self.parenthesized()?
+                } else {
+                    self.nearset()?
+                };
+                return Ok(if negated { Expr::Nothing } else { inner });
+            }
+            self.nearset()
         }
 
         fn column_names(&mut self) -> Result<Vec<String>, String> {
@@ -577,62 +633,47 @@ mod fts {
                 }
                 return Ok(names);
             }
-            match self.next() {
-                Some(Tok::Word(w)) => Ok(vec![w]),
-                _ => {
-                    self.pos -= 1;
-                    Err(self.error_here())
+            match self.peek().cloned() {
+                Some(Tok::Word(w)) => {
+                    self.pos += 1;
+                    Ok(vec![w])
                 }
+                _ => Err(self.error_here()),
             }
         }
 
-        fn primary(&mut self) -> Result<Expr, String> {
-            match self.peek().cloned() {
-                Some(Tok::LParen) => {
-                    self.pos += 1;
-                    let e = self.or()?;
-                    if !self.eat(&Tok::RParen) {
-                        return Err(self.error_here());
-                    }
-                    Ok(e)
+        /// A phrase, `^phrase`, or `NEAR(phrase... [, N])`.
+        fn nearset(&mut self) -> Result<Expr, String> {
+            if self.word_is("NEAR") && self.peek_at(1) == Some(&Tok::LParen) {
+                self.pos += 2;
+                let mut phrases = Vec::new();
+                while !matches!(self.peek(), Some(Tok::RParen | Tok::Comma) | None) {
+                    phrases.push(self.phrase()?);
                 }
-                Some(Tok::Word(w)) if w == "NEAR" && self.peek_at(1) == Some(&Tok::LParen) => {
-                    self.pos += 2;
-                    let mut phrases = Vec::new();
-                    while !matches!(self.peek(), Some(Tok::RParen | Tok::Comma) | None) {
-                        phrases.push(self.phrase()?);
-                    }
-                    if self.eat(&Tok::Comma) {
-                        match self.next() {
-                            Some(Tok::Word(n)) if n.bytes().all(|b| b.is_ascii_digit()) => {}
-                            _ => {
-                                self.pos -= 1;
-                                return Err(self.error_here());
-                            }
+                if self.eat(&Tok::Comma) {
+                    match self.peek() {
+                        Some(Tok::Word(n)) if n.bytes().all(|b| b.is_ascii_digit()) => {
+                            self.pos += 1;
                         }
+                        _ => return Err(self.error_here()),
                     }
-                    if phrases.is_empty() || !self.eat(&Tok::RParen) {
-                        return Err(self.error_here());
-                    }
-                    Ok(Expr::Near(phrases))
                 }
-                Some(Tok::Word(_)) if self.peek_at(1) == Some(&Tok::Colon) => {
-                    let names = self.column_names()?;
-                    self.column_filter(&names, false)
+                if phrases.is_empty() || !self.eat(&Tok::RParen) {
+                    return Err(self.error_here());
                 }
-                Some(Tok::LBrace) => {
-                    let names = self.column_names()?;
-                    self.column_filter(&names, false)
-                }
-                Some(Tok::Minus) => {
-                    self.pos += 1;
-                    let names = self.column_names()?;
-                    self.column_filter(&names, true)
-                }
-                Some(Tok::Word(ref w)) if is_keyword(w) => Err(self.error_here()),
-                Some(Tok::Word(_) | Tok::Str(_) | Tok::Caret) => Ok(Expr::Phrase(self.phrase()?)),
-                _ => Err(self.error_here()),
+                phrases.retain(|p| !p.terms.is_empty());
+                return Ok(if phrases.is_empty() {
+                    Expr::Empty
+                } else {
+                    Expr::Near(phrases)
+                });
             }
+            let p = self.phrase()?;
+            Ok(if p.terms.is_empty() {
+                Expr::Empty
+            } else {
+                Expr::Phrase(p)
+            })
         }
 
         /// `[^] item [*] (+ item [*])*`, an item being a string or a bareword.
@@ -640,14 +681,12 @@ mod fts {
             let initial = self.eat(&Tok::Caret);
             let mut terms: Vec<(String, bool)> = Vec::new();
             loop {
-                let text = match self.next() {
+                let text = match self.peek().cloned() {
                     Some(Tok::Str(s)) => s,
                     Some(Tok::Word(w)) if !is_keyword(&w) => w,
-                    _ => {
-                        self.pos -= 1;
-                        return Err(self.error_here());
-                    }
+                    _ => return Err(self.error_here()),
                 };
+                self.pos += 1;
                 let start = terms.len();
                 terms.extend(tokenize(&text).into_iter().map(|t| (t, false)));
                 if self.eat(&Tok::Star) && terms.len() > start {
@@ -708,7 +747,7 @@ mod fts {
             Expr::Or(a, b) => matches(a, doc) || matches(b, doc),
             Expr::Not(a, b) => matches(a, doc) && !matches(b, doc),
             Expr::Near(ps) => ps.iter().all(|p| phrase_count(p, doc) > 0),
-            Expr::Nothing => false,
+            Expr::Nothing | Expr::Empty => false,
         }
     }
 
@@ -722,13 +761,8 @@ mod fts {
             }
             Expr::Not(a, _) => scored_phrases(a, out),
             Expr::Near(ps) => out.extend(ps.iter()),
-            Expr::Nothing => {}
+            Expr::Nothing | Expr::Empty => {}
         }
-    }
-
-    #[cfg(test)]
-    pub(super) fn is_bareword_char(c: char) -> bool {
-        bareword_char(c) && is_token_char(c) || c == '_'
     }
 }
 
@@ -880,19 +914,31 @@ mod tests {
         let mut c = LastPromptCache::new();
         assert!(!c.is_seeded());
         c.seed(None);
-        assert_eq!(c.check("  fix the parser \n"), Admission::Store("fix the parser"));
+        assert_eq!(
+            c.check("  fix the parser \n"),
+            Admission::Store("fix the parser")
+        );
         c.record("fix the parser");
         assert_eq!(c.check("fix the parser"), Admission::Duplicate);
         assert_eq!(c.check("\tfix the parser  "), Admission::Duplicate);
         // Case and inner spaces count.
-        assert_eq!(c.check("Fix the parser"), Admission::Store("Fix the parser"));
-        assert_eq!(c.check("fix  the parser"), Admission::Store("fix  the parser"));
+        assert_eq!(
+            c.check("Fix the parser"),
+            Admission::Store("Fix the parser")
+        );
+        assert_eq!(
+            c.check("fix  the parser"),
+            Admission::Store("fix  the parser")
+        );
         assert_eq!(c.check(""), Admission::Empty);
         assert_eq!(c.check(" \n\t\u{feff}\u{a0}"), Admission::Empty);
         // Checking changes nothing; recording does.
         assert_eq!(c.last(), Some("fix the parser"));
         c.record("other");
-        assert_eq!(c.check("fix the parser"), Admission::Store("fix the parser"));
+        assert_eq!(
+            c.check("fix the parser"),
+            Admission::Store("fix the parser")
+        );
     }
 
     #[test]
@@ -934,7 +980,10 @@ mod tests {
         let store = MemoryHistory::new();
         let mut cache = LastPromptCache::new();
         assert_eq!(add(&store, &mut cache, "x", Some(""), 1), Ok(Added::Stored));
-        assert_eq!(add(&store, &mut cache, "x", Some("/b"), 2), Ok(Added::Duplicate));
+        assert_eq!(
+            add(&store, &mut cache, "x", Some("/b"), 2),
+            Ok(Added::Duplicate)
+        );
         assert_eq!(store.rows()[0].cwd, None);
     }
 
@@ -945,7 +994,12 @@ mod tests {
             fn add(&self, _: NewHistoryRow<'_>) -> HistoryResult<()> {
                 Err(HistoryError::Other("disk full".into()))
             }
-            fn search(&self, _: &str, _: usize, _: Option<&str>) -> HistoryResult<Vec<HistoryEntry>> {
+            fn search(
+                &self,
+                _: &str,
+                _: usize,
+                _: Option<&str>,
+            ) -> HistoryResult<Vec<HistoryEntry>> {
                 Ok(vec![])
             }
             fn recent(&self, _: usize, _: Option<&str>) -> HistoryResult<Vec<HistoryEntry>> {
@@ -967,7 +1021,10 @@ mod tests {
     fn prefix_query_quotes_every_token_as_a_prefix() {
         assert_eq!(prefix_query("foo bar"), "\"foo\"* \"bar\"*");
         assert_eq!(prefix_query("  Git-Commit  "), "\"git\"* \"commit\"*");
-        assert_eq!(prefix_query("a\"b (c) OR NOT d*"), "\"a\"* \"b\"* \"c\"* \"or\"* \"not\"* \"d\"*");
+        assert_eq!(
+            prefix_query("a\"b (c) OR NOT d*"),
+            "\"a\"* \"b\"* \"c\"* \"or\"* \"not\"* \"d\"*"
+        );
         assert_eq!(prefix_query("héllo wörld"), "\"héllo\"* \"wörld\"*");
         assert_eq!(prefix_query("  -- ** "), "");
         assert_eq!(prefix_query(""), "");
@@ -980,8 +1037,11 @@ mod tests {
 
     #[test]
     fn tokenizer_splits_on_non_alphanumerics_and_lowercases() {
-        assert_eq!(tokenize("Parse the JSON-lines file_name.rs"), ["parse", "the", "json", "lines", "file", "name", "rs"]);
-        assert!(fts::is_bareword_char('a') && fts::is_bareword_char('é') && fts::is_bareword_char('_'));
+        assert_eq!(
+            tokenize("Parse the JSON-lines file_name.rs"),
+            ["parse", "the", "json", "lines", "file", "name", "rs"]
+        );
+        assert!(fts::parse("é_x").is_ok());
     }
 
     #[test]
@@ -999,19 +1059,52 @@ mod tests {
             p.sort();
             p
         };
-        assert_eq!(q("pars*"), ["parse the config file", "the parser fails on empty input"]);
+        assert_eq!(
+            q("pars*"),
+            ["parse the config file", "the parser fails on empty input"]
+        );
         assert_eq!(q("parse"), ["parse the config file"]);
         assert_eq!(q("\"exact phrase\""), ["write an exact phrase here"]);
-        assert_eq!(q("exact phrase"), ["phrase exact, reversed", "write an exact phrase here"]);
+        assert_eq!(
+            q("exact phrase"),
+            ["phrase exact, reversed", "write an exact phrase here"]
+        );
         assert_eq!(q("exact + phrase"), ["write an exact phrase here"]);
         assert_eq!(q("\"exact ph\"*"), ["write an exact phrase here"]);
-        assert_eq!(q("parse OR unrelated"), ["parse the config file", "unrelated"]);
+        assert_eq!(
+            q("parse OR unrelated"),
+            ["parse the config file", "unrelated"]
+        );
         assert_eq!(q("pars* NOT config"), ["the parser fails on empty input"]);
-        assert_eq!(q("pars* AND (empty OR nothing)"), ["the parser fails on empty input"]);
+        assert_eq!(
+            q("pars* AND (empty OR nothing)"),
+            ["the parser fails on empty input"]
+        );
         assert_eq!(q("^the"), ["the parser fails on empty input"]);
         assert_eq!(q("prompt:unrelated"), ["unrelated"]);
-        assert_eq!(q("NEAR(exact phrase, 3)"), ["phrase exact, reversed", "write an exact phrase here"]);
+        assert_eq!(
+            q("NEAR(exact phrase, 3)"),
+            ["phrase exact, reversed", "write an exact phrase here"]
+        );
         assert_eq!(q("PARSE"), ["parse the config file"]);
+        assert_eq!(
+            q("prompt:(parse OR unrelated)"),
+            ["parse the config file", "unrelated"]
+        );
+        assert_eq!(q("{prompt} : parse"), ["parse the config file"]);
+        assert_eq!(
+            q("parse \"\""),
+            ["parse the config file"],
+            "an empty phrase is dropped"
+        );
+        assert_eq!(
+            q("pars*config"),
+            ["parse the config file"],
+            "`a*b` is `a* b`"
+        );
+        assert_eq!(q("(pars* OR exact) NOT config").len(), 3);
+        assert!(q("\"\"").is_empty());
+        assert!(q("pars* -prompt:x").is_empty());
         assert!(q("-prompt:parse").is_empty());
         assert!(q("nothing*").is_empty());
     }
@@ -1019,7 +1112,25 @@ mod tests {
     #[test]
     fn memory_search_rejects_malformed_queries_like_fts5() {
         let s = store_with(&[("x", None)]);
-        for bad in ["(", "a)", "\"open", "AND x", "x OR", "x NOT", "foo-bar", "a:b", "NEAR(a b,)", "x . y"] {
+        for bad in [
+            "(",
+            "a)",
+            "\"open",
+            "AND x",
+            "NOT x",
+            "x OR",
+            "x NOT",
+            "foo-bar",
+            "a:b",
+            "NEAR(a b,)",
+            "x . y",
+            "x (y)",
+            "(x) y",
+            "+x",
+            "x ,",
+            "near(a b)",
+            "x +",
+        ] {
             match search(&s, bad, 10, None) {
                 Err(HistoryError::InvalidQuery(m)) => assert!(!m.is_empty()),
                 other => panic!("{bad:?}: expected invalid-query, got {other:?}"),
@@ -1027,23 +1138,40 @@ mod tests {
         }
         let e: ApiError = search(&s, "(", 1, None).unwrap_err().into();
         assert_eq!(e.kind, ErrorKind::InvalidInput);
-        assert!(e.message.starts_with("invalid history query: fts5: syntax error"), "{}", e.message);
+        assert!(
+            e.message
+                .starts_with("invalid history query: fts5: syntax error"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
     fn memory_search_ranks_best_match_first_then_newest() {
         let s = store_with(&[
-            ("parser parser parser", None),
-            ("a long prompt that mentions the parser once among many other words", None),
             ("parser", None),
+            ("parser parser parser", None),
+            (
+                "a long prompt that mentions the parser once among many other words",
+                None,
+            ),
             ("parser", None),
         ]);
         let rows = search(&s, "parser", 10, None).expect("search");
         // Short documents and repeated terms rank higher; equal ones newest first.
-        assert_eq!(rows[0].prompt, "parser parser parser");
-        assert_eq!((rows[1].prompt.as_str(), rows[1].id), ("parser", 4));
-        assert_eq!((rows[2].prompt.as_str(), rows[2].id), ("parser", 3));
-        assert_eq!(rows[3].id, 2);
+        let got: Vec<(&str, i64)> = rows.iter().map(|r| (r.prompt.as_str(), r.id)).collect();
+        assert_eq!(
+            got,
+            [
+                ("parser parser parser", 2),
+                ("parser", 4),
+                ("parser", 1),
+                (
+                    "a long prompt that mentions the parser once among many other words",
+                    3
+                )
+            ]
+        );
     }
 
     #[test]
@@ -1055,13 +1183,31 @@ mod tests {
             ("four", None),
             ("five", Some("/a")),
         ]);
-        assert_eq!(prompts(&recent(&s, 10, None).unwrap()), ["five", "four", "three", "two", "one"]);
-        assert_eq!(prompts(&recent(&s, 2, Some("/a")).unwrap()), ["five", "three"]);
-        assert_eq!(prompts(&recent(&s, 10, Some("")).unwrap()).len(), 5, "empty cwd: no filter");
+        assert_eq!(
+            prompts(&recent(&s, 10, None).unwrap()),
+            ["five", "four", "three", "two", "one"]
+        );
+        assert_eq!(
+            prompts(&recent(&s, 2, Some("/a")).unwrap()),
+            ["five", "three"]
+        );
+        assert_eq!(
+            prompts(&recent(&s, 10, Some("")).unwrap()).len(),
+            5,
+            "empty cwd: no filter"
+        );
         assert!(recent(&s, 0, None).unwrap().is_empty());
         assert!(recent(&s, 10, Some("/none")).unwrap().is_empty());
-        assert_eq!(prompts(&search(&s, "t*", 10, Some("/a")).unwrap()), ["three"]);
-        assert_eq!(search(&s, "one OR two OR three OR four OR five", 3, None).unwrap().len(), 3);
+        assert_eq!(
+            prompts(&search(&s, "t*", 10, Some("/a")).unwrap()),
+            ["three"]
+        );
+        assert_eq!(
+            search(&s, "one OR two OR three OR four OR five", 3, None)
+                .unwrap()
+                .len(),
+            3
+        );
         assert!(search(&s, "   ", 10, None).unwrap().is_empty());
         assert!(search(&s, "one", 0, None).unwrap().is_empty());
         // Same second: the higher id is newer.
@@ -1121,11 +1267,26 @@ mod tests {
     fn add_json_reports_what_happened() {
         let s = MemoryHistory::new();
         let mut c = LastPromptCache::new();
-        assert_eq!(add_json(&s, &mut c, "p", None, 1_500).unwrap(), r#"{"added":true}"#);
+        assert_eq!(
+            add_json(&s, &mut c, "p", None, 1_500).unwrap(),
+            r#"{"added":true}"#
+        );
         assert_eq!(s.rows()[0].created_at, 1, "milliseconds to seconds");
-        assert_eq!(add_json(&s, &mut c, "p", None, 2_000).unwrap(), r#"{"added":false,"reason":"duplicate"}"#);
-        assert_eq!(add_json(&s, &mut c, " ", None, 2_000).unwrap(), r#"{"added":false,"reason":"empty"}"#);
-        assert_eq!(recent_json(&s, 5, None).unwrap(), r#"[{"id":1,"prompt":"p","createdAt":"1970-01-01T00:00:01.000Z","cwd":null}]"#);
-        assert_eq!(search_json(&s, "p*", 5, None).unwrap(), recent_json(&s, 5, None).unwrap());
+        assert_eq!(
+            add_json(&s, &mut c, "p", None, 2_000).unwrap(),
+            r#"{"added":false,"reason":"duplicate"}"#
+        );
+        assert_eq!(
+            add_json(&s, &mut c, " ", None, 2_000).unwrap(),
+            r#"{"added":false,"reason":"empty"}"#
+        );
+        assert_eq!(
+            recent_json(&s, 5, None).unwrap(),
+            r#"[{"id":1,"prompt":"p","createdAt":"1970-01-01T00:00:01.000Z","cwd":null}]"#
+        );
+        assert_eq!(
+            search_json(&s, "p*", 5, None).unwrap(),
+            recent_json(&s, 5, None).unwrap()
+        );
     }
 }

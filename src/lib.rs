@@ -24,6 +24,7 @@ pub mod entry;
 pub mod error;
 #[cfg(feature = "native-fs")]
 pub mod fs;
+pub mod history;
 pub mod ids;
 pub mod json;
 pub mod jsonl;

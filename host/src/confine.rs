@@ -57,6 +57,9 @@ pub fn resolve(path: &Path) -> Result<PathBuf, Denied> {
     // Walk up until an ancestor canonicalizes; collect the missing tail (reversed).
     let mut tail: Vec<OsString> = Vec::new();
     let mut current = path.to_path_buf();
+    // Times a component that appeared between `canonicalize` and `symlink_metadata` (made
+    // by another process just then) is looked at again.
+    let mut raced = 0;
     let mut base = loop {
         match fs::canonicalize(&current) {
             Ok(canon) => break canon,
@@ -67,8 +70,14 @@ pub fn resolve(path: &Path) -> Result<PathBuf, Denied> {
                 };
                 // Something exists here (a symlink whose target is missing, or a loop):
                 // creating through it would escape the check.
-                if fs::symlink_metadata(&current).is_ok() {
-                    return Err(Denied::DanglingSymlink(current));
+                match fs::symlink_metadata(&current) {
+                    Ok(meta) if !meta.file_type().is_symlink() && raced < 3 => {
+                        // Not a symlink: it was created after `canonicalize` looked.
+                        raced += 1;
+                        continue;
+                    }
+                    Ok(_) => return Err(Denied::DanglingSymlink(current)),
+                    Err(_) => {}
                 }
                 tail.push(name);
                 if !current.pop() {

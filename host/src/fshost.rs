@@ -2,6 +2,7 @@
 
 use crate::bindings::xcsh::session::storage::{DirEntry, FileStat, Host, StorageError};
 use crate::confine::{Denied, Roots};
+use crate::history::HistoryDbs;
 use std::collections::hash_map::RandomState;
 use std::fs;
 use std::hash::{BuildHasher, Hasher};
@@ -9,12 +10,14 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// The store data: the roots, whether the command may write, and entropy state.
+/// The store data: the roots, whether the command may write, entropy state, and the
+/// open history databases (the `history` imports, in `history.rs`).
 pub struct FsHost {
     roots: Roots,
     writable: bool,
     seed: RandomState,
     seq: u64,
+    pub(crate) history: HistoryDbs,
 }
 
 type R<T> = Result<T, StorageError>;
@@ -88,11 +91,12 @@ impl FsHost {
             writable,
             seed: RandomState::new(),
             seq: 0,
+            history: HistoryDbs::new(),
         }
     }
 
     /// The host path of a guest path, or `permission-denied`.
-    fn path(&self, guest: &str) -> R<PathBuf> {
+    pub(crate) fn path(&self, guest: &str) -> R<PathBuf> {
         self.roots.check(guest).map_err(|e| match e {
             Denied::Io(io) => io_err(guest, io),
             other => StorageError::PermissionDenied(format!("{guest} ({other})")),
@@ -100,7 +104,7 @@ impl FsHost {
     }
 
     /// Like [`Self::path`], for an operation that modifies the filesystem.
-    fn write_path(&self, guest: &str) -> R<PathBuf> {
+    pub(crate) fn write_path(&self, guest: &str) -> R<PathBuf> {
         if !self.writable {
             return Err(StorageError::PermissionDenied(format!(
                 "{guest} (this command is read-only)"

@@ -1,10 +1,12 @@
 //! `xcsh-session`: the native CLI of xcsh-session. It runs the session component
 //! (`xcsh_session_component.wasm`) on wasmtime and gives it the real filesystem, confined
-//! to a list of root directories. Output is the JSON text the component returns.
+//! to a list of root directories, and the prompt-history database (`history.db`) through
+//! SQLite (`history.rs`). Output is the JSON text the component returns.
 
 mod aot;
 mod confine;
 mod fshost;
+mod history;
 
 mod bindings {
     wasmtime::component::bindgen!({
@@ -27,7 +29,7 @@ use wasmtime::{Config, Engine, Store};
 #[command(
     name = "xcsh-session",
     version,
-    about = "Read, list, resume, migrate and append to xcsh/pi agent session files"
+    about = "Read, list, resume, migrate and append to xcsh/pi agent session files; search the prompt history"
 )]
 struct Cli {
     /// The agent directory (blobs live in `<DIR>/blobs`). Default: `$HOME/.xcsh/agent`.
@@ -216,8 +218,71 @@ enum Command {
         #[arg(long)]
         delete: bool,
     },
+    /// The prompt history (`<agent-dir>/history.db`, SQLite with an FTS5 index).
+    History {
+        #[command(subcommand)]
+        op: HistoryCommand,
+    },
     /// Compile the component ahead of time into the cache; prints the cache file.
     Precompile,
+}
+
+/// `history add | search | recent`.
+#[derive(Subcommand, Debug)]
+enum HistoryCommand {
+    /// Add prompts, in order. Each is trimmed; a blank prompt, or one equal to the
+    /// prompt stored just before it, is skipped. Written before the command exits.
+    ///
+    /// Prints nothing, or with --json `[{"added": true} | {"added": false, "reason":
+    /// "empty" | "duplicate"}, ...]`, one per prompt.
+    Add {
+        /// The prompt text (several: several prompts; `-`: read one from stdin; put
+        /// `--` before a prompt that starts with `-`).
+        #[arg(value_name = "TEXT", required = true)]
+        prompts: Vec<String>,
+        #[command(flatten)]
+        cwd: CwdArg,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search with an FTS5 query (`pars*`, `"exact phrase"`, `a OR b`, `a NOT b`,
+    /// `NEAR(a b)`), best match first.
+    ///
+    /// Prints `[{id, prompt, createdAt, cwd}]` (`createdAt` ISO-8601, `cwd` null when
+    /// none). A malformed query: the database's message on stderr, exit 1. Like
+    /// `recent`, never creates history.db, but brings an older schema up to date as the
+    /// agent does when it opens the file.
+    Search {
+        /// The FTS5 query.
+        query: String,
+        /// At most N prompts (at most 1000).
+        #[arg(long, value_name = "N", default_value_t = 20)]
+        limit: u32,
+        #[command(flatten)]
+        cwd: CwdFilter,
+        /// Output JSON (always on; accepted for symmetry).
+        #[arg(long)]
+        json: bool,
+    },
+    /// The newest prompts, newest first; prints `[{id, prompt, createdAt, cwd}]`.
+    Recent {
+        /// At most N prompts (at most 1000).
+        #[arg(long, value_name = "N", default_value_t = 20)]
+        limit: u32,
+        #[command(flatten)]
+        cwd: CwdFilter,
+        /// Output JSON (always on; accepted for symmetry).
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `--cwd DIR` as a filter: only the prompts entered in that directory.
+#[derive(Args, Debug)]
+struct CwdFilter {
+    /// Only prompts entered in DIR (made absolute and free of `.`/`..`). Default: all.
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -380,6 +445,26 @@ fn read_entry(arg: &str) -> Result<String> {
     Ok(s)
 }
 
+/// The `history add` prompts, `-` replaced by stdin (read once).
+fn read_prompts(args: &[String]) -> Result<Vec<String>> {
+    let mut stdin: Option<String> = None;
+    args.iter()
+        .map(|a| {
+            if a != "-" {
+                return Ok(a.clone());
+            }
+            if stdin.is_none() {
+                let mut s = String::new();
+                std::io::stdin()
+                    .read_to_string(&mut s)
+                    .context("reading the prompt from stdin")?;
+                stdin = Some(s);
+            }
+            Ok(stdin.clone().unwrap_or_default())
+        })
+        .collect()
+}
+
 /// The terminal on stdin (`/dev/pts/N`, `/dev/ttyN`), if stdin is one.
 fn stdin_tty() -> Option<String> {
     let link = std::fs::read_link("/proc/self/fd/0").ok()?;
@@ -420,6 +505,8 @@ enum Output {
     Content(String),
     /// Raw bytes.
     Bytes(Vec<u8>),
+    /// Nothing.
+    Nothing,
 }
 
 fn field(json: &str, name: &str) -> Result<String> {
@@ -450,6 +537,7 @@ fn print(output: Output) -> Result<()> {
             }
         }
         Output::Bytes(bytes) => out.write_all(&bytes)?,
+        Output::Nothing => {}
     }
     out.flush()?;
     Ok(())
@@ -472,6 +560,7 @@ fn plan(command: &Command) -> (Vec<&Path>, bool) {
         Command::Continue { .. } => (vec![], true),
         Command::Blob { op } => (vec![], matches!(op, BlobCommand::Put { .. })),
         Command::Gc { delete, .. } => (vec![], *delete),
+        Command::History { op } => (vec![], matches!(op, HistoryCommand::Add { .. })),
         Command::Precompile => (vec![], false),
     }
 }
@@ -535,7 +624,22 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Some(project_dir(scope.cwd.as_deref())?)
         }
         Command::Move { to_cwd, .. } => Some(project_dir(Some(to_cwd))?),
+        Command::History {
+            op: HistoryCommand::Add { cwd, .. },
+        } => Some(project_dir(cwd.cwd.as_deref())?),
+        Command::History {
+            op: HistoryCommand::Search { cwd, .. } | HistoryCommand::Recent { cwd, .. },
+        } => match &cwd.cwd {
+            Some(dir) => Some(project_dir(Some(dir))?),
+            None => None,
+        },
         _ => None,
+    };
+    let prompts = match &cli.command {
+        Command::History {
+            op: HistoryCommand::Add { prompts, .. },
+        } => read_prompts(prompts)?,
+        _ => Vec::new(),
     };
     let resume = match &cli.command {
         Command::Resume { arg, .. } => Some(resume_arg(arg)?),
@@ -615,8 +719,42 @@ fn run(cli: Cli) -> Result<ExitCode> {
             json(api.call_move_session(&mut store, agent, file, cwd.unwrap_or_default())?)
         }
         Command::Gc { delete, .. } => json(api.call_gc(&mut store, agent, !*delete)?),
+        Command::History { op } => match op {
+            HistoryCommand::Add { json: as_json, .. } => {
+                let mut answers = Vec::new();
+                let mut failed = None;
+                for p in &prompts {
+                    match api.call_history_add(&mut store, agent, p, cwd)? {
+                        Ok(a) => answers.push(a),
+                        Err(e) => {
+                            failed = Some(e);
+                            break;
+                        }
+                    }
+                }
+                match failed {
+                    Some(e) => Err(e),
+                    None if *as_json => Ok(Output::Json(format!("[{}]", answers.join(",")))),
+                    None => Ok(Output::Nothing),
+                }
+            }
+            HistoryCommand::Search { query, limit, .. } => {
+                json(api.call_history_search(&mut store, agent, query, *limit, cwd)?)
+            }
+            HistoryCommand::Recent { limit, .. } => {
+                json(api.call_history_recent(&mut store, agent, *limit, cwd)?)
+            }
+        },
         Command::Precompile => unreachable!("handled above"),
     };
+    // Queued history inserts are written before anything is printed: a command that
+    // succeeds has its prompts on disk.
+    if let Err(e) = store.data_mut().history.finish() {
+        if let Err(api_error) = &result {
+            eprintln!("{}", api_error.message);
+        }
+        anyhow::bail!("history: {e}");
+    }
     match result {
         Ok(output) => {
             print(output)?;

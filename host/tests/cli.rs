@@ -1380,3 +1380,480 @@ fn a_live_writer_lock_blocks_writes_and_a_dead_ones_lock_is_recovered() {
     assert!(fs::read_to_string(&file).expect("read").contains(&id));
     assert!(!lock.exists(), "the lock was left behind");
 }
+
+/// `history add | search | recent` on real SQLite files (`<agent-dir>/history.db`).
+mod history {
+    use super::*;
+    use rusqlite::Connection;
+
+    fn db(cli: &Cli) -> PathBuf {
+        cli.agent_dir().join("history.db")
+    }
+
+    /// `(id, prompt, created_at, cwd)` of every row, by id, read directly with SQLite.
+    fn rows(path: &Path) -> Vec<(i64, String, i64, Option<String>)> {
+        let c = Connection::open(path).expect("open");
+        let mut stmt = c
+            .prepare("SELECT id, prompt, created_at, cwd FROM history ORDER BY id")
+            .expect("prepare");
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .expect("query")
+            .collect::<rusqlite::Result<_>>()
+            .expect("rows")
+    }
+
+    fn prompts(list: &Value) -> Vec<&str> {
+        list.as_array()
+            .expect("array")
+            .iter()
+            .map(|e| e["prompt"].as_str().expect("prompt"))
+            .collect()
+    }
+
+    fn now_s() -> i64 {
+        SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .expect("clock")
+            .as_secs() as i64
+    }
+
+    #[test]
+    fn search_takes_fts5_prefixes_and_phrases_best_match_first() {
+        let cli = Cli::new();
+        cli.ok([
+            "history",
+            "add",
+            "--cwd",
+            "/w",
+            "parse the config file",
+            "a long request that mentions the parser only once among many other words",
+            "write an exact phrase here",
+            "phrase exact, the other way round",
+            "parser parser parser",
+            "unrelated",
+        ]);
+        let search = |q: &str| json(&cli.ok(["history", "search", q, "--json"]));
+
+        // Prefix: every prompt with a token starting with "pars", the most relevant first.
+        let hits = search("pars*");
+        assert_eq!(
+            prompts(&hits),
+            [
+                "parser parser parser",
+                "parse the config file",
+                "a long request that mentions the parser only once among many other words",
+            ]
+        );
+        // A phrase is matched exactly, the words in order and adjacent.
+        assert_eq!(
+            prompts(&search("\"exact phrase\"")),
+            ["write an exact phrase here"]
+        );
+        // Both words, any order.
+        assert_eq!(prompts(&search("exact phrase")).len(), 2);
+        // Operators pass through to FTS5.
+        assert_eq!(prompts(&search("pars* NOT config")).len(), 2);
+        assert_eq!(
+            prompts(&search("unrelated OR config")),
+            ["unrelated", "parse the config file"]
+        );
+        assert!(search("nothing*").as_array().expect("array").is_empty());
+
+        // The JSON shape.
+        let one = &search("unrelated")[0];
+        let keys: Vec<&str> = one
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["id", "prompt", "createdAt", "cwd"]);
+        assert_eq!(one["id"], 6);
+        assert_eq!(one["cwd"], "/w");
+        let created = one["createdAt"].as_str().expect("createdAt");
+        assert!(
+            created.len() == 24 && created.ends_with(".000Z") && created.starts_with("20"),
+            "{created}"
+        );
+    }
+
+    #[test]
+    fn a_malformed_query_is_an_error_and_nothing_is_printed() {
+        let cli = Cli::new();
+        cli.ok(["history", "add", "x"]);
+        for (q, msg) in [
+            ("(", "fts5: syntax error"),
+            ("\"open", "unterminated string"),
+            ("nope:x", "no such column: nope"),
+        ] {
+            let out = cli.run(["history", "search", q, "--json"]);
+            assert_eq!(out.status.code(), Some(1), "{q}: {}", stderr(&out));
+            assert!(
+                stderr(&out).starts_with("invalid history query: ") && stderr(&out).contains(msg),
+                "{q}: {}",
+                stderr(&out)
+            );
+            assert!(out.stdout.is_empty());
+        }
+    }
+
+    #[test]
+    fn consecutive_identical_prompts_are_stored_once_others_again() {
+        let cli = Cli::new();
+        let out = cli.ok([
+            "history",
+            "add",
+            "--json",
+            "fix it",
+            "fix it",
+            "  fix it\n",
+            "",
+            "   ",
+            "other",
+            "fix it",
+        ]);
+        assert_eq!(
+            json(&out),
+            json(
+                r#"[{"added":true},{"added":false,"reason":"duplicate"},{"added":false,"reason":"duplicate"},
+                    {"added":false,"reason":"empty"},{"added":false,"reason":"empty"},{"added":true},{"added":true}]"#
+            )
+        );
+        // Across processes: the next process knows the last prompt from the database.
+        assert_eq!(cli.ok(["history", "add", "fix it"]), "");
+        cli.ok(["history", "add", "--", "  -v flag  "]);
+        let stored: Vec<String> = rows(&db(&cli)).into_iter().map(|r| r.1).collect();
+        assert_eq!(stored, ["fix it", "other", "fix it", "-v flag"]);
+        // Another cwd does not make it a different prompt.
+        cli.ok(["history", "add", "--cwd", "/elsewhere", "--", "-v flag"]);
+        assert_eq!(rows(&db(&cli)).len(), 4);
+        // A prompt from stdin.
+        let mut child = cli
+            .cmd()
+            .args(["history", "add", "-"])
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        std::io::Write::write_all(
+            child.stdin.as_mut().expect("stdin"),
+            b"line one\nline two\n",
+        )
+        .expect("write");
+        assert!(child.wait().expect("wait").success());
+        assert_eq!(rows(&db(&cli))[4].1, "line one\nline two");
+    }
+
+    #[test]
+    fn cwd_filter_limit_ordering_and_seconds() {
+        let cli = Cli::new();
+        let before = now_s();
+        cli.ok(["history", "add", "--cwd", "/a", "one a", "two b"]);
+        cli.ok(["history", "add", "--cwd", "/b", "three b"]);
+        cli.ok(["history", "add", "--cwd", "/a", "four b"]);
+        let after = now_s();
+        // Inserted in order within one second: the id breaks the tie.
+        let recent = |args: &[&str]| {
+            let mut a = vec!["history", "recent", "--json"];
+            a.extend_from_slice(args);
+            json(&cli.ok(a))
+        };
+        assert_eq!(
+            prompts(&recent(&[])),
+            ["four b", "three b", "two b", "one a"]
+        );
+        assert_eq!(prompts(&recent(&["--limit", "2"])), ["four b", "three b"]);
+        assert_eq!(
+            prompts(&recent(&["--cwd", "/a"])),
+            ["four b", "two b", "one a"]
+        );
+        assert_eq!(
+            prompts(&recent(&["--cwd", "/a", "--limit", "1"])),
+            ["four b"]
+        );
+        assert!(prompts(&recent(&["--cwd", "/none"])).is_empty());
+        assert!(prompts(&recent(&["--limit", "0"])).is_empty());
+        let search = |args: &[&str]| {
+            let mut a = vec!["history", "search", "--json"];
+            a.extend_from_slice(args);
+            json(&cli.ok(a))
+        };
+        assert_eq!(prompts(&search(&["b", "--cwd", "/b"])), ["three b"]);
+        assert_eq!(
+            search(&["b", "--limit", "2"])
+                .as_array()
+                .expect("array")
+                .len(),
+            2
+        );
+        assert_eq!(search(&["b"]).as_array().expect("array").len(), 3);
+        // created_at is epoch seconds, as the agent stores it.
+        for (_, _, created_at, _) in rows(&db(&cli)) {
+            assert!((before..=after).contains(&created_at), "{created_at}");
+        }
+        // A relative --cwd is made absolute against the current directory.
+        let here = std::env::current_dir().expect("cwd");
+        cli.ok(["history", "add", "--cwd", ".", "from here"]);
+        assert_eq!(
+            rows(&db(&cli)).last().expect("row").3.as_deref(),
+            Some(path_str(&here))
+        );
+    }
+
+    #[test]
+    fn two_processes_inserting_at_once_lose_nothing() {
+        const N: usize = 150;
+        let cli = Cli::new();
+        // Each process adds N prompts; both start at once on a database neither created.
+        let spawn = |tag: &str| {
+            let mut c = cli.cmd();
+            c.args(["history", "add"]);
+            for i in 0..N {
+                c.arg(format!("process {tag} prompt {i}"));
+            }
+            c.stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn")
+        };
+        let (a, b) = (spawn("a"), spawn("b"));
+        for child in [a, b] {
+            let out = child.wait_with_output().expect("wait");
+            assert!(out.status.success(), "failed: {}", stderr(&out));
+            assert!(!stderr(&out).contains("locked"), "{}", stderr(&out));
+        }
+        // Then many short processes from two threads at once (open/close contention).
+        std::thread::scope(|s| {
+            for tag in ["c", "d"] {
+                let cli = &cli;
+                s.spawn(move || {
+                    for i in 0..8 {
+                        let out = cli.run(["history", "add", &format!("process {tag} prompt {i}")]);
+                        assert!(out.status.success(), "{}", stderr(&out));
+                    }
+                });
+            }
+        });
+        let all = rows(&db(&cli));
+        assert_eq!(all.len(), 2 * N + 16);
+        for tag in ["a", "b"] {
+            for i in 0..N {
+                let p = format!("process {tag} prompt {i}");
+                assert_eq!(all.iter().filter(|r| r.1 == p).count(), 1, "{p}");
+            }
+        }
+        // Each process's prompts are in its own order.
+        let ids_of = |tag: &str| -> Vec<i64> {
+            all.iter()
+                .filter(|r| r.1.starts_with(&format!("process {tag} ")))
+                .map(|r| r.0)
+                .collect()
+        };
+        let a = ids_of("a");
+        assert!(a.windows(2).all(|w| w[0] < w[1]));
+        // The index agrees with the table.
+        let hits = json(&cli.ok(["history", "search", "\"process b\"", "--limit", "1000"]));
+        assert_eq!(hits.as_array().expect("array").len(), N);
+        let c = Connection::open(db(&cli)).expect("open");
+        c.execute_batch("INSERT INTO history_fts(history_fts) VALUES('integrity-check');")
+            .expect("fts integrity");
+        let mode: String = c
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .expect("mode");
+        assert_eq!(mode, "wal");
+    }
+
+    /// The agent's older schema: `created_at` defaulting to `unixepoch()` (seconds).
+    const OLD_SCHEMA: &str = "
+        CREATE TABLE history (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            prompt TEXT NOT NULL,
+            created_at INTEGER NOT NULL DEFAULT (unixepoch()),
+            cwd TEXT
+        );
+        CREATE INDEX idx_history_created_at ON history(created_at DESC);
+        CREATE VIRTUAL TABLE history_fts USING fts5(prompt, content='history', content_rowid='id');
+        CREATE TRIGGER history_ai AFTER INSERT ON history BEGIN
+            INSERT INTO history_fts(rowid, prompt) VALUES (new.id, new.prompt);
+        END;";
+
+    #[test]
+    fn a_database_with_the_older_schema_is_migrated_keeping_every_row() {
+        let cli = Cli::new();
+        let path = db(&cli);
+        {
+            let c = Connection::open(&path).expect("create");
+            c.execute_batch(OLD_SCHEMA).expect("old schema");
+            c.execute_batch(
+                "INSERT INTO history (prompt, created_at, cwd) VALUES
+                    ('parse the legacy config', 1700000000, '/old'),
+                    ('an exact phrase from before', 1700000100, NULL);
+                 INSERT INTO history (prompt, cwd) VALUES ('inserted with the default', '/old');
+                 DELETE FROM history WHERE id = 2;
+                 INSERT INTO history (prompt, created_at) VALUES ('an exact phrase again', 1700000200);",
+            )
+            .expect("rows");
+        }
+        let before = rows(&path);
+        assert_eq!(
+            before.iter().map(|r| r.0).collect::<Vec<_>>(),
+            [1, 3, 4],
+            "ids with a gap"
+        );
+
+        // Reading migrates it (as the agent does on open).
+        let recent = json(&cli.ok(["history", "recent", "--json"]));
+        let listed: Vec<(i64, &str)> = recent
+            .as_array()
+            .expect("array")
+            .iter()
+            .map(|e| {
+                (
+                    e["id"].as_i64().expect("id"),
+                    e["prompt"].as_str().expect("p"),
+                )
+            })
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                (3, "inserted with the default"),
+                (4, "an exact phrase again"),
+                (1, "parse the legacy config")
+            ]
+        );
+        assert_eq!(recent[2]["createdAt"], "2023-11-14T22:13:20.000Z");
+        assert_eq!(recent[2]["cwd"], "/old");
+        assert_eq!(recent[1]["cwd"], Value::Null);
+        assert_eq!(rows(&path), before, "rows and ids kept");
+
+        let c = Connection::open(&path).expect("open");
+        let sql: String = c
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = 'history'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("sql");
+        assert!(!sql.contains("unixepoch("), "{sql}");
+        assert!(sql.contains("strftime('%s','now')"), "{sql}");
+        assert_eq!(
+            c.query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name LIKE '%legacy%'",
+                [],
+                |r| r.get::<_, i64>(0)
+            )
+            .expect("count"),
+            0
+        );
+        drop(c);
+
+        // The index covers the old rows.
+        let hits = json(&cli.ok(["history", "search", "\"exact phrase\"", "--json"]));
+        assert_eq!(prompts(&hits), ["an exact phrase again"]);
+        let hits = json(&cli.ok(["history", "search", "legac*", "--cwd", "/old"]));
+        assert_eq!(prompts(&hits), ["parse the legacy config"]);
+
+        // New rows continue the ids; the last old row counts for the duplicate check.
+        cli.ok(["history", "add", "an exact phrase again", "new one"]);
+        let after = rows(&path);
+        assert_eq!(after.len(), 4);
+        assert_eq!(after[3].0, 5);
+        assert_eq!(after[3].1, "new one");
+    }
+
+    #[test]
+    fn older_tables_without_cwd_or_fts_are_brought_up_to_date() {
+        let cli = Cli::new();
+        let path = db(&cli);
+        {
+            let c = Connection::open(&path).expect("create");
+            c.execute_batch(
+                "CREATE TABLE history (id INTEGER PRIMARY KEY AUTOINCREMENT, prompt TEXT NOT NULL,
+                     created_at INTEGER NOT NULL DEFAULT (unixepoch()));
+                 INSERT INTO history (prompt, created_at) VALUES ('very old prompt', 1600000000);",
+            )
+            .expect("old");
+        }
+        let hits = json(&cli.ok(["history", "search", "old"]));
+        assert_eq!(prompts(&hits), ["very old prompt"]);
+        assert_eq!(hits[0]["cwd"], Value::Null);
+        assert_eq!(hits[0]["createdAt"], "2020-09-13T12:26:40.000Z");
+
+        // A current-schema database as the agent creates it (insert trigger only) gets
+        // the update/delete triggers; its rows stay searchable.
+        let cli = Cli::new();
+        let path = db(&cli);
+        {
+            let c = Connection::open(&path).expect("create");
+            c.execute_batch(
+                "CREATE TABLE history (id INTEGER PRIMARY KEY AUTOINCREMENT, prompt TEXT NOT NULL,
+                     created_at INTEGER NOT NULL DEFAULT (CAST(strftime('%s','now') AS INTEGER)), cwd TEXT);
+                 CREATE INDEX idx_history_created_at ON history(created_at DESC);
+                 CREATE VIRTUAL TABLE history_fts USING fts5(prompt, content='history', content_rowid='id');
+                 CREATE TRIGGER history_ai AFTER INSERT ON history BEGIN
+                     INSERT INTO history_fts(rowid, prompt) VALUES (new.id, new.prompt);
+                 END;
+                 INSERT INTO history (prompt, cwd) VALUES ('agent wrote this', '/p');",
+            )
+            .expect("agent schema");
+        }
+        let sql_before: String = Connection::open(&path)
+            .expect("open")
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = 'history'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("sql");
+        assert_eq!(
+            prompts(&json(&cli.ok(["history", "search", "agent"]))),
+            ["agent wrote this"]
+        );
+        let c = Connection::open(&path).expect("open");
+        let sql_after: String = c
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = 'history'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("sql");
+        assert_eq!(sql_before, sql_after, "the agent's table is not rebuilt");
+        let triggers: i64 = c
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("triggers");
+        assert_eq!(triggers, 3);
+    }
+
+    #[test]
+    fn reading_an_absent_history_creates_nothing() {
+        let cli = Cli::new();
+        assert_eq!(cli.ok(["history", "recent", "--json"]), "[]\n");
+        assert_eq!(cli.ok(["history", "search", "x*", "--json"]), "[]\n");
+        assert!(!db(&cli).exists());
+        assert_eq!(fs::read_dir(cli.agent.path()).expect("ls").count(), 0);
+    }
+
+    #[test]
+    fn the_database_is_confined_to_the_agent_dir() {
+        let cli = Cli::new();
+        let outside = tempfile::tempdir().expect("tempdir");
+        let target = outside.path().join("stolen.db");
+        std::os::unix::fs::symlink(&target, db(&cli)).expect("symlink");
+        let out = cli.run(["history", "add", "secret"]);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("permission denied"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(!target.exists(), "written outside the agent dir");
+        let out = cli.run(["history", "recent"]);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(!target.exists());
+    }
+}

@@ -1,12 +1,19 @@
 //! The WebAssembly component shell of xcsh-session (world `session-component`).
 //!
-//! It imports only `xcsh:session/storage` and exports `xcsh:session/session-api`: every
-//! storage call is forwarded to the host ([`WitStorage`]), every API call to
-//! [`xcsh_session::api`]. No session logic lives here.
+//! It imports only `xcsh:session/storage` and `xcsh:session/history` and exports
+//! `xcsh:session/session-api`: every storage call is forwarded to the host
+//! ([`WitStorage`], [`WitHistory`]), every API call to [`xcsh_session::api`] or
+//! [`xcsh_session::history`]. No session or history logic lives here.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use xcsh_session::api::{self, ErrorKind as CoreErrorKind};
+use xcsh_session::history::{
+    self as core_history, HistoryEntry, HistoryError, HistoryResult, HistoryStore, LastPromptCache,
+    NewHistoryRow,
+};
 use xcsh_session::storage::{
     DirEntry, FileStat, ProcessIdentity, Storage, StorageError, StorageResult,
 };
@@ -18,6 +25,7 @@ wit_bindgen::generate!({
 });
 
 use exports::xcsh::session::session_api::{ApiError, ErrorKind, Guest};
+use xcsh::session::history as wit_history;
 use xcsh::session::storage as wit;
 
 /// The storage port backed by the host's `storage` imports.
@@ -130,6 +138,76 @@ impl Storage for WitStorage {
 
 fn storage() -> Rc<dyn Storage> {
     Rc::new(WitStorage)
+}
+
+/// The history port backed by the host's `history` imports, for one database.
+#[derive(Debug, Clone)]
+pub struct WitHistory {
+    db: String,
+}
+
+fn from_wit_history(e: wit_history::HistoryError) -> HistoryError {
+    match e {
+        wit_history::HistoryError::InvalidQuery(m) => HistoryError::InvalidQuery(m),
+        wit_history::HistoryError::PermissionDenied(m) => HistoryError::PermissionDenied(m),
+        wit_history::HistoryError::Other(m) => HistoryError::Other(m),
+    }
+}
+
+fn from_wit_entries(rows: Vec<wit_history::HistoryEntry>) -> Vec<HistoryEntry> {
+    rows.into_iter()
+        .map(|r| HistoryEntry {
+            id: r.id,
+            prompt: r.prompt,
+            created_at: r.created_at,
+            cwd: r.cwd,
+        })
+        .collect()
+}
+
+/// A row limit for WIT (the core clamps it to `MAX_LIMIT` first).
+fn wit_limit(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+impl HistoryStore for WitHistory {
+    fn add(&self, row: NewHistoryRow<'_>) -> HistoryResult<()> {
+        wit_history::add(&self.db, row.prompt, row.cwd, row.created_at).map_err(from_wit_history)
+    }
+
+    fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        cwd: Option<&str>,
+    ) -> HistoryResult<Vec<HistoryEntry>> {
+        wit_history::search(&self.db, query, wit_limit(limit), cwd)
+            .map(from_wit_entries)
+            .map_err(from_wit_history)
+    }
+
+    fn recent(&self, limit: usize, cwd: Option<&str>) -> HistoryResult<Vec<HistoryEntry>> {
+        wit_history::recent(&self.db, wit_limit(limit), cwd)
+            .map(from_wit_entries)
+            .map_err(from_wit_history)
+    }
+
+    fn last_prompt(&self) -> HistoryResult<Option<String>> {
+        wit_history::last_prompt(&self.db).map_err(from_wit_history)
+    }
+}
+
+thread_local! {
+    /// The last-prompt cache of each history database, for the life of the instance (a
+    /// long-lived host keeps one instance, so consecutive duplicates are caught without a
+    /// database read per prompt).
+    static LAST_PROMPTS: RefCell<HashMap<String, LastPromptCache>> = RefCell::new(HashMap::new());
+}
+
+fn history(agent_dir: &str) -> WitHistory {
+    WitHistory {
+        db: core_history::db_path(agent_dir),
+    }
 }
 
 /// One to one: every core error kind has its WIT case.
@@ -252,6 +330,40 @@ impl Guest for Component {
 
     fn gc(agent_dir: String, dry_run: bool) -> Result<String, ApiError> {
         api::gc(storage(), &agent_dir, dry_run).map_err(to_wit)
+    }
+
+    fn history_add(
+        agent_dir: String,
+        prompt: String,
+        cwd: Option<String>,
+    ) -> Result<String, ApiError> {
+        let store = history(&agent_dir);
+        let now_ms = wit::now_ms();
+        LAST_PROMPTS
+            .with(|caches| {
+                let mut caches = caches.borrow_mut();
+                let cache = caches.entry(store.db.clone()).or_default();
+                core_history::add_json(&store, cache, &prompt, cwd.as_deref(), now_ms)
+            })
+            .map_err(to_wit)
+    }
+
+    fn history_search(
+        agent_dir: String,
+        query: String,
+        limit: u32,
+        cwd: Option<String>,
+    ) -> Result<String, ApiError> {
+        core_history::search_json(&history(&agent_dir), &query, size(limit), cwd.as_deref())
+            .map_err(to_wit)
+    }
+
+    fn history_recent(
+        agent_dir: String,
+        limit: u32,
+        cwd: Option<String>,
+    ) -> Result<String, ApiError> {
+        core_history::recent_json(&history(&agent_dir), size(limit), cwd.as_deref()).map_err(to_wit)
     }
 }
 
