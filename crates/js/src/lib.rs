@@ -14,6 +14,7 @@
 //! ```
 
 mod convert;
+mod history;
 mod session;
 mod storage;
 mod store;

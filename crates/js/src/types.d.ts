@@ -335,3 +335,25 @@ export interface SessionInfo {
   firstMessage: string;
   allMessagesText: string;
 }
+
+/** One stored prompt (`PromptHistory`). */
+export interface HistoryEntry {
+  id: number;
+  prompt: string;
+  /** ISO-8601. */
+  createdAt: string;
+  cwd: string | null;
+}
+
+/** A prompt-history database for `new PromptHistory(store)`: synchronous methods, e.g.
+ * over SQLite compiled to wasm (schema: `history(id, prompt, created_at, cwd)` + FTS5
+ * `history_fts`). `createdAt` is epoch seconds. Throw with `kind: "invalidQuery"` (or an
+ * "fts5:" message) for a malformed query. */
+export interface JsHistoryStore {
+  /** Shown as `PromptHistory.backend`. */
+  backend?: string;
+  add(prompt: string, cwd: string | null, createdAt: number): void;
+  search(query: string, limit: number, cwd: string | null): { id: number; prompt: string; createdAt: number; cwd: string | null }[];
+  recent(limit: number, cwd: string | null): { id: number; prompt: string; createdAt: number; cwd: string | null }[];
+  lastPrompt(): string | null;
+}

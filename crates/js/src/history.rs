@@ -1,0 +1,203 @@
+//! Prompt history for JavaScript: the core's logic (dedupe of consecutive prompts,
+//! limits, the `[{id, prompt, createdAt, cwd}]` shape) over a JS history store — e.g.
+//! SQLite compiled to wasm on OPFS — or, without one, the core's in-memory store (an
+//! FTS5 approximation), reported as `backend === "memory"`.
+
+use crate::convert::{get, invalid, opt_string, parse};
+use js_sys::{Array, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use xcsh_session::api::ApiError;
+use xcsh_session::history::{
+    self, HistoryEntry, HistoryError, HistoryResult, HistoryStore, LastPromptCache, MemoryHistory,
+    NewHistoryRow,
+};
+
+#[wasm_bindgen]
+extern "C" {
+    /// A JS object implementing the history store (synchronous).
+    #[wasm_bindgen(typescript_type = "JsHistoryStore")]
+    pub type JsHistoryStore;
+
+    #[wasm_bindgen(method, catch)]
+    fn add(
+        this: &JsHistoryStore,
+        prompt: &str,
+        cwd: JsValue,
+        created_at: f64,
+    ) -> Result<(), JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn search(
+        this: &JsHistoryStore,
+        query: &str,
+        limit: u32,
+        cwd: JsValue,
+    ) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn recent(this: &JsHistoryStore, limit: u32, cwd: JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, catch, js_name = lastPrompt)]
+    fn last_prompt(this: &JsHistoryStore) -> Result<JsValue, JsValue>;
+}
+
+fn history_error(e: JsValue) -> HistoryError {
+    let message = crate::convert::error_message(&e);
+    let kind = Reflect::get(&e, &"kind".into())
+        .ok()
+        .and_then(|k| k.as_string());
+    if kind.as_deref() == Some("invalidQuery") || message.contains("fts5:") {
+        HistoryError::InvalidQuery(message)
+    } else {
+        HistoryError::Other(message)
+    }
+}
+
+fn cwd_value(cwd: Option<&str>) -> JsValue {
+    cwd.map(JsValue::from_str).unwrap_or(JsValue::NULL)
+}
+
+fn rows(value: JsValue) -> HistoryResult<Vec<HistoryEntry>> {
+    let array: Array = value
+        .dyn_into()
+        .map_err(|_| HistoryError::Other("history store returned no array".into()))?;
+    array
+        .iter()
+        .map(|row| {
+            let num = |k: &str| Reflect::get(&row, &k.into()).ok().and_then(|v| v.as_f64());
+            Ok(HistoryEntry {
+                id: num("id").ok_or_else(|| HistoryError::Other("history row without id".into()))?
+                    as i64,
+                prompt: Reflect::get(&row, &"prompt".into())
+                    .ok()
+                    .and_then(|v| v.as_string())
+                    .unwrap_or_default(),
+                created_at: num("createdAt").unwrap_or(0.0) as i64,
+                cwd: Reflect::get(&row, &"cwd".into())
+                    .ok()
+                    .and_then(|v| v.as_string()),
+            })
+        })
+        .collect()
+}
+
+impl HistoryStore for JsHistoryStore {
+    fn add(&self, row: NewHistoryRow<'_>) -> HistoryResult<()> {
+        JsHistoryStore::add(self, row.prompt, cwd_value(row.cwd), row.created_at as f64)
+            .map_err(history_error)
+    }
+    fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        cwd: Option<&str>,
+    ) -> HistoryResult<Vec<HistoryEntry>> {
+        rows(
+            JsHistoryStore::search(self, query, limit as u32, cwd_value(cwd))
+                .map_err(history_error)?,
+        )
+    }
+    fn recent(&self, limit: usize, cwd: Option<&str>) -> HistoryResult<Vec<HistoryEntry>> {
+        rows(JsHistoryStore::recent(self, limit as u32, cwd_value(cwd)).map_err(history_error)?)
+    }
+    fn last_prompt(&self) -> HistoryResult<Option<String>> {
+        Ok(JsHistoryStore::last_prompt(self)
+            .map_err(history_error)?
+            .as_string())
+    }
+}
+
+fn api_error(e: ApiError) -> JsValue {
+    let error = js_sys::Error::new(&e.message);
+    let _ = Reflect::set(&error, &"kind".into(), &e.kind.as_str().into());
+    error.into()
+}
+
+/// The prompt history (`HistoryStorage`).
+#[wasm_bindgen(js_name = PromptHistory)]
+pub struct JsPromptHistory {
+    store: Box<dyn HistoryStore>,
+    cache: LastPromptCache,
+    backend: String,
+}
+
+fn limit_cwd(options: &JsValue) -> Result<(usize, Option<String>), JsValue> {
+    let limit = match get(options, "limit") {
+        v if v.is_undefined() || v.is_null() => 20,
+        v => v
+            .as_f64()
+            .filter(|n| *n >= 0.0)
+            .map(|n| n as usize)
+            .ok_or_else(|| invalid("limit must be a non-negative number"))?,
+    };
+    Ok((limit, opt_string(options, "cwd")?))
+}
+
+#[wasm_bindgen(js_class = PromptHistory)]
+impl JsPromptHistory {
+    /// Over `store` (e.g. SQLite on OPFS), or in memory when none is given.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_optional_param_type = "JsHistoryStore")] store: JsValue,
+    ) -> JsPromptHistory {
+        if store.is_undefined() || store.is_null() {
+            JsPromptHistory {
+                store: Box::new(MemoryHistory::new()),
+                cache: LastPromptCache::new(),
+                backend: "memory".into(),
+            }
+        } else {
+            let backend = Reflect::get(&store, &"backend".into())
+                .ok()
+                .and_then(|b| b.as_string())
+                .unwrap_or_else(|| "custom".into());
+            JsPromptHistory {
+                store: Box::new(store.unchecked_into::<JsHistoryStore>()),
+                cache: LastPromptCache::new(),
+                backend,
+            }
+        }
+    }
+
+    /// `"memory"` for the in-memory fallback, else the store's `backend` name.
+    #[wasm_bindgen(getter)]
+    pub fn backend(&self) -> String {
+        self.backend.clone()
+    }
+
+    /// Record a prompt: `{added: true}`, or `{added: false, reason: "empty" | "duplicate"}`
+    /// (the same prompt as the previous one is not stored twice).
+    #[wasm_bindgen(unchecked_return_type = "{ added: boolean, reason?: 'empty' | 'duplicate' }")]
+    pub fn add(&mut self, prompt: &str, cwd: Option<String>) -> Result<JsValue, JsValue> {
+        let now = js_sys::Date::now() as i64;
+        parse(
+            &history::add_json(&*self.store, &mut self.cache, prompt, cwd.as_deref(), now)
+                .map_err(api_error)?,
+        )
+    }
+
+    /// FTS5 query (prefixes `pars*`, phrases `"a b"`), best match first.
+    #[wasm_bindgen(unchecked_return_type = "HistoryEntry[]")]
+    pub fn search(
+        &self,
+        query: &str,
+        #[wasm_bindgen(unchecked_optional_param_type = "{ limit?: number, cwd?: string }")] options: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let (limit, cwd) = limit_cwd(&options)?;
+        parse(&history::search_json(&*self.store, query, limit, cwd.as_deref()).map_err(api_error)?)
+    }
+
+    /// Newest first.
+    #[wasm_bindgen(unchecked_return_type = "HistoryEntry[]")]
+    pub fn recent(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "{ limit?: number, cwd?: string }")] options: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let (limit, cwd) = limit_cwd(&options)?;
+        parse(&history::recent_json(&*self.store, limit, cwd.as_deref()).map_err(api_error)?)
+    }
+
+    /// Plain words to a safe FTS5 prefix query: `foo bar` → `"foo"* "bar"*`.
+    #[wasm_bindgen(js_name = prefixQuery)]
+    pub fn prefix_query(text: &str) -> String {
+        history::prefix_query(text)
+    }
+}
