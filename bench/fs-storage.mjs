@@ -1,0 +1,48 @@
+// A JsStorage (see pkg/xcsh_session.d.ts) over Node's synchronous fs API, for the
+// benchmark. fs errors are thrown as they are: their `code` is what the package reads.
+import fs from 'node:fs';
+import os from 'node:os';
+
+export function fsStorage() {
+  return {
+    read: (path) => fs.readFileSync(path),
+    readPrefix(path, maxBytes) {
+      const fd = fs.openSync(path, 'r');
+      try {
+        const buf = Buffer.alloc(Math.min(maxBytes, fs.fstatSync(fd).size));
+        return buf.subarray(0, fs.readSync(fd, buf, 0, buf.length, 0));
+      } finally {
+        fs.closeSync(fd);
+      }
+    },
+    write: (path, data) => fs.writeFileSync(path, data),
+    append: (path, data) => fs.appendFileSync(path, data),
+    rename: (from, to) => fs.renameSync(from, to),
+    unlink: (path) => fs.unlinkSync(path),
+    listDir: (path) => fs.readdirSync(path, { withFileTypes: true }).map((d) => ({ name: d.name, isDir: d.isDirectory() })),
+    stat(path) {
+      const s = fs.statSync(path);
+      return { size: s.size, mtimeMs: s.mtimeMs, isDir: s.isDirectory() };
+    },
+    mkdirAll: (path) => fs.mkdirSync(path, { recursive: true }),
+    fsync(path) {
+      const fd = fs.openSync(path, 'r');
+      try {
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+    },
+    rmdir: (path) => fs.rmdirSync(path),
+    createNew: (path, data) => fs.writeFileSync(path, data, { flag: 'wx' }),
+    processIdentity: () => ({ pid: process.pid, host: os.hostname() }),
+    processAlive(pid) {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch (e) {
+        return e.code === 'EPERM';
+      }
+    },
+  };
+}

@@ -1,0 +1,129 @@
+// One measured system of the "open" benchmark, run in its own Node process by run.mjs.
+//
+//   node bench/open.mjs <mode> <file> <agentDir> <warmup> <reps>
+//   node bench/open.mjs memory <mode> <file> <agentDir>
+//
+// modes:
+//   wasm-text  read the file as a string, Session.fromText(text, {storage, agentDir}).contextJson()
+//   wasm-open  Session.open(storage, file, {readOnly, agentDir}).contextJson() (bytes, no JS string)
+//   js         the straightforward JavaScript reference (baseline.mjs)
+// Prints one JSON object. Times are wall-clock ms (performance.now) and process CPU ms
+// (process.cpuUsage, all threads). Freeing the wasm session is outside the timed region.
+import fs from 'node:fs';
+import crypto from 'node:crypto';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { fsStorage } from './fs-storage.mjs';
+import { contextJson } from './baseline.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const pkgPath = process.env.XCSH_BENCH_PKG || path.join(here, '..', 'pkg', 'xcsh_session.js');
+
+// Keep a handle on the package's wasm instance to read its linear memory size: the
+// package does not export it, so the constructor is wrapped while the package loads.
+let instance = null;
+function loadPackage() {
+  const Original = WebAssembly.Instance;
+  WebAssembly.Instance = new Proxy(Original, {
+    construct(target, args, newTarget) {
+      instance = Reflect.construct(target, args, newTarget);
+      return instance;
+    },
+  });
+  try {
+    return createRequire(import.meta.url)(pkgPath);
+  } finally {
+    WebAssembly.Instance = Original;
+  }
+}
+
+function runner(mode, file, agentDir) {
+  if (mode === 'js') {
+    return { run: () => contextJson(fs.readFileSync(file, 'utf8'), agentDir), free: () => {} };
+  }
+  const pkg = loadPackage();
+  const storage = fsStorage();
+  let session = null;
+  const free = () => {
+    session?.free();
+    session = null;
+  };
+  if (mode === 'wasm-text') {
+    return {
+      run() {
+        const text = fs.readFileSync(file, 'utf8');
+        session = pkg.Session.fromText(text, { storage, agentDir });
+        return session.contextJson();
+      },
+      free,
+    };
+  }
+  if (mode === 'wasm-open') {
+    return {
+      run() {
+        session = pkg.Session.open(storage, file, { readOnly: true, agentDir });
+        return session.contextJson();
+      },
+      free,
+    };
+  }
+  throw new Error(`unknown mode ${mode}`);
+}
+
+const memoryBytes = () => instance?.exports?.memory?.buffer?.byteLength ?? null;
+const args = process.argv.slice(2);
+
+if (args[0] === 'memory') {
+  const [, mode, file, agentDir] = args;
+  const r = runner(mode, file, agentDir);
+  global.gc?.();
+  const wasmBefore = memoryBytes();
+  const rssBefore = process.memoryUsage().rss;
+  const t = performance.now();
+  const json = r.run();
+  const wallMs = performance.now() - t;
+  // Linear memory only grows, so its size now is its peak during the open.
+  const wasmAfter = memoryBytes();
+  const rssAfter = process.memoryUsage().rss;
+  r.free();
+  console.log(JSON.stringify({
+    mode,
+    wasmMemoryBeforeBytes: wasmBefore,
+    wasmMemoryPeakBytes: wasmAfter,
+    rssBeforeBytes: rssBefore,
+    rssAfterBytes: rssAfter,
+    maxRssBytes: process.resourceUsage().maxRSS * 1024,
+    fileBytes: fs.statSync(file).size,
+    contextBytes: json.length,
+    wallMs,
+  }));
+} else {
+  const [mode, file, agentDir, warmupArg, repsArg] = args;
+  const warmup = Number(warmupArg ?? 1);
+  const reps = Number(repsArg ?? 3);
+  const r = runner(mode, file, agentDir);
+  const wallMs = [];
+  const cpuMs = [];
+  let json = '';
+  for (let i = 0; i < warmup + reps; i++) {
+    const c = process.cpuUsage();
+    const t = performance.now();
+    json = r.run();
+    const wall = performance.now() - t;
+    const cpu = process.cpuUsage(c);
+    r.free();
+    if (i >= warmup) {
+      wallMs.push(wall);
+      cpuMs.push((cpu.user + cpu.system) / 1000);
+    }
+  }
+  console.log(JSON.stringify({
+    mode,
+    wallMs,
+    cpuMs,
+    contextBytes: Buffer.byteLength(json),
+    contextSha256: crypto.createHash('sha256').update(json).digest('hex'),
+    wasmMemoryBytes: memoryBytes(),
+  }));
+}

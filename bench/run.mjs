@@ -1,0 +1,380 @@
+// The benchmark driver (called by scripts/bench, which builds and generates the data
+// first). Runs every measurement in one go, prints the table, writes the JSON results.
+//
+//   node bench/run.mjs --root DIR --manifest FILE --out FILE [--quick]
+//
+// Each system runs in its own child process. Timed repetitions are spread over rounds
+// (every system once per round) so that load changes on a shared machine hit all systems
+// alike; the reported value is the median of all timed repetitions.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import crypto from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+// ------------------------------------------------------------------ options
+
+const argv = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : dflt;
+};
+const QUICK = argv.includes('--quick');
+const ROOT = path.resolve(opt('--root', path.join(here, '..')));
+const TARGET = path.resolve(opt('--target-dir', process.env.CARGO_TARGET_DIR || path.join(ROOT, 'target')));
+const MANIFEST = path.resolve(opt('--manifest', path.join(TARGET, 'bench', 'data', 'manifest.json')));
+const OUT = path.resolve(opt('--out', path.join(TARGET, 'bench', 'results.json')));
+const BENCH_DIR = path.join(TARGET, 'bench');
+const TMP = path.join(BENCH_DIR, 'tmp');
+const AOT_CACHE = path.join(BENCH_DIR, 'aot-cache');
+const NATIVE = path.join(TARGET, 'release', 'examples', 'bench_native');
+const PROFILE_LOAD = path.join(TARGET, 'release', 'examples', 'profile_load');
+const CLI = path.join(TARGET, 'release', 'xcsh-session');
+const COMPONENT = path.join(TARGET, 'component', 'xcsh_session_component.wasm');
+const PKG_WASM = path.join(ROOT, 'pkg', 'xcsh_session_bg.wasm');
+
+const CFG = QUICK
+  ? { session: '1MB', list: '200x10', rounds: 1, reps: 1, warmup: 1, appendReps: 1, recentReps: 1, scaling: [] }
+  : { session: '100MB', list: '10000x100', rounds: 3, reps: 2, warmup: 1, appendReps: 15, recentReps: 5, scaling: ['1MB', '10MB'] };
+
+const manifest = JSON.parse(fs.readFileSync(MANIFEST, 'utf8'));
+const big = manifest.sessions[CFG.session];
+const tiny = manifest.sessions['1KB'];
+const listing = manifest.lists[CFG.list];
+if (!big || !tiny || !listing) {
+  console.error(`[bench] the manifest lacks ${CFG.session}, 1KB or ${CFG.list}: run scripts/bench`);
+  process.exit(1);
+}
+fs.mkdirSync(TMP, { recursive: true });
+
+const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
+
+// ------------------------------------------------------------------ helpers
+
+const median = (xs) => {
+  const v = [...xs].filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return NaN;
+  const m = v.length >> 1;
+  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+};
+const min = (xs) => Math.min(...xs);
+
+function run(cmd, args, { env, stdout = 'pipe' } = {}) {
+  const r = spawnSync(cmd, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', stdout, 'pipe'],
+    maxBuffer: 1 << 26,
+    encoding: 'utf8',
+  });
+  if (r.error) throw r.error;
+  if (r.status !== 0) {
+    throw new Error(`${path.basename(cmd)} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  }
+  return r;
+}
+const json = (cmd, args, o) => JSON.parse(run(cmd, args, o).stdout);
+
+/**
+ * Wall time of a whole process (ms), stdout to /dev/null. With `cpu`, the process runs
+ * under /usr/bin/time for its user + system CPU time (10 ms resolution; the wrapper adds
+ * about a millisecond of wall time).
+ */
+function timeProcess(cmd, args, env, cpu = false) {
+  const wrap = cpu && fs.existsSync('/usr/bin/time');
+  const t = process.hrtime.bigint();
+  const r = wrap
+    ? run('/usr/bin/time', ['-f', 'XCSH_CPU=%U %S', cmd, ...args], { env, stdout: 'ignore' })
+    : run(cmd, args, { env, stdout: 'ignore' });
+  const wallMs = Number(process.hrtime.bigint() - t) / 1e6;
+  const m = wrap ? /XCSH_CPU=([\d.]+) ([\d.]+)/.exec(r.stderr) : null;
+  return { wallMs, cpuMs: m ? (Number(m[1]) + Number(m[2])) * 1000 : NaN };
+}
+
+/** Peak RSS (bytes) of a process, from /usr/bin/time; null when unavailable. */
+function processMaxRss(cmd, args, env) {
+  if (!fs.existsSync('/usr/bin/time')) return null;
+  const r = spawnSync('/usr/bin/time', ['-f', 'XCSH_MAXRSS_KIB=%M', cmd, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+  });
+  const m = /XCSH_MAXRSS_KIB=(\d+)/.exec(r.stderr ?? '');
+  return m ? Number(m[1]) * 1024 : null;
+}
+
+const sha256 = (buf) => crypto.createHash('sha256').update(buf).digest('hex');
+const loadavg = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
+
+// ------------------------------------------------------------------ 1. open
+
+const cliEnv = { XCSH_SESSION_CACHE_DIR: AOT_CACHE };
+const cliArgs = (file, agentDir) => ['--agent-dir', agentDir, '--component', COMPONENT, 'context', file, '--json'];
+
+const SYSTEMS = {
+  cat: {
+    label: 'cat file > /dev/null',
+    process: (s) => ['cat', [s.path]],
+  },
+  readFloor: {
+    label: 'the same read loop as cat, in process (for CPU time)',
+    child: (s, warmup, reps) => [NATIVE, ['cat', s.path, warmup, reps]],
+  },
+  native: {
+    label: 'native core',
+    child: (s, warmup, reps) => [NATIVE, ['open', s.path, s.agentDir, warmup, reps]],
+  },
+  wasmText: {
+    label: 'wasm in Node, Session.fromText(text).contextJson()',
+    child: (s, warmup, reps) => [process.execPath, [path.join(here, 'open.mjs'), 'wasm-text', s.path, s.agentDir, warmup, reps]],
+  },
+  wasmOpen: {
+    label: 'wasm in Node, Session.open(storage, file).contextJson()',
+    child: (s, warmup, reps) => [process.execPath, [path.join(here, 'open.mjs'), 'wasm-open', s.path, s.agentDir, warmup, reps]],
+  },
+  js: {
+    label: 'plain JavaScript in Node (bench/baseline.mjs)',
+    child: (s, warmup, reps) => [process.execPath, [path.join(here, 'open.mjs'), 'js', s.path, s.agentDir, warmup, reps]],
+  },
+  wasmtime: {
+    label: 'wasm in wasmtime, xcsh-session context (whole process, warm AOT cache)',
+    process: (s) => [CLI, cliArgs(s.path, s.agentDir), cliEnv],
+    cpu: true,
+  },
+};
+
+function measureOpen(session, systems, { rounds, reps, warmup }) {
+  const out = Object.fromEntries(systems.map((k) => [k, { wallMs: [], cpuMs: [], info: null }]));
+  for (let r = 0; r < rounds; r++) {
+    for (const key of systems) {
+      const sys = SYSTEMS[key];
+      if (sys.process) {
+        const [cmd, args, env] = sys.process(session);
+        const n = reps + (r === 0 ? warmup : 0);
+        for (let i = 0; i < n; i++) {
+          const t = timeProcess(cmd, args, env, sys.cpu);
+          if (r > 0 || i >= warmup) {
+            out[key].wallMs.push(t.wallMs);
+            out[key].cpuMs.push(t.cpuMs);
+          }
+        }
+      } else {
+        const [cmd, args] = sys.child(session, warmup, reps);
+        const res = json(cmd, args.map(String));
+        out[key].wallMs.push(...res.wallMs);
+        out[key].cpuMs.push(...res.cpuMs);
+        out[key].info = res;
+      }
+    }
+    log(`  round ${r + 1}/${rounds}: ${systems.map((k) => `${k} ${median(out[k].wallMs).toFixed(1)} ms`).join(', ')}`);
+  }
+  for (const key of systems) {
+    out[key].medianMs = median(out[key].wallMs);
+    out[key].minMs = out[key].wallMs.length ? min(out[key].wallMs) : NaN;
+    out[key].medianCpuMs = median(out[key].cpuMs);
+  }
+  return out;
+}
+
+/** The context each host prints for the session, compared byte for byte (by hash). */
+function contextHashes(session, open) {
+  const file = path.join(TMP, 'wasmtime-context.json');
+  const fd = fs.openSync(file, 'w');
+  try {
+    run(CLI, cliArgs(session.path, session.agentDir), { env: cliEnv, stdout: fd });
+  } finally {
+    fs.closeSync(fd);
+  }
+  let text = fs.readFileSync(file);
+  if (text.at(-1) === 0x0a) text = text.subarray(0, -1);
+  fs.unlinkSync(file);
+  const hashes = {
+    native: open.native.info.contextSha256,
+    wasmText: open.wasmText.info.contextSha256,
+    wasmOpen: open.wasmOpen.info.contextSha256,
+    wasmtime: sha256(text),
+    js: open.js.info.contextSha256,
+  };
+  const hosts = ['native', 'wasmText', 'wasmOpen', 'wasmtime'];
+  return {
+    hashes,
+    contextBytes: open.native.info.contextBytes,
+    hostsIdentical: hosts.every((h) => hashes[h] === hashes.native),
+    baselineIdentical: hashes.js === hashes.native,
+  };
+}
+
+// ------------------------------------------------------------------ run
+
+const results = {
+  meta: {
+    quick: QUICK,
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    totalMemBytes: os.totalmem(),
+    loadavgStart: loadavg(),
+    config: CFG,
+    data: { session: big, tiny, listing: { ...listing, projectDirs: undefined } },
+  },
+};
+
+log(`open: ${CFG.session} session (${(big.bytes / 1e6).toFixed(1)} MB), ${CFG.rounds} round(s) × ${CFG.reps} rep(s)`);
+fs.mkdirSync(AOT_CACHE, { recursive: true });
+run(CLI, ['--component', COMPONENT, 'precompile'], { env: cliEnv });
+const ALL = ['cat', 'readFloor', 'native', 'wasmText', 'wasmOpen', 'js', 'wasmtime'];
+const open = measureOpen(big, ALL, CFG);
+results.open = open;
+results.outputs = contextHashes(big, open);
+if (!results.outputs.hostsIdentical) log('WARNING: the hosts printed different contexts');
+
+results.scaling = {};
+for (const size of CFG.scaling) {
+  const s = manifest.sessions[size];
+  if (!s) continue;
+  log(`open scaling: ${size}`);
+  results.scaling[size] = { bytes: s.bytes, ...measureOpen(s, ['cat', 'readFloor', 'native', 'wasmText', 'wasmOpen', 'js'], { rounds: 1, reps: 3, warmup: 1 }) };
+}
+
+log('phases of the native open');
+const phaseReps = QUICK ? 1 : 5;
+const phaseRun = json(NATIVE, ['phases', big.path, big.agentDir, String(phaseReps)]);
+results.phases = {
+  medianMs: phaseRun.phasesMs,
+  firstRunMs: phaseRun.firstRunPhasesMs,
+  reps: phaseReps,
+  profileLoad: fs.existsSync(PROFILE_LOAD) ? run(PROFILE_LOAD, [big.path]).stdout.trim().split('\n') : null,
+};
+
+log(`append: 1 entry + flush, ${CFG.session} vs 1 KB, ${CFG.appendReps} rep(s)`);
+const append = json(NATIVE, ['append', big.path, tiny.path, path.join(TMP, 'append'), String(CFG.appendReps)]);
+results.append = {
+  ...append,
+  medianMs: {
+    bigFlush: median(append.big.appendFlushMs),
+    smallFlush: median(append.small.appendFlushMs),
+    bigAppend: median(append.big.appendMs),
+    smallAppend: median(append.small.appendMs),
+  },
+};
+
+log(`recent list: ${listing.files} files in ${listing.projects} projects, ${CFG.recentReps} rep(s)`);
+const recent = json(NATIVE, ['recent', listing.agentDir, listing.projectDirs[0], String(CFG.recentReps)]);
+for (const k of ['one', 'all']) {
+  recent[k].medianMs = median(recent[k].wallMs);
+  recent[k].floorMedianMs = median(recent[k].floorWallMs);
+  recent[k].bytesPerFile = recent[k].bytesRead / Math.max(1, recent[k].prefixReads + recent[k].fullReads);
+}
+results.recent = recent;
+
+log('memory');
+const rss = json(NATIVE, ['rss', big.path, big.agentDir]);
+const memText = json(process.execPath, [path.join(here, 'open.mjs'), 'memory', 'wasm-text', big.path, big.agentDir]);
+const memOpen = json(process.execPath, [path.join(here, 'open.mjs'), 'memory', 'wasm-open', big.path, big.agentDir]);
+const memJs = json(process.execPath, [path.join(here, 'open.mjs'), 'memory', 'js', big.path, big.agentDir]);
+const cliRss = processMaxRss(CLI, cliArgs(big.path, big.agentDir), cliEnv);
+results.memory = { native: rss, wasmText: memText, wasmOpen: memOpen, js: memJs, wasmtimeMaxRssBytes: cliRss };
+
+log('sizes');
+const sizeOf = (file) => {
+  if (!fs.existsSync(file)) return null;
+  const buf = fs.readFileSync(file);
+  return { file: path.relative(ROOT, file), raw: buf.length, gzip9: zlib.gzipSync(buf, { level: 9 }).length };
+};
+results.sizes = { jsPackage: sizeOf(PKG_WASM), component: sizeOf(COMPONENT) };
+results.meta.loadavgEnd = loadavg();
+
+// ------------------------------------------------------------------ table
+
+const fmtMs = (ms) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : ms >= 10 ? `${ms.toFixed(0)} ms` : `${ms.toFixed(2)} ms`);
+const fmtBytes = (b) => (b >= 1e6 ? `${(b / 1e6).toFixed(1)} MB` : b >= 1e3 ? `${(b / 1e3).toFixed(1)} kB` : `${Math.round(b)} B`);
+const fmtRatio = (r) => (Number.isFinite(r) ? `${r.toFixed(2)}×` : '–');
+
+const rows = [];
+/** cmp: 'le' (ratio or value must be ≤ limit) or 'ge'. */
+function row(id, label, value, fmt, baseline, { limit, cmp = 'le', on = 'ratio', target, cpuRatio } = {}) {
+  const ratio = baseline === undefined || baseline === null ? NaN : value / baseline;
+  let ok = '–';
+  if (limit !== undefined) {
+    const x = on === 'ratio' ? ratio : value;
+    ok = (cmp === 'le' ? x <= limit : x >= limit) ? 'yes' : 'NO';
+  }
+  const r = {
+    id,
+    label,
+    value,
+    baseline: baseline ?? null,
+    ratio: Number.isFinite(ratio) ? ratio : null,
+    cpuRatio: Number.isFinite(cpuRatio) ? cpuRatio : null,
+    target: target ?? null,
+    ok,
+    text: [label, fmt(value), baseline === undefined || baseline === null ? '–' : fmt(baseline), fmtRatio(ratio), Number.isFinite(cpuRatio) ? fmtRatio(cpuRatio) : '–', target ?? '–', ok],
+  };
+  rows.push(r);
+  return r;
+}
+
+const S = CFG.session.replace('MB', ' MB');
+const o = results.open;
+const cpu = (a, b) => o[a].medianCpuMs / o[b].medianCpuMs;
+row('open.native', `Open ${S} → context JSON: native (vs cat floor)`, o.native.medianMs, fmtMs, o.cat.medianMs, { limit: 6, target: '≤ 6×', cpuRatio: cpu('native', 'readFloor') });
+row('open.wasmNode', `Open ${S}: wasm in Node, fromText (vs plain JS)`, o.wasmText.medianMs, fmtMs, o.js.medianMs, { limit: 0.5, target: '≤ 0.5× (2× faster)', cpuRatio: cpu('wasmText', 'js') });
+row('open.wasmNodeOpen', `Open ${S}: wasm in Node, Session.open (vs plain JS)`, o.wasmOpen.medianMs, fmtMs, o.js.medianMs, { limit: 0.5, target: '≤ 0.5× (2× faster)', cpuRatio: cpu('wasmOpen', 'js') });
+row('open.wasmNodeVsNative', `Open ${S}: wasm in Node, fromText (vs native)`, o.wasmText.medianMs, fmtMs, o.native.medianMs, { limit: 2, target: '≤ 2×', cpuRatio: cpu('wasmText', 'native') });
+row('open.wasmNodeOpenVsNative', `Open ${S}: wasm in Node, Session.open (vs native)`, o.wasmOpen.medianMs, fmtMs, o.native.medianMs, { limit: 2, target: '≤ 2×', cpuRatio: cpu('wasmOpen', 'native') });
+row('open.wasmtime', `Open ${S}: wasmtime CLI, whole process (vs native)`, o.wasmtime.medianMs, fmtMs, o.native.medianMs, { limit: 2, target: '≤ 2×', cpuRatio: cpu('wasmtime', 'native') });
+row('open.js', `Open ${S}: plain JS baseline (vs cat floor)`, o.js.medianMs, fmtMs, o.cat.medianMs, { cpuRatio: cpu('js', 'readFloor') });
+const a = results.append.medianMs;
+row('append.flush', `Append 1 entry + flush: ${S} (vs 1 KB)`, a.bigFlush, fmtMs, a.smallFlush, { limit: 1.5, target: '≤ 1.5×' });
+row('append.only', `Append 1 entry, no fsync: ${S} (vs 1 KB)`, a.bigAppend, fmtMs, a.smallAppend, {});
+row('recent.one', `Recent list, one project (${recent.one.files} files) (vs raw 4 KiB reads)`, recent.one.medianMs, fmtMs, recent.one.floorMedianMs, {});
+row('recent.all', `Recent list, all projects (${recent.all.files} files) (vs raw 4 KiB reads)`, recent.all.medianMs, fmtMs, recent.all.floorMedianMs, {});
+row('recent.bytesPerFile', 'Recent list: bytes read per file', recent.all.bytesPerFile, (b) => `${Math.round(b)} B`, null, { limit: 4096, on: 'value', target: '≤ 4096 B' });
+const fileBytes = big.bytes;
+row('memory.native', `Peak RSS, native open ${S} (vs file size)`, rss.vmHwmKiB * 1024, fmtBytes, fileBytes, { limit: 1.5, target: '≤ 1.5×' });
+row('memory.wasmNode', `Peak wasm memory, Node fromText (vs file size)`, memText.wasmMemoryPeakBytes, fmtBytes, fileBytes, { limit: 2, target: '≤ 2×' });
+row('memory.wasmNodeOpen', `Peak wasm memory, Node Session.open (vs file size)`, memOpen.wasmMemoryPeakBytes, fmtBytes, fileBytes, { limit: 2, target: '≤ 2×' });
+if (cliRss) row('memory.wasmtime', `Peak RSS, wasmtime CLI process (vs file size)`, cliRss, fmtBytes, fileBytes, {});
+row('memory.js', `Peak RSS, plain JS baseline process (vs file size)`, memJs.maxRssBytes, fmtBytes, fileBytes, {});
+const sz = results.sizes;
+if (sz.jsPackage) {
+  row('size.jsGzip', 'JS package .wasm, gzip -9 (vs raw)', sz.jsPackage.gzip9, fmtBytes, sz.jsPackage.raw, { limit: 300_000, on: 'value', target: '≤ 300 kB' });
+}
+if (sz.component) row('size.componentGzip', 'Component .wasm, gzip -9 (vs raw)', sz.component.gzip9, fmtBytes, sz.component.raw, {});
+results.table = rows.map(({ text, ...r }) => r);
+
+function markdown(header, lines) {
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => String(l[i]).length)));
+  const fmt = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
+  return [fmt(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...lines.map(fmt)].join('\n');
+}
+
+const out = [];
+out.push(markdown(['measurement', 'value', 'baseline', 'ratio', 'cpu ratio', 'target', 'ok'], rows.map((r) => r.text)));
+out.push('');
+out.push(`open ${S}: medians of ${o.native.wallMs.length} timed runs (wall clock); min: ` +
+  ALL.map((k) => `${k} ${fmtMs(o[k].minMs)}`).join(', '));
+out.push(`context: ${fmtBytes(results.outputs.contextBytes)}; identical in all four hosts: ${results.outputs.hostsIdentical ? 'yes' : 'NO'}; ` +
+  `plain JS baseline output identical: ${results.outputs.baselineIdentical ? 'yes' : 'no'}`);
+if (Object.keys(results.scaling).length) {
+  out.push('');
+  out.push(markdown(['open (median)', ...Object.keys(results.scaling), CFG.session], ['cat', 'readFloor', 'native', 'wasmText', 'wasmOpen', 'js'].map((k) => [
+    k, ...Object.values(results.scaling).map((s) => fmtMs(s[k].medianMs)), fmtMs(o[k].medianMs),
+  ])));
+}
+out.push('');
+out.push(`native open phases (median of ${phaseReps}, after 1 untimed run): ` +
+  Object.entries(results.phases.medianMs).map(([k, v]) => `${k} ${fmtMs(v)}`).join(', '));
+out.push(`recent list: ${recent.all.prefixReads} prefix reads, ${recent.all.fullReads} full reads, ${recent.all.stats} stats for ${recent.all.files} files`);
+out.push(`load average (1, 5, 15 min): start ${results.meta.loadavgStart.join(' ')}, end ${results.meta.loadavgEnd.join(' ')} on ${results.meta.cpus} CPUs`);
+const text = out.join('\n');
+console.log(text);
+results.tableText = text;
+
+fs.mkdirSync(path.dirname(OUT), { recursive: true });
+fs.writeFileSync(OUT, JSON.stringify(results, null, 2) + '\n');
+log(`results: ${path.relative(process.cwd(), OUT) || OUT}`);
