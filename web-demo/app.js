@@ -1,39 +1,73 @@
-// The in-browser session viewer: a thin shell over the xcsh-session wasm package.
-//
-// All session logic (lenient JSONL, migration, tree, context build) lives in the Rust core
-// behind `./pkg/xcsh_session.js`; this file only renders what the package returns. The
-// session is opened read-only with `Session.fromText`: nothing is ever written.
+// The in-browser session viewer: the page. It renders what the worker (worker.js) answers;
+// the worker runs the xcsh-session wasm package and owns the storages (samples, opened
+// folder, browser storage = OPFS, memory). The page never holds a whole large session: it
+// gets the tree as compact columns and the conversation in windows of messages.
 //
 // Safety: session content is untrusted. It only reaches the DOM through text nodes and
 // element properties (never innerHTML), and images only as `data:image/...;base64` URLs.
 
-const PKG_URL = './pkg/xcsh_session.js';
 const DEFAULT_SAMPLE = 'demo-branches.jsonl';
 const TREE_ROW_H = 26; // px; keep in sync with --tree-row-h in style.css
 const TREE_OVERSCAN = 12;
-const MSG_CHUNK = 40; // messages rendered per window step
+const MSG_CHUNK = 40; // messages per window step (the worker's first window has the same size)
 const CLAMP_LINES = 24; // long text blocks show this many lines until expanded
 const CLAMP_CHARS = 4000;
 const HIGHLIGHT_MAX = 400_000; // raw JSON above this size is shown without colours
+const SOURCE_NAMES = { samples: 'sample', opened: 'opened folder', opfs: 'browser storage', memory: 'memory' };
 
-let api = null;
-
-/** Everything about the open session. */
+/** Everything about the open session, as the worker described it. */
 const state = {
-  session: null, // the wasm Session
-  summary: null, // parseSession() result
-  name: '',
-  size: 0,
-  entries: [],
-  byId: new Map(),
-  rows: [], // flattened tree: {entry, label, depth, fork, branchStart, lastSibling}
-  rowIndex: new Map(), // entry id -> row index
-  selected: null, // selected entry id (= the leaf of the shown branch)
-  path: new Set(), // ids on the root..selected path
-  ctx: null,
-  messages: [],
+  view: null, // {source, writable, persistent, path, name, size, loadMs, header, version, report, warnings, sessionId, file}
+  rows: null, // columns: ids, texts, parent, depth, flags, kids, kind, kindTable
+  labels: new Map(), // row index → label
+  rowIndex: new Map(), // entry id → row index
+  selected: null, // the leaf of the shown branch (the session's leaf)
+  pending: null, // a clicked entry whose branch is on its way
+  inspected: null, // the entry shown in the inspector
+  pathMask: new Uint8Array(0), // 1 for rows on the root..selected path
+  onPath: 0,
+  count: 0, // messages in the shown context
+  meta: {},
   win: { start: 0, end: 0 }, // rendered message window [start, end)
+  selGen: 0, // bumps on each selection, so late answers are dropped
+  loadGen: 0,
+  sources: [],
 };
+
+// ---------------------------------------------------------------- the worker
+
+const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+const pending = new Map();
+let nextId = 1;
+
+worker.addEventListener('message', (ev) => {
+  const d = ev.data;
+  const p = pending.get(d?.id);
+  if (!p) return;
+  if (d.type === 'progress') {
+    p.onProgress?.(d);
+    return;
+  }
+  pending.delete(d.id);
+  if (d.ok) p.resolve(d.result);
+  else p.reject(Object.assign(new Error(d.error?.message ?? 'worker error'), { kind: d.error?.kind, code: d.error?.code }));
+});
+worker.addEventListener('error', (ev) => {
+  ev.preventDefault();
+  const msg = `The viewer's worker stopped: ${ev.message || 'it could not start (is web-demo/pkg built? run scripts/build-js)'}`;
+  for (const p of pending.values()) p.reject(new Error(msg));
+  pending.clear();
+  showBanner('error', msg);
+});
+
+/** Calls an operation of the worker; `onProgress` receives its progress reports. */
+function call(op, args = {}, { onProgress } = {}) {
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve, reject, onProgress });
+    worker.postMessage({ id, op, args });
+  });
+}
 
 // ---------------------------------------------------------------- small DOM helpers
 
@@ -62,28 +96,6 @@ function append(el, kids) {
     if (kid === undefined || kid === null || kid === false) continue;
     if (Array.isArray(kid)) append(el, kid);
     else el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
-  }
-}
-
-/** The package may hand back JSON text or plain objects; accept both. */
-function js(value) {
-  if (typeof value === 'string') {
-    try {
-      return JSON.parse(value);
-    } catch {
-      return value;
-    }
-  }
-  return value;
-}
-
-/** `fn()`, or undefined when it throws (for optional extras of the API). */
-function attempt(fn) {
-  try {
-    return fn();
-  } catch (e) {
-    console.warn(e);
-    return undefined;
   }
 }
 
@@ -123,19 +135,12 @@ function shortId(id) {
   return s.length <= 12 ? s : `…${s.slice(-8)}`;
 }
 
-function firstLine(s, max = 120) {
-  const str = String(s ?? '').trim();
-  const nl = str.indexOf('\n');
-  const line = (nl >= 0 ? str.slice(0, nl) : str).trim();
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-}
-
 function oneLine(s, max = 140) {
   const str = String(s ?? '').replace(/\s+/g, ' ').trim();
   return str.length > max ? `${str.slice(0, max - 1)}…` : str;
 }
 
-// ---------------------------------------------------------------- banner
+// ---------------------------------------------------------------- banner, toast, progress
 
 function showBanner(kind, text) {
   const b = $('banner');
@@ -148,35 +153,154 @@ function clearBanner() {
   $('banner').hidden = true;
 }
 
+let toastTimer = 0;
+function toast(text, kind = 'ok', testid = 'toast') {
+  const t = $('toast');
+  t.className = `toast toast-${kind}`;
+  t.dataset.testid = testid;
+  t.textContent = text;
+  t.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => (t.hidden = true), 6000);
+}
+
+const PHASES = {
+  read: ['Reading', 0, 10],
+  scan: ['Scanning the folder', 0, 5],
+  parse: ['Parsing', 10, 75],
+  open: ['Opening', 10, 75],
+  tree: ['Building the tree', 75, 88],
+  context: ['Building the context', 88, 99],
+  import: ['Importing', 0, 100],
+};
+
+function showProgress(label) {
+  const p = $('progress');
+  p.hidden = false;
+  p.dataset.label = label;
+  setProgress({ phase: 'read', done: 0, total: 0 });
+}
+
+function setProgress({ phase, done, total }) {
+  const p = $('progress');
+  const [verb, from, to] = PHASES[phase] ?? ['Working', 0, 100];
+  const frac = total > 0 ? Math.min(1, done / total) : 0;
+  const pct = Math.round(from + (to - from) * frac);
+  p.setAttribute('aria-valuenow', String(pct));
+  p.querySelector('.progress-fill').style.width = `${pct}%`;
+  const amount = total > 0 ? ` · ${fmtBytes(done)} of ${fmtBytes(total)}` : '…';
+  p.querySelector('.progress-text').textContent = `${verb} ${p.dataset.label ?? ''}${amount}`;
+}
+
+function hideProgress() {
+  $('progress').hidden = true;
+}
+
 // ---------------------------------------------------------------- start-up
 
 async function main() {
   wireUi();
+  $('edit-target').value = localStorage.getItem('xcsh-viewer-edit-target') === 'memory' ? 'memory' : 'opfs';
   try {
-    api = await import(PKG_URL);
-    await api.default();
+    await call('init');
   } catch (e) {
     $('session-bar').replaceChildren(h('span', { class: 'muted' }, 'No session loaded.'));
-    showBanner('error', `Cannot load the WebAssembly package (${PKG_URL}): ${errMsg(e)}. Build it with scripts/build-js.`);
+    showBanner('error', `Cannot load the WebAssembly package (./pkg/xcsh_session.js): ${errMsg(e)}. Build it with scripts/build-js.`);
     return;
   }
   const samples = await loadSampleList();
-  const wanted = new URLSearchParams(location.search).get('sample');
+  const params = new URLSearchParams(location.search);
+  const source = params.get('source');
+  const path = params.get('path');
+  let note = null;
+  if (source && path) {
+    if (await openPath(source, path, { quietFail: true })) return;
+    note = source === 'memory' ? 'The session you had open was kept in memory only: it is gone after a reload.' : `Cannot reopen ${path} from the ${SOURCE_NAMES[source] ?? source}: ${state.lastError ?? 'not found'}.`;
+  }
+  const wanted = params.get('sample');
   const file = samples.some((s) => s.file === wanted) ? wanted : DEFAULT_SAMPLE;
   await openSample(file);
+  if (note) showBanner('warn', note);
 }
 
 function wireUi() {
   $('file-input').addEventListener('change', async (ev) => {
     const file = ev.target.files?.[0];
-    if (file) await openFile(file);
     ev.target.value = '';
+    if (file) await openFile(file);
+  });
+  $('open-folder').addEventListener('click', async () => {
+    if (typeof window.showDirectoryPicker === 'function') {
+      let handle;
+      try {
+        handle = await window.showDirectoryPicker({ id: 'xcsh-agent', mode: 'read' });
+      } catch (e) {
+        if (e?.name !== 'AbortError') $('folder-input').click();
+        return;
+      }
+      await openFolder({ handle }, handle.name);
+    } else {
+      $('folder-input').click();
+    }
+  });
+  $('folder-input').addEventListener('change', async (ev) => {
+    const files = [...(ev.target.files ?? [])].map((file) => ({ path: file.webkitRelativePath || file.name, file }));
+    ev.target.value = '';
+    if (files.length) await openFolder({ files }, files[0].path.split('/')[0]);
   });
   $('sample-select').addEventListener('change', (ev) => {
     if (ev.target.value) openSample(ev.target.value);
   });
+  $('edit-target').addEventListener('change', (ev) => {
+    localStorage.setItem('xcsh-viewer-edit-target', ev.target.value);
+    if (state.view) renderSessionBar();
+    if (state.inspected) renderInspector(state.inspected);
+  });
+  $('open-picker').addEventListener('click', () => openPicker());
+  window.addEventListener('keydown', (ev) => {
+    if ((ev.ctrlKey || ev.metaKey) && ev.key.toLowerCase() === 'k') {
+      ev.preventDefault();
+      openPicker();
+    } else if (ev.key === 'Escape' && !$('url-panel').hidden && !$('picker').open) {
+      closeUrlPanel();
+    }
+  });
+  wirePicker();
+  wireDrop();
 
-  // Drag and drop anywhere on the page.
+  const tree = $('tree');
+  tree.addEventListener('scroll', () => scheduleTreeRender());
+  tree.addEventListener('click', (ev) => {
+    const row = ev.target.closest('.node');
+    if (row) selectEntry(row.dataset.id, { conv: 'end' });
+  });
+  tree.addEventListener('keydown', onTreeKey);
+  new ResizeObserver(() => scheduleTreeRender()).observe(tree);
+
+  $('jump-start').addEventListener('click', () => showWindow('start'));
+  $('jump-end').addEventListener('click', () => showWindow('end'));
+  $('copy-json').addEventListener('click', async () => {
+    const json = $('inspector').querySelector('[data-testid=raw-json]')?.textContent;
+    if (!json) return;
+    try {
+      await navigator.clipboard.writeText(json);
+      flash($('copy-json'), 'Copied');
+    } catch {
+      flash($('copy-json'), 'Not allowed');
+    }
+  });
+  $('url-close').addEventListener('click', closeUrlPanel);
+  // artifact:// and agent:// links anywhere in the conversation or the inspector.
+  document.addEventListener('click', (ev) => {
+    const a = ev.target.closest?.('.int-link');
+    if (a) {
+      ev.preventDefault();
+      openUrl(a.dataset.url);
+    }
+  });
+}
+
+function wireDrop() {
   let depth = 0;
   const overlay = $('drop-overlay');
   const hasFiles = (ev) => [...(ev.dataTransfer?.types ?? [])].includes('Files');
@@ -201,31 +325,35 @@ function wireUi() {
     ev.preventDefault();
     depth = 0;
     overlay.hidden = true;
-    const file = ev.dataTransfer.files?.[0];
-    if (file) await openFile(file);
-  });
-
-  const tree = $('tree');
-  tree.addEventListener('scroll', () => scheduleTreeRender());
-  tree.addEventListener('click', (ev) => {
-    const row = ev.target.closest('.node');
-    if (row) selectEntry(row.dataset.id, { conv: 'end' });
-  });
-  tree.addEventListener('keydown', onTreeKey);
-  new ResizeObserver(() => scheduleTreeRender()).observe(tree);
-
-  $('jump-start').addEventListener('click', () => showWindow('start'));
-  $('jump-end').addEventListener('click', () => showWindow('end'));
-  $('copy-json').addEventListener('click', async () => {
-    const e = state.selected && state.byId.get(state.selected);
-    if (!e) return;
-    try {
-      await navigator.clipboard.writeText(JSON.stringify(e, null, 2));
-      flash($('copy-json'), 'Copied');
-    } catch {
-      flash($('copy-json'), 'Not allowed');
+    // Folders (and several files) go through the folder path; entries must be taken now.
+    const entries = [...(ev.dataTransfer.items ?? [])].map((i) => (i.kind === 'file' ? i.webkitGetAsEntry?.() : null)).filter(Boolean);
+    const files = [...(ev.dataTransfer.files ?? [])];
+    if (entries.some((e) => e.isDirectory) || files.length > 1) {
+      const collected = [];
+      for (const e of entries) await collectEntry(e, '', collected);
+      if (!entries.length) for (const f of files) collected.push({ path: f.name, file: f });
+      const root = entries.length === 1 && entries[0].isDirectory ? entries[0].name : 'dropped';
+      const list = entries.length === 1 && entries[0].isDirectory ? collected : collected.map((c) => ({ ...c, path: `${root}/${c.path}` }));
+      if (list.length) await openFolder({ files: list }, root);
+      return;
     }
+    if (files[0]) await openFile(files[0]);
   });
+}
+
+/** Files under a dropped FileSystemEntry, with paths relative to the drop. */
+async function collectEntry(entry, prefix, out) {
+  if (entry.isFile) {
+    const file = await new Promise((res, rej) => entry.file(res, rej));
+    out.push({ path: `${prefix}${entry.name}`, file });
+  } else if (entry.isDirectory) {
+    const reader = entry.createReader();
+    for (;;) {
+      const batch = await new Promise((res, rej) => reader.readEntries(res, rej));
+      if (!batch.length) break;
+      for (const e of batch) await collectEntry(e, `${prefix}${entry.name}/`, out);
+    }
+  }
 }
 
 function flash(button, text) {
@@ -245,23 +373,43 @@ async function loadSampleList() {
     showBanner('warn', `Cannot read the sample list: ${errMsg(e)}`);
   }
   select.replaceChildren(
-    h('option', { value: '', disabled: true }, 'Local file'),
+    h('option', { value: '', disabled: true }, 'Other session'),
     ...samples.map((s) => h('option', { value: s.file, title: s.description ?? '' }, s.title ?? s.file)),
   );
   return samples;
 }
 
+// ---------------------------------------------------------------- opening
+
+/** Runs an opening operation with the progress bar; applies its answer if still wanted. */
+async function load(op, args, label) {
+  const gen = ++state.loadGen;
+  showProgress(label);
+  try {
+    const out = await call(op, args, { onProgress: (p) => gen === state.loadGen && setProgress(p) });
+    if (gen !== state.loadGen) return null;
+    applyOpen(out);
+    return out;
+  } catch (e) {
+    if (gen === state.loadGen) throw e;
+    return null;
+  } finally {
+    if (gen === state.loadGen) hideProgress();
+  }
+}
+
+function setUrl(params) {
+  const url = new URL(location.href);
+  for (const k of ['sample', 'source', 'path']) url.searchParams.delete(k);
+  for (const [k, v] of Object.entries(params)) if (v) url.searchParams.set(k, v);
+  history.replaceState(null, '', url);
+}
+
 async function openSample(file) {
   try {
-    const res = await fetch(`samples/${encodeURIComponent(file)}`);
-    if (!res.ok) throw new Error(`HTTP ${res.status}`);
-    const text = await res.text();
-    if (openText(text, file, new Blob([text]).size)) {
+    if (await load('openSample', { file }, file)) {
       $('sample-select').value = file;
-      const url = new URL(location.href);
-      if (file === DEFAULT_SAMPLE) url.searchParams.delete('sample');
-      else url.searchParams.set('sample', file);
-      history.replaceState(null, '', url);
+      setUrl(file === DEFAULT_SAMPLE ? {} : { sample: file });
     }
   } catch (e) {
     showBanner('error', `Cannot load sample ${file}: ${errMsg(e)}`);
@@ -269,370 +417,117 @@ async function openSample(file) {
 }
 
 async function openFile(file) {
-  let text;
   try {
-    text = await file.text();
-  } catch (e) {
-    showBanner('error', `Cannot read ${file.name}: ${errMsg(e)}`);
-    return;
-  }
-  if (openText(text, file.name, file.size)) {
-    $('sample-select').value = '';
-    const url = new URL(location.href);
-    url.searchParams.delete('sample');
-    history.replaceState(null, '', url);
-  }
-}
-
-// ---------------------------------------------------------------- opening a session
-
-/** Parses `text` with the wasm package and renders it. Returns false if it cannot be read. */
-function openText(text, name, size) {
-  let summary;
-  let session;
-  const t0 = performance.now();
-  try {
-    summary = js(api.parseSession(text));
-    session = api.Session.fromText(text);
-  } catch (e) {
-    showBanner('error', `Cannot open ${name}: ${errMsg(e)}`);
-    return false;
-  }
-  const entryCount = summary?.entryCount ?? 0;
-  if (!text.trim()) showBanner('warn', `${name} is empty: there is no session in it.`);
-  else if (entryCount === 0 && summary?.report?.issues?.length) showBanner('warn', `No session could be read from ${name}: none of its lines is a session record.`);
-  else clearBanner();
-  try {
-    state.session?.free?.();
-  } catch {
-    /* already freed */
-  }
-  const entries = js(session.entries()) ?? [];
-  Object.assign(state, {
-    session,
-    summary,
-    name,
-    size,
-    loadMs: performance.now() - t0,
-    entries,
-    byId: new Map(entries.map((e) => [e.id, e])),
-    selected: null,
-  });
-  state.rows = flattenTree(js(session.tree()) ?? []);
-  state.rowIndex = new Map(state.rows.map((r, i) => [r.entry.id, i]));
-
-  renderSessionBar();
-  $('tree-meta').textContent = `${fmtNum(entries.length)} entries`;
-  $('tree').scrollTop = 0;
-  const leaf = leafIdOf(session) ?? entries.at(-1)?.id ?? null;
-  // Start reading at the top of both the tree and the conversation.
-  selectEntry(leaf, { conv: 'start' });
-  document.title = `${summary?.header?.title || name} · xcsh session viewer`;
-  return true;
-}
-
-function leafIdOf(session) {
-  const v = typeof session.leafId === 'function' ? session.leafId() : session.leafId;
-  return v ?? null;
-}
-
-/**
- * Flattens the tree (roots with children ordered by time) into outline rows, iteratively:
- * linear sessions nest thousands deep. Depth only grows below a fork, so a linear chain
- * stays flat and each side branch is indented one step.
- */
-function flattenTree(roots) {
-  const rows = [];
-  const stack = [];
-  const pushKids = (kids, depth, fork) => {
-    for (let i = kids.length - 1; i >= 0; i--) {
-      stack.push({ node: kids[i], depth, branchStart: fork, lastSibling: i === kids.length - 1 });
+    if (await load('openFile', { file, name: file.name }, file.name)) {
+      $('sample-select').value = '';
+      setUrl({});
     }
-  };
-  pushKids(roots, 0, roots.length > 1);
-  while (stack.length) {
-    const { node, depth, branchStart, lastSibling } = stack.pop();
-    if (!node || !node.entry) continue;
-    const kids = Array.isArray(node.children) ? node.children : [];
-    const fork = kids.length > 1;
-    rows.push({ entry: node.entry, label: node.label, depth, fork, branchStart, lastSibling, kids: kids.length });
-    pushKids(kids, fork ? depth + 1 : depth, fork);
-  }
-  return rows;
-}
-
-/** Ids on the path root..id, following parentId (guarded against cycles). */
-function pathTo(id) {
-  const path = new Set();
-  let cur = id && state.byId.get(id);
-  while (cur && !path.has(cur.id)) {
-    path.add(cur.id);
-    cur = cur.parentId ? state.byId.get(cur.parentId) : null;
-  }
-  return path;
-}
-
-/** Shows the branch ending at `id`: conversation, highlighted path, inspector. */
-function selectEntry(id, { conv = 'end', scrollTree = false } = {}) {
-  const s = state.session;
-  if (!s) return;
-  let ctx;
-  try {
-    ctx = js(id ? s.context(id) : s.context());
   } catch (e) {
-    showBanner('error', `Cannot build the context for ${id}: ${errMsg(e)}`);
-    return;
+    showBanner('error', `Cannot open ${file.name}: ${errMsg(e)}`);
   }
-  state.selected = id;
-  state.path = pathTo(id);
-  state.ctx = ctx ?? {};
-  state.messages = Array.isArray(ctx?.messages) ? ctx.messages : [];
-  renderConvMeta();
-  showWindow(conv);
+}
+
+async function openPath(source, path, { quietFail = false } = {}) {
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  try {
+    if (await load('openPath', { source, path }, name)) {
+      $('sample-select').value = '';
+      setUrl({ source, path });
+      return true;
+    }
+  } catch (e) {
+    state.lastError = errMsg(e);
+    if (!quietFail) showBanner('error', `Cannot open ${name}: ${errMsg(e)}`);
+  }
+  return false;
+}
+
+async function openFolder(args, name) {
+  const gen = ++state.loadGen;
+  showProgress(name);
+  try {
+    const info = await call('loadFolder', args, { onProgress: (p) => gen === state.loadGen && setProgress(p) });
+    if (info.note) showBanner('warn', info.note);
+    else toast(`Opened ${name}: ${fmtNum(info.sessions)} session${info.sessions === 1 ? '' : 's'}, ${fmtBytes(info.bytes)} (read-only)`);
+    await openPicker('opened');
+  } catch (e) {
+    showBanner('error', `Cannot open the folder ${name}: ${errMsg(e)}`);
+  } finally {
+    if (gen === state.loadGen) hideProgress();
+  }
+}
+
+/** Shows what the worker answered for an open (or an edit). */
+function applyOpen(out, { keepScroll = false } = {}) {
+  const { view, rows, sel } = out;
+  state.view = view;
+  state.rows = rows;
+  state.labels = new Map(rows.labels);
+  state.rowIndex = new Map();
+  for (let i = 0; i < rows.ids.length; i++) state.rowIndex.set(rows.ids[i], i);
+  const n = rows.ids.length;
+  const report = view.report ?? {};
+  if (n === 0 && view.size === 0) showBanner('warn', `${view.name} is empty: there is no session in it.`);
+  else if (n === 0 && report.issues?.length) showBanner('warn', `No session could be read from ${view.name}: none of its lines is a session record.`);
+  else clearBanner();
+  renderSessionBar();
+  $('tree-meta').textContent = `${fmtNum(n)} entries`;
+  if (!keepScroll) $('tree').scrollTop = 0;
+  applySelection(sel, { conv: keepScroll ? 'end' : 'start', scrollTree: keepScroll });
+  document.title = `${view.header?.title || view.name} · xcsh session viewer`;
+}
+
+// ---------------------------------------------------------------- selection
+
+/** Moves the leaf to `id` (the worker builds that branch's context) and shows it. */
+async function selectEntry(id, { conv = 'end', scrollTree = false } = {}) {
+  if (!id || !state.rows) return;
+  const gen = ++state.selGen;
+  // Show the click at once (as pending); the context follows.
+  state.pending = id;
   renderTree();
-  if (scrollTree) scrollTreeTo(id);
+  try {
+    const sel = await call('select', { id, where: conv });
+    if (gen !== state.selGen) return;
+    applySelection(sel, { conv, scrollTree, gen });
+  } catch (e) {
+    if (gen !== state.selGen) return;
+    state.pending = null;
+    renderTree();
+    showBanner('error', `Cannot show the branch of ${id}: ${errMsg(e)}`);
+  }
+}
+
+function applySelection(sel, { conv = 'start', scrollTree = false, gen = ++state.selGen } = {}) {
+  state.selGen = gen;
+  state.pending = null;
+  state.selected = sel.leafId;
+  state.inspected = sel.leafId;
+  state.pathMask = sel.pathMask;
+  state.onPath = sel.onPath;
+  state.count = sel.count;
+  state.meta = sel.meta ?? {};
+  if (scrollTree && sel.leafId) scrollTreeTo(sel.leafId);
+  renderTree();
+  renderConvMeta();
+  renderWindow(sel.win, conv);
+  renderInspector(sel.leafId);
+}
+
+/** Shows an entry in the tree and the inspector without changing the branch. */
+function inspectEntry(id) {
+  if (!state.rowIndex.has(id)) return;
+  state.inspected = id;
+  scrollTreeTo(id);
+  renderTree();
   renderInspector(id);
 }
 
-// ---------------------------------------------------------------- session bar
-
-function renderSessionBar() {
-  const { summary, session, name, size } = state;
-  const header = attempt(() => js(session.header())) ?? summary?.header ?? {};
-  const report = attempt(() => js(session.report())) ?? summary?.report ?? {};
-  const version = summary?.version ?? header.version ?? 1;
-  const migration = summary?.migrationNeeded || report.migration;
-
-  const chip = (label, value, cls = '') =>
-    value === undefined || value === null || value === ''
-      ? null
-      : h('span', { class: `chip ${cls}`, title: `${label}: ${value}`, dataset: { testid: `chip-${label}` } }, h('span', { class: 'chip-k' }, label), h('span', { class: 'chip-v' }, String(value)));
-
-  const title = header.title ? String(header.title) : null;
-  const top = h(
-    'div',
-    { class: 'sb-row' },
-    h('h1', { class: `sb-title${title ? '' : ' muted'}`, title: title ?? name }, title ?? name),
-    chip('id', header.id, 'mono'),
-    chip('cwd', header.cwd, 'mono'),
-    chip('created', fmtTime(header.timestamp)),
-    h(
-      'span',
-      { class: `chip ${migration ? 'chip-warn' : 'chip-ok'}`, title: migration ? 'The file is in an older format; the viewer migrated it in memory (the file is not changed).' : 'Current format' },
-      h('span', { class: 'chip-k' }, 'version'),
-      h('span', { class: 'chip-v' }, migration ? `v${version} → v${report.migration?.toVersion ?? 3} migrated in memory` : `v${version}`),
-    ),
-    migration ? h('span', { class: 'badge badge-warn', dataset: { testid: 'migration-needed' } }, 'migration needed') : null,
-    chip('file', size ? `${name} · ${fmtBytes(size)}` : name),
-    chip('parsed', `${Math.round(state.loadMs)} ms`),
-    header.parentSession ? chip('parent', header.parentSession, 'mono') : null,
-  );
-
-  const warnings = collectWarnings(report);
-  const rows = [top];
-  if (warnings.length) {
-    rows.push(
-      h(
-        'details',
-        { class: 'sb-warnings', open: Boolean(report.headerProblem), dataset: { testid: 'load-warnings' } },
-        h('summary', null, `⚠ ${warnings.length} load warning${warnings.length === 1 ? '' : 's'}`),
-        h('ul', null, warnings.map((w) => h('li', null, w))),
-      ),
-    );
-  } else {
-    rows.push(h('div', { class: 'sb-clean' }, '✓ loaded cleanly'));
-  }
-  $('session-bar').replaceChildren(...rows);
-}
-
-const ISSUE_NAMES = { unparsable: 'unparsable line skipped', tornTail: 'torn last line dropped', gluedRecord: 'glued records split' };
-
-function collectWarnings(report) {
-  const out = [];
-  for (const i of report.issues ?? []) {
-    out.push(`line ${i.line}: ${ISSUE_NAMES[i.kind] ?? i.kind}${i.detail ? ` — ${oneLine(i.detail, 200)}` : ''}`);
-  }
-  if (report.headerProblem) out.push(`header: ${report.headerProblem}`);
-  if (report.invalidUtf8) out.push('the file is not valid UTF-8 (bad bytes replaced)');
-  if (report.nonEntries) out.push(`${report.nonEntries} record(s) that are not entries were kept aside`);
-  if (report.duplicateIds) out.push(`${report.duplicateIds} duplicate entry id(s)`);
-  if (report.backupPath) out.push(`original bytes kept in ${report.backupPath}`);
-  for (const b of report.missingBlobs ?? []) out.push(`blob ${b} not found`);
-  const extra = attempt(() => js(state.session.warnings())) ?? [];
-  for (const w of extra) if (!out.includes(String(w))) out.push(String(w));
-  return out;
-}
-
-function renderConvMeta() {
-  const ctx = state.ctx ?? {};
-  const parts = [`${fmtNum(state.messages.length)} messages`];
-  if (ctx.thinkingLevel) parts.push(`thinking ${ctx.thinkingLevel}`);
-  const model = ctx.models?.default ?? Object.values(ctx.models ?? {})[0];
-  if (model) parts.push(String(model));
-  if (ctx.mode && ctx.mode !== 'none') parts.push(`mode ${ctx.mode}`);
-  $('conv-meta').textContent = parts.join(' · ');
-}
-
-// ---------------------------------------------------------------- tree (virtual list)
-
-let treeFrame = 0;
-function scheduleTreeRender() {
-  if (treeFrame) return;
-  treeFrame = requestAnimationFrame(() => {
-    treeFrame = 0;
-    renderTree();
-  });
-}
-
-function scrollTreeTo(id) {
-  const i = state.rowIndex.get(id);
-  if (i === undefined) return;
-  const tree = $('tree');
-  const top = i * TREE_ROW_H;
-  if (top < tree.scrollTop || top + TREE_ROW_H > tree.scrollTop + tree.clientHeight) {
-    tree.scrollTop = Math.max(0, top - tree.clientHeight / 2);
-    renderTree();
-  }
-}
-
-function renderTree() {
-  const tree = $('tree');
-  const rows = state.rows;
-  let canvas = tree.firstElementChild;
-  if (!canvas) {
-    canvas = h('div', { class: 'tree-canvas' });
-    tree.append(canvas);
-  }
-  canvas.style.height = `${rows.length * TREE_ROW_H}px`;
-  const first = Math.max(0, Math.floor(tree.scrollTop / TREE_ROW_H) - TREE_OVERSCAN);
-  const last = Math.min(rows.length, Math.ceil((tree.scrollTop + (tree.clientHeight || 600)) / TREE_ROW_H) + TREE_OVERSCAN);
-  const nodes = [];
-  for (let i = first; i < last; i++) nodes.push(treeRow(rows[i], i));
-  canvas.replaceChildren(...nodes);
-  tree.setAttribute('aria-activedescendant', state.selected ? `node-${state.selected}` : '');
-}
-
-const TYPE_TAGS = {
-  user: ['user', 'user'],
-  assistant: ['asst', 'assistant'],
-  toolResult: ['tool', 'tool'],
-  bashExecution: ['bash', 'bash'],
-  custom: ['ext', 'custom'],
-  hookMessage: ['ext', 'custom'],
-  model_change: ['model', 'meta'],
-  thinking_level_change: ['think', 'meta'],
-  compaction: ['compact', 'compaction'],
-  branch_summary: ['branch', 'branch'],
-  custom_message: ['ext', 'custom'],
-  custom_entry: ['state', 'meta'],
-  label: ['label', 'meta'],
-  ttsr_injection: ['ttsr', 'meta'],
-  session_init: ['init', 'meta'],
-  mode_change: ['mode', 'meta'],
-};
-
-function treeRow(row, index) {
-  const e = row.entry;
-  const { tag, cls, text } = describeEntry(e);
-  const classes = ['node', `t-${cls}`];
-  if (state.path.has(e.id)) classes.push('on-path');
-  if (e.id === state.selected) classes.push('selected');
-  const guide = row.branchStart ? (row.lastSibling ? '└' : '├') : row.fork ? '◆' : '';
-  return h(
-    'div',
-    {
-      class: classes.join(' '),
-      id: `node-${e.id}`,
-      role: 'treeitem',
-      'aria-selected': e.id === state.selected ? 'true' : 'false',
-      'aria-level': String(row.depth + 1),
-      dataset: { id: e.id, index: String(index) },
-      title: `${e.type} ${e.id}${row.kids > 1 ? ` · ${row.kids} branches` : ''}\n${fmtTime(e.timestamp)}`,
-      style: { top: `${index * TREE_ROW_H}px`, paddingLeft: `${6 + Math.min(row.depth, 16) * 14}px` },
-    },
-    h('span', { class: 'guide' }, guide),
-    h('span', { class: 'tag' }, tag),
-    h('span', { class: 'preview' }, text || '\u00a0'),
-    row.label ? h('span', { class: 'label-pill', title: `label: ${row.label}` }, row.label) : null,
-    h('span', { class: 'nid' }, String(e.id).slice(0, 8)),
-  );
-}
-
-function textOf(content) {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  const parts = [];
-  for (const b of content) {
-    if (b?.type === 'text' && typeof b.text === 'string') parts.push(b.text);
-    else if (b?.type === 'image') parts.push('[image]');
-  }
-  return parts.join(' ');
-}
-
-/** A short tag, a style class and one line of text for a tree row. */
-function describeEntry(e) {
-  const type = e.type === 'custom' ? 'custom_entry' : e.type;
-  if (e.type === 'message') {
-    const m = e.message ?? {};
-    const [tag, cls] = TYPE_TAGS[m.role] ?? [String(m.role ?? 'msg').slice(0, 6), 'other'];
-    let text = oneLine(textOf(m.content));
-    if (m.role === 'assistant') {
-      const calls = (Array.isArray(m.content) ? m.content : []).filter((b) => b?.type === 'toolCall').map((b) => b.name);
-      if (calls.length) text = `${text ? `${text} ` : ''}→ ${calls.join(', ')}`;
-      if (!text && m.errorMessage) text = `⚠ ${oneLine(m.errorMessage)}`;
-      if (!text && Array.isArray(m.content) && m.content.some((b) => b?.type === 'thinking')) text = '(thinking)';
-    } else if (m.role === 'toolResult') {
-      text = `${m.toolName ?? 'tool'}${m.isError ? ' ✗' : ''}: ${text}`;
-    } else if (m.role === 'bashExecution') {
-      text = `$ ${oneLine(m.command)}`;
-    }
-    return { tag, cls, text };
-  }
-  const [tag, cls] = TYPE_TAGS[type] ?? [String(e.type ?? '?').slice(0, 7), 'other'];
-  let text = '';
-  switch (e.type) {
-    case 'model_change':
-      text = e.model ?? [e.provider, e.modelId].filter(Boolean).join('/');
-      if (e.role && e.role !== 'default') text += ` (${e.role})`;
-      break;
-    case 'thinking_level_change':
-      text = `thinking ${e.thinkingLevel ?? 'off'}`;
-      break;
-    case 'compaction':
-      text = e.shortSummary ? oneLine(e.shortSummary) : firstLine(e.summary);
-      if (e.tokensBefore) text += ` · ${fmtNum(e.tokensBefore)} tok`;
-      break;
-    case 'branch_summary':
-      text = oneLine(e.summary);
-      break;
-    case 'custom':
-      text = e.customType ?? '';
-      break;
-    case 'custom_message':
-      text = `${e.customType ?? ''}: ${oneLine(textOf(e.content))}`;
-      break;
-    case 'label':
-      text = e.label === undefined || e.label === null ? `clear label on ${e.targetId}` : `“${e.label}” → ${e.targetId}`;
-      break;
-    case 'ttsr_injection':
-      text = (e.injectedRules ?? []).join(', ');
-      break;
-    case 'session_init':
-      text = oneLine(e.task ?? e.systemPrompt ?? '');
-      break;
-    case 'mode_change':
-      text = e.mode ?? '';
-      break;
-    default:
-      text = e.type ?? '';
-  }
-  return { tag, cls, text };
-}
-
+let keyTimer = 0;
 function onTreeKey(ev) {
-  const n = state.rows.length;
+  const n = state.rows?.ids.length ?? 0;
   if (!n) return;
-  const cur = state.rowIndex.get(state.selected) ?? -1;
+  const cur = state.rowIndex.get(state.pending ?? state.selected) ?? -1;
   let next = null;
   const page = Math.max(1, Math.floor($('tree').clientHeight / TREE_ROW_H) - 1);
   switch (ev.key) {
@@ -658,31 +553,292 @@ function onTreeKey(ev) {
       return;
   }
   ev.preventDefault();
-  if (next !== cur) selectEntry(state.rows[next].entry.id, { conv: 'end', scrollTree: true });
+  if (next === cur) return;
+  // Move the highlight now; build the context once the keys rest.
+  const id = state.rows.ids[next];
+  state.pending = id;
+  scrollTreeTo(id);
+  renderTree();
+  clearTimeout(keyTimer);
+  keyTimer = setTimeout(() => selectEntry(id, { conv: 'end', scrollTree: true }), 120);
+}
+
+// ---------------------------------------------------------------- session bar
+
+/** An untitled session is named by its first user message (as the picker does). */
+function firstUserText() {
+  const r = state.rows;
+  if (!r) return null;
+  for (let i = 0; i < r.ids.length && i < 2000; i++) if (r.kindTable[r.kind[i]]?.[1] === 'user' && r.texts[i]) return oneLine(r.texts[i], 80);
+  return null;
+}
+
+function editTarget() {
+  return $('edit-target').value === 'memory' ? 'memory' : 'opfs';
+}
+
+function renderSessionBar() {
+  const v = state.view;
+  const header = v.header ?? {};
+  const report = v.report ?? {};
+  const version = v.version ?? header.version ?? 1;
+  const migration = report.migration;
+
+  const chip = (label, value, cls = '') =>
+    value === undefined || value === null || value === ''
+      ? null
+      : h('span', { class: `chip ${cls}`, title: `${label}: ${value}`, dataset: { testid: `chip-${label}` } }, h('span', { class: 'chip-k' }, label), h('span', { class: 'chip-v' }, String(value)));
+
+  const migratedText = v.writable ? `v${version} → v${migration?.toVersion ?? 3} (copy rewritten)` : `v${version} → v${migration?.toVersion ?? 3} migrated in memory`;
+  const title = header.title ? String(header.title) : firstUserText();
+  const where = v.source ? SOURCE_NAMES[v.source] ?? v.source : v.origin === 'sample' ? 'sample' : 'file';
+  const top = h(
+    'div',
+    { class: 'sb-row' },
+    h('h1', { class: `sb-title${header.title ? '' : ' untitled'}`, title: header.title ? title : `untitled · ${v.name}` }, title ?? v.name),
+    chip('id', header.id, 'mono'),
+    chip('cwd', header.cwd, 'mono'),
+    chip('created', fmtTime(header.timestamp)),
+    h(
+      'span',
+      { class: `chip ${migration ? 'chip-warn' : 'chip-ok'}`, title: migration ? (v.writable ? 'The file was in an older format; this copy was migrated and rewritten.' : 'The file is in an older format; the viewer migrated it in memory (the file is not changed).') : 'Current format' },
+      h('span', { class: 'chip-k' }, 'version'),
+      h('span', { class: 'chip-v' }, migration ? migratedText : `v${version}`),
+    ),
+    migration && !v.writable ? h('span', { class: 'badge badge-warn', dataset: { testid: 'migration-needed' } }, 'migration needed') : null,
+    chip('file', v.size ? `${v.name} · ${fmtBytes(v.size)}` : v.name),
+    chip('parsed', `${Math.round(v.loadMs)} ms`),
+    header.parentSession ? chip('parent', header.parentSession, 'mono') : null,
+  );
+
+  const source = h(
+    'span',
+    { class: `chip chip-source src-${v.source ?? v.origin ?? 'file'}`, dataset: { testid: 'chip-source' }, title: v.path ?? v.name },
+    h('span', { class: 'chip-k' }, 'in'),
+    h('span', { class: 'chip-v' }, v.writable ? `${where} · editable` : `${where} · read-only`),
+  );
+  const actions = h('span', { class: 'sb-actions' }, source);
+  if (v.writable) {
+    actions.append(
+      h('button', { type: 'button', class: 'btn btn-small', id: 'fork-btn', title: 'Continue in a copy of this session under a new id (artifacts copied)', onclick: forkSession }, 'Fork'),
+      h('button', { type: 'button', class: 'btn btn-small btn-danger', id: 'delete-btn', title: `Delete this session from the ${where}`, onclick: (ev) => deleteCurrent(ev.currentTarget) }, 'Delete'),
+    );
+  } else {
+    const target = editTarget();
+    actions.append(
+      h(
+        'button',
+        { type: 'button', class: 'btn btn-small btn-accent', id: 'import-btn', title: `Copy this session (and its artifacts) into the ${SOURCE_NAMES[target]} to label, branch and fork it`, onclick: () => importCurrent() },
+        target === 'opfs' ? 'Import to browser storage' : 'Copy to memory',
+      ),
+    );
+  }
+
+  const warnings = collectWarnings(report, v.warnings ?? []);
+  const rows = [h('div', { class: 'sb-line' }, top, actions)];
+  if (warnings.length) {
+    rows.push(
+      h(
+        'details',
+        { class: 'sb-warnings', open: Boolean(report.headerProblem), dataset: { testid: 'load-warnings' } },
+        h('summary', null, `⚠ ${warnings.length} load warning${warnings.length === 1 ? '' : 's'}`),
+        h('ul', null, warnings.map((w) => h('li', null, w))),
+      ),
+    );
+  } else {
+    rows.push(h('div', { class: 'sb-clean' }, '✓ loaded cleanly'));
+  }
+  $('session-bar').replaceChildren(...rows);
+}
+
+const ISSUE_NAMES = { unparsable: 'unparsable line skipped', tornTail: 'torn last line dropped', gluedRecord: 'glued records split' };
+
+function collectWarnings(report, extra) {
+  const out = [];
+  for (const i of report.issues ?? []) {
+    out.push(`line ${i.line}: ${ISSUE_NAMES[i.kind] ?? i.kind}${i.detail ? ` — ${oneLine(i.detail, 200)}` : ''}`);
+  }
+  if (report.headerProblem) out.push(`header: ${report.headerProblem}`);
+  if (report.invalidUtf8) out.push('the file is not valid UTF-8 (bad bytes replaced)');
+  if (report.nonEntries) out.push(`${report.nonEntries} record(s) that are not entries were kept aside`);
+  if (report.duplicateIds) out.push(`${report.duplicateIds} duplicate entry id(s)`);
+  if (report.backupPath) out.push(`original bytes kept in ${report.backupPath}`);
+  for (const b of report.missingBlobs ?? []) out.push(`blob ${b} not found`);
+  for (const w of extra) if (!out.includes(String(w))) out.push(String(w));
+  return out;
+}
+
+function renderConvMeta() {
+  const ctx = state.meta ?? {};
+  const parts = [`${fmtNum(state.count)} messages`];
+  if (ctx.thinkingLevel) parts.push(`thinking ${ctx.thinkingLevel}`);
+  const model = ctx.models?.default ?? Object.values(ctx.models ?? {})[0];
+  if (model) parts.push(String(model));
+  if (ctx.mode && ctx.mode !== 'none') parts.push(`mode ${ctx.mode}`);
+  $('conv-meta').textContent = parts.join(' · ');
+}
+
+// ---------------------------------------------------------------- edits
+
+/** Runs an edit in the worker (it answers once the change is on disk and reloads cleanly). */
+async function runEdit(op, args, done) {
+  try {
+    const out = await call(op, args);
+    applyOpen(out, { keepScroll: true });
+    const check = out.saved?.check;
+    const where = SOURCE_NAMES[out.view.source] ?? out.view.source;
+    toast(`${done} · saved to ${where}${check?.ok ? ` · ${check.onDisk ? 'read back from disk' : 'reloaded'} with Session.open ✓` : ''}`, 'ok', 'save-status');
+    return out;
+  } catch (e) {
+    showBanner('error', `${done.replace(/^[A-Z]/, (c) => c.toLowerCase())} failed: ${errMsg(e)}`);
+    return null;
+  }
+}
+
+async function importCurrent() {
+  const target = editTarget();
+  const gen = ++state.loadGen;
+  showProgress(state.view?.name ?? 'session');
+  try {
+    const out = await call('importCurrent', { target }, { onProgress: (p) => gen === state.loadGen && setProgress(p) });
+    applyOpen(out);
+    setUrl({ source: out.view.source, path: out.view.path });
+    $('sample-select').value = '';
+    toast(out.imported.already ? `Already in the ${SOURCE_NAMES[target]}: opened that copy` : `Imported into the ${SOURCE_NAMES[target]}: this copy can be edited`, 'ok', 'save-status');
+  } catch (e) {
+    showBanner('error', `Import failed: ${errMsg(e)}`);
+  } finally {
+    if (gen === state.loadGen) hideProgress();
+  }
+}
+
+async function forkSession() {
+  const out = await runEdit('fork', {}, 'Forked');
+  if (out) setUrl({ source: out.view.source, path: out.view.path });
+}
+
+async function deleteCurrent(button) {
+  if (button.dataset.armed !== '1') {
+    button.dataset.armed = '1';
+    button.textContent = 'Delete? Click again';
+    setTimeout(() => {
+      if (button.isConnected) {
+        button.dataset.armed = '';
+        button.textContent = 'Delete';
+      }
+    }, 4000);
+    return;
+  }
+  const { source, path, name } = state.view;
+  try {
+    await call('deleteSession', { source, path });
+    toast(`Deleted ${name} from the ${SOURCE_NAMES[source]}`);
+    await openSample(DEFAULT_SAMPLE);
+  } catch (e) {
+    showBanner('error', `Delete failed: ${errMsg(e)}`);
+  }
+}
+
+// ---------------------------------------------------------------- tree (virtual list)
+
+let treeFrame = 0;
+function scheduleTreeRender() {
+  if (treeFrame) return;
+  treeFrame = requestAnimationFrame(() => {
+    treeFrame = 0;
+    renderTree();
+  });
+}
+
+function scrollTreeTo(id) {
+  const i = state.rowIndex.get(id);
+  if (i === undefined) return;
+  const tree = $('tree');
+  const top = i * TREE_ROW_H;
+  if (top < tree.scrollTop || top + TREE_ROW_H > tree.scrollTop + tree.clientHeight) {
+    tree.scrollTop = Math.max(0, top - tree.clientHeight / 2);
+  }
+}
+
+function renderTree() {
+  const tree = $('tree');
+  const rows = state.rows;
+  if (!rows) return;
+  let canvas = tree.firstElementChild;
+  if (!canvas) {
+    canvas = h('div', { class: 'tree-canvas' });
+    tree.append(canvas);
+  }
+  const n = rows.ids.length;
+  canvas.style.height = `${n * TREE_ROW_H}px`;
+  const first = Math.max(0, Math.floor(tree.scrollTop / TREE_ROW_H) - TREE_OVERSCAN);
+  const last = Math.min(n, Math.ceil((tree.scrollTop + (tree.clientHeight || 600)) / TREE_ROW_H) + TREE_OVERSCAN);
+  const nodes = [];
+  for (let i = first; i < last; i++) nodes.push(treeRow(i));
+  canvas.replaceChildren(...nodes);
+  tree.setAttribute('aria-activedescendant', state.selected ? `node-${state.selected}` : '');
+}
+
+function treeRow(i) {
+  const r = state.rows;
+  const id = r.ids[i];
+  const [tag, cls] = r.kindTable[r.kind[i]] ?? ['?', 'other'];
+  const flags = r.flags[i];
+  const fork = flags & 1;
+  const branchStart = flags & 2;
+  const lastSibling = flags & 4;
+  const kids = r.kids[i];
+  const label = state.labels.get(i);
+  const classes = ['node', `t-${cls}`];
+  if (state.pathMask[i] && state.selected && state.rowIndex.get(state.selected) !== undefined) classes.push('on-path');
+  if (id === state.selected) classes.push('selected');
+  if (id === state.inspected && id !== state.selected) classes.push('inspected');
+  if (id === state.pending && id !== state.selected) classes.push('pending');
+  const guide = branchStart ? (lastSibling ? '└' : '├') : fork ? '◆' : '';
+  return h(
+    'div',
+    {
+      class: classes.join(' '),
+      id: `node-${id}`,
+      role: 'treeitem',
+      'aria-selected': id === state.selected ? 'true' : 'false',
+      'aria-level': String(r.depth[i] + 1),
+      dataset: { id, index: String(i) },
+      title: `${tag} ${id}${kids > 1 ? ` · ${kids} branches` : ''}${label ? ` · label “${label}”` : ''}`,
+      style: { top: `${i * TREE_ROW_H}px`, paddingLeft: `${6 + Math.min(r.depth[i], 16) * 14}px` },
+    },
+    h('span', { class: 'guide' }, guide),
+    h('span', { class: 'tag' }, tag),
+    h('span', { class: 'preview' }, r.texts[i] || '\u00a0'),
+    label ? h('span', { class: 'label-pill', title: `label: ${label}` }, label) : null,
+    h('span', { class: 'nid' }, String(id).slice(0, 8)),
+  );
 }
 
 // ---------------------------------------------------------------- conversation (windowed)
 
 let convObserver = null;
+let msgBusy = false;
 
-/** Renders a window of MSG_CHUNK messages at the start or the end of the branch. */
-function showWindow(where) {
-  const n = state.messages.length;
-  state.win = where === 'end' ? { start: Math.max(0, n - MSG_CHUNK), end: n } : { start: 0, end: Math.min(n, MSG_CHUNK) };
+/** Renders a window of messages the worker sent, at the start or the end of the branch. */
+function renderWindow(win, where) {
+  const n = state.count;
+  state.win = { start: win.start, end: win.end };
   const conv = $('conversation');
   convObserver?.disconnect();
   const list = h('div', { class: 'msg-list' });
-  for (let i = state.win.start; i < state.win.end; i++) list.append(renderMessage(state.messages[i], i));
+  win.items.forEach((it, k) => list.append(renderMessage(it.m, win.start + k, it.id)));
   const parts = [h('div', { class: 'sentinel sentinel-top' }), list, h('div', { class: 'sentinel sentinel-bottom' })];
   if (!n) parts.splice(1, 1, h('div', { class: 'empty' }, state.selected ? 'This branch has no messages yet (only settings entries).' : 'Empty session.'));
   conv.replaceChildren(...parts);
   updateSentinels();
   conv.scrollTop = where === 'end' ? conv.scrollHeight : 0;
 
+  const gen = state.selGen;
   convObserver = new IntersectionObserver(
     (items) => {
       for (const it of items) {
-        if (!it.isIntersecting) continue;
+        if (!it.isIntersecting || gen !== state.selGen) continue;
         if (it.target.classList.contains('sentinel-top')) loadEarlier();
         else loadLater();
       }
@@ -695,9 +851,17 @@ function showWindow(where) {
   });
 }
 
+async function showWindow(where) {
+  const n = state.count;
+  const [start, end] = where === 'end' ? [Math.max(0, n - MSG_CHUNK), n] : [0, Math.min(n, MSG_CHUNK)];
+  const gen = state.selGen;
+  const win = await call('messages', { start, end });
+  if (gen === state.selGen) renderWindow(win, where);
+}
+
 function updateSentinels() {
   const conv = $('conversation');
-  const n = state.messages.length;
+  const n = state.count;
   const top = conv.querySelector('.sentinel-top');
   const bottom = conv.querySelector('.sentinel-bottom');
   if (top) {
@@ -709,35 +873,52 @@ function updateSentinels() {
   }
 }
 
-function loadEarlier() {
+async function loadEarlier() {
   const { start } = state.win;
-  if (start <= 0) return;
-  const conv = $('conversation');
-  const list = conv.querySelector('.msg-list');
-  const newStart = Math.max(0, start - MSG_CHUNK);
-  const frag = document.createDocumentFragment();
-  for (let i = newStart; i < start; i++) frag.append(renderMessage(state.messages[i], i));
-  // Keep the reader's place: whatever the browser's scroll anchoring did, the message that
-  // was first must stay where it was on screen.
-  const anchor = list.firstElementChild;
-  const before = anchor?.getBoundingClientRect().top ?? 0;
-  list.prepend(frag);
-  state.win.start = newStart;
-  updateSentinels();
-  if (anchor) conv.scrollTop += anchor.getBoundingClientRect().top - before;
+  if (start <= 0 || msgBusy) return;
+  msgBusy = true;
+  const gen = state.selGen;
+  try {
+    const newStart = Math.max(0, start - MSG_CHUNK);
+    const win = await call('messages', { start: newStart, end: start });
+    if (gen !== state.selGen) return;
+    const conv = $('conversation');
+    const list = conv.querySelector('.msg-list');
+    if (!list) return;
+    const frag = document.createDocumentFragment();
+    win.items.forEach((it, k) => frag.append(renderMessage(it.m, newStart + k, it.id)));
+    // Keep the reader's place: whatever the browser's scroll anchoring did, the message
+    // that was first must stay where it was on screen.
+    const anchor = list.firstElementChild;
+    const before = anchor?.getBoundingClientRect().top ?? 0;
+    list.prepend(frag);
+    state.win.start = newStart;
+    updateSentinels();
+    if (anchor) conv.scrollTop += anchor.getBoundingClientRect().top - before;
+  } finally {
+    msgBusy = false;
+  }
 }
 
-function loadLater() {
+async function loadLater() {
   const { end } = state.win;
-  const n = state.messages.length;
-  if (end >= n) return;
-  const list = $('conversation').querySelector('.msg-list');
-  const newEnd = Math.min(n, end + MSG_CHUNK);
-  const frag = document.createDocumentFragment();
-  for (let i = end; i < newEnd; i++) frag.append(renderMessage(state.messages[i], i));
-  list.append(frag);
-  state.win.end = newEnd;
-  updateSentinels();
+  if (end >= state.count || msgBusy) return;
+  msgBusy = true;
+  const gen = state.selGen;
+  try {
+    const newEnd = Math.min(state.count, end + MSG_CHUNK);
+    const win = await call('messages', { start: end, end: newEnd });
+    if (gen !== state.selGen) return;
+    const list = $('conversation').querySelector('.msg-list');
+    if (!list) return;
+    const frag = document.createDocumentFragment();
+    win.items.forEach((it, k) => frag.append(renderMessage(it.m, end + k, it.id)));
+    list.append(frag);
+    state.win.end = newEnd;
+    updateSentinels();
+  } finally {
+    msgBusy = false;
+  }
 }
 
 const ROLE_TITLES = {
@@ -750,7 +931,7 @@ const ROLE_TITLES = {
   bashExecution: 'Shell',
 };
 
-function renderMessage(m, index) {
+function renderMessage(m, index, entryId) {
   if (!m || typeof m !== 'object') {
     return h('article', { class: 'msg role-other' }, h('header', { class: 'msg-head' }, h('span', { class: 'role' }, 'Invalid message')), h('pre', { class: 'code' }, String(m)));
   }
@@ -799,10 +980,10 @@ function renderMessage(m, index) {
       if (m.details !== undefined && m.details !== null) body.append(jsonDetails('details', m.details));
       break;
     case 'branchSummary': {
-      const from = m.fromId && state.byId.has(m.fromId)
-        ? h('button', { type: 'button', class: 'link mono', title: 'Show the abandoned branch', onclick: () => selectEntry(m.fromId, { conv: 'end', scrollTree: true }) }, String(m.fromId))
+      const from = m.fromId && state.rowIndex.has(m.fromId)
+        ? h('button', { type: 'button', class: 'link mono', title: `Show the branch ending at ${m.fromId}`, onclick: () => selectEntry(m.fromId, { conv: 'end', scrollTree: true }) }, String(m.fromId))
         : h('span', { class: 'mono' }, String(m.fromId ?? '?'));
-      meta.append(h('span', null, 'summary of the branch ending at '), from);
+      meta.append(h('span', { title: 'fromId: the entry this branch summary was recorded from' }, 'from '), from);
       body.append(renderText(m.summary ?? ''));
       break;
     }
@@ -829,8 +1010,11 @@ function renderMessage(m, index) {
     }
   }
   if (m.timestamp !== undefined) meta.append(h('time', { title: fmtTime(m.timestamp) }, fmtTime(m.timestamp, false)));
-  head.append(h('span', { class: 'idx' }, `#${index + 1}`), meta);
-  return h('article', { class: classes.join(' '), dataset: { index: String(index), role } }, head, body);
+  const idx = entryId && state.rowIndex.has(entryId)
+    ? h('button', { type: 'button', class: 'idx entry-link', title: `Show entry ${entryId} in the tree`, dataset: { entry: entryId }, onclick: () => inspectEntry(entryId) }, `#${index + 1}`)
+    : h('span', { class: 'idx' }, `#${index + 1}`);
+  head.append(idx, meta);
+  return h('article', { class: classes.join(' '), dataset: { index: String(index), role, entry: entryId ?? '' } }, head, body);
 }
 
 /** Renders a content string or an array of blocks into `body`. */
@@ -898,7 +1082,7 @@ function renderImage(b) {
   const data = typeof b.data === 'string' ? b.data : '';
   const mime = typeof b.mimeType === 'string' && MIME_RE.test(b.mimeType) ? b.mimeType : 'image/png';
   if (!data || data.startsWith('blob:') || !/^[A-Za-z0-9+/=\s_-]+$/.test(data)) {
-    return h('div', { class: 'image-missing' }, data.startsWith('blob:') ? `image kept in the blob store (${data.slice(0, 24)}…), not available in the browser` : 'image without data');
+    return h('div', { class: 'image-missing' }, data.startsWith('blob:') ? `image kept in the blob store (${data.slice(0, 24)}…), not available here` : 'image without data');
   }
   const img = h('img', { alt: `image (${mime})`, loading: 'lazy', decoding: 'async', title: `${mime} · ${fmtBytes(Math.floor((data.length * 3) / 4))} · click to zoom` });
   img.src = `data:${mime};base64,${data.replace(/\s+/g, '')}`;
@@ -922,7 +1106,7 @@ function jsonDetails(title, value, open = false) {
  */
 function clampBlock(text, { monospace = false, markdown = false, lines = CLAMP_LINES } = {}) {
   const wrap = h('div', { class: monospace ? 'block mono-block' : 'block' });
-  const make = (t) => (monospace ? h('pre', { class: 'code' }, t) : markdown ? renderText(t) : h('div', { class: 'text' }, t));
+  const make = (t) => (monospace ? h('pre', { class: 'code' }, linkify(t)) : markdown ? renderText(t) : h('div', { class: 'text' }, linkify(t)));
   let cut = -1;
   let count = 0;
   for (let i = 0; i < text.length && i < CLAMP_CHARS * 4; i++) {
@@ -968,7 +1152,7 @@ function renderText(text) {
   let m;
   while ((m = fence.exec(text))) {
     if (m.index > last) out.append(prose(text.slice(last, m.index)));
-    out.append(h('pre', { class: 'code', title: m[1] || undefined }, m[2].replace(/\n$/, '')));
+    out.append(h('pre', { class: 'code', title: m[1] || undefined }, linkify(m[2].replace(/\n$/, ''))));
     last = fence.lastIndex;
     if (m[0].length === 0) break;
   }
@@ -995,29 +1179,105 @@ function inlineCode(text) {
   const frag = document.createDocumentFragment();
   const parts = text.split(/(`[^`\n]+`|\*\*[^*\n]+\*\*)/g);
   for (const p of parts) {
-    if (p.length > 2 && p.startsWith('`') && p.endsWith('`')) frag.append(h('code', null, p.slice(1, -1)));
-    else if (p.length > 4 && p.startsWith('**') && p.endsWith('**')) frag.append(h('strong', null, p.slice(2, -2)));
-    else if (p) frag.append(p);
+    if (p.length > 2 && p.startsWith('`') && p.endsWith('`')) frag.append(h('code', null, linkify(p.slice(1, -1))));
+    else if (p.length > 4 && p.startsWith('**') && p.endsWith('**')) frag.append(h('strong', null, linkify(p.slice(2, -2))));
+    else if (p) frag.append(linkify(p));
   }
   return frag;
 }
 
+// artifact://<n> and agent://<id>[/path | ?q=...] (brackets allowed for [0] steps).
+const INTERNAL_URL = /\b(?:artifact:\/\/[0-9A-Za-z_-]*|agent:\/\/[^\s"'`<>(){},;\\]+)/g;
+
+/** Text with artifact:// and agent:// URLs turned into buttons that open the linked content. */
+function linkify(text) {
+  if (!text.includes('://')) return text;
+  const frag = document.createDocumentFragment();
+  let last = 0;
+  for (const m of text.matchAll(INTERNAL_URL)) {
+    let url = m[0];
+    // Trailing punctuation belongs to the prose, and so does an unmatched `]`.
+    for (;;) {
+      if (/[.,:;!?]$/.test(url)) url = url.slice(0, -1);
+      else if (url.endsWith(']') && url.split('[').length < url.split(']').length) url = url.slice(0, -1);
+      else break;
+    }
+    if (!url || url.endsWith('://')) continue;
+    if (m.index > last) frag.append(text.slice(last, m.index));
+    frag.append(h('a', { href: '#', class: 'int-link', dataset: { url }, title: `Open ${url}` }, url));
+    last = m.index + url.length;
+  }
+  if (last === 0) return text;
+  if (last < text.length) frag.append(text.slice(last));
+  return frag;
+}
+
+// ---------------------------------------------------------------- links panel (resolveUrl)
+
+let urlGen = 0;
+async function openUrl(url) {
+  const gen = ++urlGen;
+  const panel = $('url-panel');
+  panel.hidden = false;
+  panel.dataset.url = url;
+  $('url-title').textContent = url;
+  $('url-body').replaceChildren(h('div', { class: 'muted pad' }, 'Loading…'));
+  try {
+    const r = await call('resolveUrl', { url });
+    if (gen !== urlGen) return;
+    const kind = r.mimeType === 'application/json' ? 'json' : r.mimeType === 'text/markdown' ? 'markdown' : 'text';
+    let content;
+    if (kind === 'json') content = highlightJson(r.content, 'url-json');
+    else if (kind === 'markdown' && /^\s*[[{]/.test(r.content)) content = highlightJson(r.content, 'url-json');
+    else if (kind === 'markdown') content = h('div', { class: 'md-body' }, renderText(r.content));
+    else content = h('pre', { class: 'code url-text' }, r.content);
+    $('url-body').replaceChildren(
+      h('div', { class: 'url-meta', dataset: { testid: 'url-meta' } }, h('span', { class: 'badge' }, r.mimeType), h('span', { class: 'muted' }, fmtBytes(r.size))),
+      h('div', { class: 'url-content', dataset: { testid: 'url-content' } }, content),
+    );
+  } catch (e) {
+    if (gen !== urlGen) return;
+    const single = !state.view?.source;
+    $('url-body').replaceChildren(
+      h('div', { class: 'error-box', dataset: { testid: 'url-error' } }, errMsg(e)),
+      single ? h('p', { class: 'muted pad' }, 'This session was opened as a single file. Open its folder (the agent directory or its sessions directory) to follow artifact:// and agent:// links.') : null,
+    );
+  }
+}
+
+function closeUrlPanel() {
+  $('url-panel').hidden = true;
+  urlGen++;
+}
+
 // ---------------------------------------------------------------- inspector
 
-function renderInspector(id) {
+let inspectGen = 0;
+async function renderInspector(id) {
   const box = $('inspector');
-  const e = id ? state.byId.get(id) : null;
-  if (!e) {
+  const gen = ++inspectGen;
+  const i = id ? state.rowIndex.get(id) : undefined;
+  if (i === undefined) {
     $('inspector-meta').textContent = '';
     box.replaceChildren(h('div', { class: 'muted pad' }, 'Select an entry in the tree.'));
     return;
   }
+  let e;
+  let label;
+  try {
+    ({ entry: e, label } = await call('entry', { id }));
+  } catch (err) {
+    if (gen === inspectGen) box.replaceChildren(h('div', { class: 'error-box' }, errMsg(err)));
+    return;
+  }
+  if (gen !== inspectGen) return;
   $('inspector-meta').textContent = `${e.type} · ${e.id}`;
-  const row = state.rows[state.rowIndex.get(id)];
-  const parent = e.parentId && state.byId.has(e.parentId)
-    ? h('button', { type: 'button', class: 'link mono', onclick: () => selectEntry(e.parentId, { conv: 'end', scrollTree: true }) }, e.parentId)
-    : h('span', { class: 'mono' }, e.parentId ?? 'null (root)');
-  const label = attempt(() => state.session.label(id)) ?? row?.label ?? null;
+  const r = state.rows;
+  const parentId = e.parentId;
+  const parent = parentId && state.rowIndex.has(parentId)
+    ? h('button', { type: 'button', class: 'link mono', onclick: () => inspectEntry(parentId) }, parentId)
+    : h('span', { class: 'mono' }, parentId ?? 'null (root)');
+  const onPath = Boolean(state.pathMask[i]);
   const facts = h(
     'dl',
     { class: 'facts' },
@@ -1026,20 +1286,79 @@ function renderInspector(id) {
     h('dt', null, 'time'),
     h('dd', null, fmtTime(e.timestamp) || '—'),
     h('dt', null, 'children'),
-    h('dd', null, String(row?.kids ?? 0)),
-    h('dt', null, 'depth'),
-    h('dd', null, `${fmtNum(state.path.size)} entries on this path`),
-    label ? [h('dt', null, 'label'), h('dd', null, h('span', { class: 'label-pill' }, String(label)))] : null,
+    h('dd', null, String(r.kids[i] ?? 0)),
+    h('dt', null, 'branch'),
+    h('dd', null, id === state.selected ? `the leaf · ${fmtNum(state.onPath)} entries on this path` : onPath ? 'on the shown branch' : 'on another branch'),
+    label ? [h('dt', null, 'label'), h('dd', null, h('span', { class: 'label-pill', dataset: { testid: 'inspector-label' } }, String(label)))] : null,
   );
-  box.replaceChildren(facts, highlightJson(JSON.stringify(e, null, 2)));
+  box.replaceChildren(facts, entryActions(e, label), highlightJson(JSON.stringify(e, null, 2)));
   box.scrollTop = 0;
+}
+
+/** Label / branch / new-session actions for an editable session, or the import hint. */
+function entryActions(e, label) {
+  const v = state.view;
+  const wrap = h('div', { class: 'actions', dataset: { testid: 'entry-actions' } });
+  if (e.id !== state.selected) {
+    wrap.append(h('button', { type: 'button', class: 'btn btn-small', onclick: () => selectEntry(e.id, { conv: 'end', scrollTree: true }) }, 'Show this branch'));
+  }
+  if (!v?.writable) {
+    const target = editTarget();
+    wrap.append(
+      h('p', { class: 'muted small' }, 'Read-only. ', h('button', { type: 'button', class: 'link', onclick: () => importCurrent() }, target === 'opfs' ? 'Import a copy into browser storage' : 'Copy to memory'), ' to label entries, branch and fork.'),
+    );
+    return wrap;
+  }
+  const input = h('input', { type: 'text', name: 'label', value: label ?? '', placeholder: 'label', maxlength: 200, 'aria-label': 'Label of this entry', dataset: { testid: 'label-input' } });
+  const labelForm = h(
+    'form',
+    {
+      class: 'label-form',
+      onsubmit: (ev) => {
+        ev.preventDefault();
+        runEdit('label', { id: e.id, label: input.value }, input.value.trim() ? `Labelled ${e.id.slice(0, 8)} “${input.value.trim()}”` : `Cleared the label of ${e.id.slice(0, 8)}`);
+      },
+    },
+    input,
+    h('button', { type: 'submit', class: 'btn btn-small', dataset: { testid: 'label-save' } }, label ? 'Relabel' : 'Label'),
+    label ? h('button', { type: 'button', class: 'btn btn-small', onclick: () => runEdit('label', { id: e.id, label: null }, `Cleared the label of ${e.id.slice(0, 8)}`) }, 'Clear') : null,
+  );
+  const summary = h('textarea', { rows: 3, placeholder: 'What happened on the branch you leave (it ends at the current leaf)…', 'aria-label': 'Branch summary', dataset: { testid: 'summary-input' } });
+  const branchForm = h(
+    'details',
+    { class: 'branch-form' },
+    h('summary', null, 'Branch from here…'),
+    h(
+      'form',
+      {
+        onsubmit: (ev) => {
+          ev.preventDefault();
+          runEdit('branchWithSummary', { id: e.id, summary: summary.value }, `Branched from ${e.id.slice(0, 8)} with a summary`);
+        },
+      },
+      summary,
+      h(
+        'div',
+        { class: 'row' },
+        h('button', { type: 'submit', class: 'btn btn-small', dataset: { testid: 'branch-save' } }, 'Branch with summary'),
+        h('button', { type: 'button', class: 'btn btn-small', title: 'A new session file holding the path root → this entry', onclick: () => newSessionFromBranch(e.id) }, 'New session from this branch'),
+      ),
+    ),
+  );
+  wrap.append(labelForm, branchForm);
+  return wrap;
+}
+
+async function newSessionFromBranch(id) {
+  const out = await runEdit('newSessionFromBranch', { id }, `New session from the branch ending at ${id.slice(0, 8)}`);
+  if (out) setUrl({ source: out.view.source, path: out.view.path });
 }
 
 const JSON_TOKEN = /("(?:\\.|[^"\\])*")(\s*:)?|\b(true|false|null)\b|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)/g;
 
-/** Pretty JSON with coloured tokens, built from text nodes only. */
-function highlightJson(text) {
-  const pre = h('pre', { class: 'code json', dataset: { testid: 'raw-json' } });
+/** Pretty JSON with coloured tokens (string values linkified), built from text nodes only. */
+function highlightJson(text, testid = 'raw-json') {
+  const pre = h('pre', { class: 'code json', dataset: { testid } });
   if (text.length > HIGHLIGHT_MAX) {
     pre.textContent = text;
     return pre;
@@ -1050,12 +1369,265 @@ function highlightJson(text) {
   while ((m = JSON_TOKEN.exec(text))) {
     if (m.index > last) pre.append(text.slice(last, m.index));
     const cls = m[1] ? (m[2] ? 'j-key' : 'j-str') : m[3] ? 'j-lit' : 'j-num';
-    pre.append(h('span', { class: cls }, m[1] ?? m[0]));
+    pre.append(h('span', { class: cls }, cls === 'j-str' ? linkify(m[1]) : m[1] ?? m[0]));
     if (m[2]) pre.append(m[2]);
     last = JSON_TOKEN.lastIndex;
   }
   if (last < text.length) pre.append(text.slice(last));
   return pre;
+}
+
+// ---------------------------------------------------------------- session picker
+
+const picker = {
+  source: 'samples',
+  scope: 'project', // 'project' | 'all'
+  cwd: null,
+  items: [],
+  active: 0,
+  dirty: false,
+  refreshing: Promise.resolve(),
+  gen: 0,
+  timer: 0,
+};
+
+function wirePicker() {
+  const dlg = $('picker');
+  const q = $('picker-query');
+  $('picker-close').addEventListener('click', () => dlg.close());
+  $('picker-scope').addEventListener('click', () => toggleScope());
+  dlg.addEventListener('click', (ev) => {
+    if (ev.target === dlg) dlg.close(); // the backdrop
+  });
+  q.addEventListener('input', () => {
+    clearTimeout(picker.timer);
+    picker.dirty = true;
+    picker.timer = setTimeout(refreshPicker, 120);
+  });
+  dlg.addEventListener('keydown', (ev) => {
+    const inList = ev.target === q || ev.target.closest?.('#picker-list');
+    if (ev.key === 'Tab' && !ev.shiftKey && inList && !ev.ctrlKey && !ev.altKey) {
+      ev.preventDefault();
+      toggleScope();
+      q.focus();
+    } else if (ev.key === 'ArrowDown' || ev.key === 'ArrowUp') {
+      if (!inList) return;
+      ev.preventDefault();
+      moveActive(ev.key === 'ArrowDown' ? 1 : -1);
+    } else if (ev.key === 'Enter' && ev.target === q) {
+      ev.preventDefault();
+      chooseActive();
+    }
+  });
+}
+
+async function openPicker(source) {
+  const dlg = $('picker');
+  state.sources = await call('sources').catch(() => state.sources);
+  const current = state.view?.source;
+  const byKey = new Map(state.sources.map((s) => [s.key, s]));
+  picker.source = source ?? (current && byKey.get(current)?.available ? current : byKey.get('opfs')?.sessions ? 'opfs' : 'samples');
+  picker.cwd = state.view?.source === picker.source ? state.view.header?.cwd ?? null : null;
+  if (!dlg.open) {
+    $('picker-query').value = ''; // a fresh list each time the picker opens
+    dlg.showModal();
+  }
+  $('picker-query').focus();
+  await refreshPicker();
+}
+
+function renderSources() {
+  const box = $('picker-sources');
+  box.replaceChildren(
+    ...state.sources.map((s) =>
+      h(
+        'button',
+        {
+          type: 'button',
+          role: 'tab',
+          class: `src-tab${s.key === picker.source ? ' active' : ''}`,
+          'aria-selected': s.key === picker.source ? 'true' : 'false',
+          dataset: { source: s.key },
+          title: s.note ?? `${s.label}${s.writable ? ' · editable' : ' · read-only'}`,
+          onclick: () => {
+            picker.source = s.key;
+            picker.cwd = state.view?.source === s.key ? state.view.header?.cwd ?? null : null;
+            refreshPicker();
+            $('picker-query').focus();
+          },
+        },
+        SOURCE_TAB[s.key] ?? s.label,
+        h('span', { class: 'count' }, s.available ? fmtNum(s.sessions) : '–'),
+      ),
+    ),
+  );
+}
+
+const SOURCE_TAB = { samples: 'Samples', opened: 'Opened folder', opfs: 'Browser storage', memory: 'Memory' };
+
+function toggleScope() {
+  picker.scope = picker.scope === 'project' ? 'all' : 'project';
+  refreshPicker();
+}
+
+/** Enter: the active session of the list for what is typed now (a pending search runs first). */
+async function chooseActive() {
+  if (picker.dirty) {
+    clearTimeout(picker.timer);
+    await refreshPicker();
+  } else {
+    await picker.refreshing;
+  }
+  const it = picker.items[picker.active];
+  if (it) chooseSession(it); // Enter on an empty list does nothing
+}
+
+function refreshPicker() {
+  picker.dirty = false;
+  picker.refreshing = doRefreshPicker();
+  return picker.refreshing;
+}
+
+async function doRefreshPicker() {
+  const gen = ++picker.gen;
+  const query = $('picker-query').value;
+  renderSources();
+  const src = state.sources.find((s) => s.key === picker.source);
+  let res = null;
+  let error = null;
+  if (src?.available) {
+    try {
+      res = await call('list', { source: picker.source, scope: picker.scope, cwd: picker.cwd, query });
+    } catch (e) {
+      error = e;
+    }
+  }
+  if (gen !== picker.gen) return;
+  if (res) {
+    picker.cwd = res.cwd;
+    const i = state.sources.findIndex((s) => s.key === res.source.key);
+    if (i >= 0) state.sources[i] = res.source;
+    renderSources();
+  }
+  picker.items = res?.items ?? [];
+  picker.active = 0;
+  const scopeBtn = $('picker-scope');
+  scopeBtn.textContent = picker.scope === 'project' ? 'This project' : 'All projects';
+  scopeBtn.dataset.scope = picker.scope;
+  scopeBtn.setAttribute('aria-pressed', picker.scope === 'all' ? 'true' : 'false');
+  const info = $('picker-info');
+  const where = picker.scope === 'project' ? h('span', null, 'This project: ', h('code', null, picker.cwd ?? '—')) : h('span', null, 'All projects');
+  const how = res?.how === 'search' ? `${fmtNum(picker.items.length)} match${picker.items.length === 1 ? '' : 'es'}, best first` : res?.how === 'recent' ? 'most recent first' : res ? 'newest first' : '';
+  info.replaceChildren(...[where, how ? h('span', { class: 'muted' }, ` · ${how}`) : null].filter(Boolean));
+  renderPickerList(src, error, query.trim());
+  renderPickerActions(src);
+}
+
+function renderPickerList(src, error, query) {
+  const list = $('picker-list');
+  if (!src?.available || error) {
+    const text = error ? errMsg(error) : src?.note ?? 'Nothing here yet.';
+    const more = picker.source === 'opened' ? h('button', { type: 'button', class: 'btn btn-primary', onclick: () => $('open-folder').click() }, 'Open folder…') : null;
+    list.replaceChildren(h('li', { class: 'picker-empty', dataset: { testid: 'picker-empty' } }, h('p', null, text), more));
+    return;
+  }
+  if (!picker.items.length) {
+    let text;
+    if (query) text = `No session matches “${query}”${picker.scope === 'project' ? ' in this project. Press Tab to search all projects.' : '.'}`;
+    else if (picker.scope === 'project' && src.sessions) text = 'No sessions in this project. Press Tab to view all projects.';
+    else if (picker.source === 'opfs' || picker.source === 'memory') text = `No sessions in the ${SOURCE_NAMES[picker.source]} yet. Open a session and use “${picker.source === 'opfs' ? 'Import to browser storage' : 'Copy to memory'}” to edit a copy here.`;
+    else text = 'No sessions found.';
+    list.replaceChildren(h('li', { class: 'picker-empty', dataset: { testid: 'picker-empty' } }, text));
+    return;
+  }
+  list.replaceChildren(
+    ...picker.items.map((it, i) => {
+      const current = state.view?.source === picker.source && state.view?.path === it.path;
+      const bits = [];
+      if (picker.scope === 'all' || query) bits.push(h('code', { class: 'cwd' }, it.cwd));
+      bits.push(h('span', null, it.timeAgo ?? fmtTime(it.modified)));
+      if (typeof it.messageCount === 'number') bits.push(h('span', null, `${fmtNum(it.messageCount)} messages`));
+      bits.push(h('span', { class: 'mono' }, String(it.id).slice(0, 8)));
+      if (typeof it.score === 'number') bits.push(h('span', { class: 'score', title: 'fuzzy match score' }, `score ${fmtNum(it.score)}`));
+      const preview = it.firstMessage && it.title && it.firstMessage !== it.name ? h('div', { class: 'pi-preview' }, oneLine(it.firstMessage, 160)) : null;
+      return h(
+        'li',
+        {
+          role: 'option',
+          id: `pick-${i}`,
+          class: `picker-item${i === picker.active ? ' active' : ''}${current ? ' current' : ''}`,
+          'aria-selected': i === picker.active ? 'true' : 'false',
+          dataset: { path: it.path, id: it.id },
+          tabindex: '-1',
+          onclick: () => chooseSession(it),
+          onmousemove: () => setActive(i),
+        },
+        h('div', { class: 'pi-title' }, h('span', { class: 'pi-name', title: it.name }, oneLine(it.name || it.title || it.id, 90)), current ? h('span', { class: 'badge' }, 'open') : null),
+        preview,
+        h('div', { class: 'pi-meta' }, bits),
+      );
+    }),
+  );
+  $('picker-query').setAttribute('aria-activedescendant', 'pick-0');
+}
+
+function setActive(i) {
+  if (i === picker.active) return;
+  const list = $('picker-list');
+  list.querySelector('.picker-item.active')?.classList.remove('active');
+  const el = list.children[i];
+  if (!el?.classList.contains('picker-item')) return;
+  picker.active = i;
+  el.classList.add('active');
+  for (const c of list.children) c.setAttribute('aria-selected', c === el ? 'true' : 'false');
+  $('picker-query').setAttribute('aria-activedescendant', el.id);
+}
+
+function moveActive(step) {
+  const n = picker.items.length;
+  if (!n) return;
+  setActive((picker.active + step + n) % n);
+  $('picker-list').children[picker.active]?.scrollIntoView({ block: 'nearest' });
+}
+
+function renderPickerActions(src) {
+  const box = $('picker-actions');
+  box.replaceChildren();
+  if (!src) return;
+  const target = editTarget();
+  if (!src.writable && src.available && src.sessions) {
+    box.append(
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'btn btn-small',
+          title: `Copy every session of this list's source (with artifacts) into the ${SOURCE_NAMES[target]}`,
+          onclick: async () => {
+            try {
+              const r = await call('importAll', { source: src.key, target });
+              toast(`Imported ${r.imported} session${r.imported === 1 ? '' : 's'} into the ${SOURCE_NAMES[target]}${r.skipped ? ` (${r.skipped} already there)` : ''}`, 'ok', 'save-status');
+              picker.source = target;
+              state.sources = await call('sources');
+              refreshPicker();
+            } catch (e) {
+              showBanner('error', `Import failed: ${errMsg(e)}`);
+            }
+          },
+        },
+        target === 'opfs' ? 'Import all into browser storage' : 'Copy all to memory',
+      ),
+    );
+  }
+  if (src.key === 'opened' || !state.sources.find((s) => s.key === 'opened')?.available) {
+    box.append(h('button', { type: 'button', class: 'btn btn-small', onclick: () => $('open-folder').click() }, 'Open folder…'));
+  }
+  if (src.key === 'opfs' && src.available) box.append(h('span', { class: 'muted small' }, `${fmtBytes(src.bytes)} in browser storage`));
+}
+
+async function chooseSession(it) {
+  $('picker').close();
+  await openPath(picker.source, it.path);
 }
 
 main();

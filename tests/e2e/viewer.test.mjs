@@ -2,127 +2,43 @@
 //
 // Serves web-demo/ with scripts/serve.mjs on a free port, drives headless Chromium
 // (/usr/bin/chromium, never a downloaded browser) with playwright-core, and fails on any
-// page error, console error or failed request. Screenshots: tests/e2e/screenshots/*.png.
+// page error, console error or failed request (helpers.mjs). Screenshots:
+// tests/e2e/screenshots/*.png. The picker, the browser storage and large sessions are in
+// sessions.test.mjs and large-session.test.mjs.
 //
 // Run: scripts/test-e2e   (or `node --test tests/e2e/` once web-demo/pkg is built)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-
-const HERE = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(HERE, '..', '..');
-const SHARED = resolve(ROOT, '..', 'shared', 'fixtures', 'real'); // ../shared beside the repo
-const SCREENSHOTS = join(HERE, 'screenshots');
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-];
-const TIMEOUT = 30_000;
-
-/** Starts scripts/serve.mjs on a free port; resolves with the URL it prints. */
-function startServer() {
-  const child = spawn(process.execPath, [join(ROOT, 'scripts', 'serve.mjs'), '--port', '0'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stderr.on('data', (d) => (err += d));
-  return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve.mjs printed no URL within 10 s:\n${out}${err}`)), 10_000);
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/^Serving the session viewer at (http:\/\/127\.0\.0\.1:(\d+)\/)$/m);
-      if (m) {
-        clearTimeout(timer);
-        assert.notEqual(m[2], '0', 'the printed port is the real one');
-        resolvePromise({ child, url: m[1] });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve.mjs exited with ${code}:\n${out}${err}`));
-    });
-  });
-}
-
-/** SIGTERM the server and return its exit code (it must exit cleanly). */
-function stopServer(child) {
-  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
-  return new Promise((resolvePromise) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    child.removeAllListeners('exit');
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      resolvePromise(code ?? signal);
-    });
-    child.kill('SIGTERM');
-  });
-}
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ROOT, SCREENSHOTS, SHARED, cssEscape as CSS_escape, dropFile, fileChip, openBrowser } from './helpers.mjs';
 
 describe('session viewer', { timeout: 180_000 }, () => {
+  let b;
   let server;
-  let context;
   let page;
-  let profile;
-  const problems = []; // page errors, console errors, failed requests
 
   before(async () => {
-    assert.ok(
-      existsSync(join(ROOT, 'web-demo', 'pkg', 'xcsh_session.js')),
-      'web-demo/pkg/xcsh_session.js is missing: build the package with scripts/build-js',
-    );
-    await mkdir(SCREENSHOTS, { recursive: true });
-    server = await startServer();
-    profile = await mkdtemp(join(tmpdir(), 'xcsh-e2e-profile-'));
-    // A fresh profile per run (persistent context = explicit --user-data-dir).
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_FLAGS,
-      viewport: { width: 1440, height: 900 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(TIMEOUT);
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console.error: ${m.text()}`);
-    });
-    page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ''}`));
-    page.on('response', (r) => {
-      if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
-    });
+    b = await openBrowser();
+    ({ server, page } = b);
   });
 
   after(async () => {
-    await context?.close();
-    if (profile) await rm(profile, { recursive: true, force: true });
-    if (server) {
-      const code = await stopServer(server.child);
-      assert.equal(code, 0, 'serve.mjs exits with status 0 on SIGTERM');
-    }
+    await b?.close();
   });
 
   const conversationText = () => page.locator('#conversation').innerText();
   // Each test reports (and clears) what went wrong during it.
-  const assertNoProblems = () => assert.deepEqual(problems.splice(0), [], 'no page errors, console errors or failed requests');
+  const assertNoProblems = () => b.assertNoProblems();
 
   test('serves the page, the wasm package and the samples with the right MIME types', async () => {
     for (const [path, type] of [
       ['', 'text/html'],
       ['app.js', 'text/javascript'],
+      ['worker.js', 'text/javascript'],
+      ['memory-storage.js', 'text/javascript'],
+      ['opfs-storage.js', 'text/javascript'],
       ['pkg/xcsh_session.js', 'text/javascript'],
       ['style.css', 'text/css'],
       ['samples/index.json', 'application/json'],
@@ -301,26 +217,3 @@ describe('session viewer', { timeout: 180_000 }, () => {
     assertNoProblems();
   });
 });
-
-/** Waits until the session bar names the open file. */
-async function fileChip(page, name) {
-  await page.locator('#session-bar [data-testid=chip-file]', { hasText: name }).waitFor();
-}
-
-/** Drops `text` as a file on the page, as a drag from the file manager would. */
-async function dropFile(page, name, text) {
-  await page.evaluate(
-    ([fileName, content]) => {
-      const dt = new DataTransfer();
-      dt.items.add(new File([content], fileName, { type: 'application/x-ndjson' }));
-      for (const type of ['dragenter', 'dragover', 'drop']) {
-        document.body.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
-      }
-    },
-    [name, text],
-  );
-}
-
-function CSS_escape(id) {
-  return String(id).replace(/[^\w-]/g, (c) => `\\${c}`);
-}

@@ -6,7 +6,11 @@ import {
   Session, MemoryJsStorage, user, assistant, fixture,
   recentSessions, listSessions, searchSessions, resolveResume, continueRecent,
   resolveUrl, blobPut, blobGet, forkSession, moveSession, collectGarbage, sessionDirForCwd,
+  buildSessionContextJson,
 } from './helpers.mjs';
+
+const buildSessionContextJsonBytes = (b) => buildSessionContextJson(b);
+const buildSessionContextJsonText = (t) => buildSessionContextJson(t);
 
 const agentDir = '/home/me/.xcsh/agent';
 
@@ -84,4 +88,12 @@ test('fromText reports load progress from 0 to the total', () => {
   assert.deepEqual(seen.at(-1), [total, total]);
   for (let i = 1; i < seen.length; i++) assert.ok(seen[i][0] >= seen[i - 1][0], 'monotonic');
   assert.deepEqual(s.contextEntryIds().length, s.context().messages.length);
+});
+
+test('session text may be given as UTF-8 bytes', () => {
+  const text = fixture('large-session');
+  const bytes = new TextEncoder().encode(text);
+  assert.equal(buildSessionContextJsonBytes(bytes), buildSessionContextJsonText(text));
+  assert.equal(Session.fromText(bytes).entries().length, Session.fromText(text).entries().length);
+  assert.throws(() => Session.fromText(42), (e) => e.kind === 'invalidInput');
 });

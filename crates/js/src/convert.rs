@@ -143,3 +143,20 @@ pub fn json_array<'a>(items: impl IntoIterator<Item = impl AsRef<str> + 'a>) -> 
     out.push(']');
     out
 }
+
+/// Session text given as a string or as UTF-8 bytes (`Uint8Array`, e.g. straight from
+/// `fs.readFileSync` or `File.arrayBuffer()`): bytes cross into wasm at their own size,
+/// while a JS string with non-ASCII characters may need up to three times its length.
+/// Invalid UTF-8 is replaced (U+FFFD), as when a file is read.
+pub fn session_text(value: JsValue) -> Result<String, JsValue> {
+    if let Some(s) = value.as_string() {
+        return Ok(s);
+    }
+    match value.dyn_into::<js_sys::Uint8Array>() {
+        Ok(bytes) => Ok(match String::from_utf8(bytes.to_vec()) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        }),
+        Err(_) => Err(invalid("session text must be a string or a Uint8Array")),
+    }
+}

@@ -48,21 +48,23 @@ fn start() {
 }
 
 /// A read-only session over `text` (no file, memory storage).
-fn read_only(text: &str) -> Session {
-    Session::from_text(Rc::new(LocalStorage::default()), text, "")
+fn read_only(text: String) -> Session {
+    Session::from_string(Rc::new(LocalStorage::default()), text, "")
 }
 
 /// Header, entry count, leaf, version on disk and the load report of a session's text.
 #[wasm_bindgen(js_name = parseSession, unchecked_return_type = "ParsedSession")]
-pub fn parse_session(text: &str) -> Result<JsValue, JsValue> {
-    convert::parse(&api::show_json(&read_only(text)))
+pub fn parse_session(
+    #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] text: JsValue,
+) -> Result<JsValue, JsValue> {
+    convert::parse(&api::show_json(&read_only(convert::session_text(text)?)))
 }
 
 /// `buildSessionContext` of a session's text: `leafId` `undefined` → the last entry,
 /// `null` → the empty context, an id → that entry (unknown → the last entry, as the agent).
 #[wasm_bindgen(js_name = buildSessionContext, unchecked_return_type = "SessionContext")]
 pub fn build_session_context(
-    text: &str,
+    #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] text: JsValue,
     #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")]
     leaf_id: JsValue,
 ) -> Result<JsValue, JsValue> {
@@ -72,12 +74,14 @@ pub fn build_session_context(
 /// `buildSessionContext` as JSON text (what `JSON.stringify` of the context gives).
 #[wasm_bindgen(js_name = buildSessionContextJson)]
 pub fn build_session_context_json(
-    text: &str,
+    #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] text: JsValue,
     #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")]
     leaf_id: JsValue,
 ) -> Result<String, JsValue> {
     let leaf = LeafArg::from_js(&leaf_id)?;
-    Ok(read_only(text).context_at(leaf.leaf(Leaf::Last)).to_json())
+    Ok(read_only(convert::session_text(text)?)
+        .context_at(leaf.leaf(Leaf::Last))
+        .to_json())
 }
 
 /// The package version.

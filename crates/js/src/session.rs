@@ -48,7 +48,7 @@ impl JsSession {
     /// `<agentDir>/blobs` of `options.storage`.
     #[wasm_bindgen(js_name = fromText)]
     pub fn from_text(
-        text: String,
+        #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] text: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "FromTextOptions")] options: JsValue,
     ) -> JsResult<JsSession> {
         let agent_dir = opt_string(&options, "agentDir")?.unwrap_or_default();
@@ -67,7 +67,12 @@ impl JsSession {
             }
         };
         Ok(JsSession {
-            inner: CoreSession::from_string_with_progress(storage, text, &agent_dir, &mut progress),
+            inner: CoreSession::from_string_with_progress(
+                storage,
+                crate::convert::session_text(text)?,
+                &agent_dir,
+                &mut progress,
+            ),
         })
     }
 

@@ -80,7 +80,7 @@ fn kind(error: JsValue) -> (String, String) {
 
 #[wasm_bindgen_test]
 fn parse_session_reads_header_count_and_leaf() {
-    let p = parse_session(SMALL).unwrap();
+    let p = parse_session(SMALL.into()).unwrap();
     assert_eq!(
         get(&get(&p, "header"), "id").as_string().unwrap(),
         "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
@@ -98,16 +98,16 @@ fn parse_session_reads_header_count_and_leaf() {
 #[wasm_bindgen_test]
 fn context_is_byte_identical_to_the_native_core() {
     assert_eq!(
-        build_session_context_json(SMALL, JsValue::UNDEFINED).unwrap(),
+        build_session_context_json(SMALL.into(), JsValue::UNDEFINED).unwrap(),
         SMALL_CONTEXT.trim_end()
     );
-    let ctx = build_session_context(SMALL, JsValue::UNDEFINED).unwrap();
+    let ctx = build_session_context(SMALL.into(), JsValue::UNDEFINED).unwrap();
     assert_eq!(stringify(&ctx), SMALL_CONTEXT.trim_end());
 }
 
 #[wasm_bindgen_test]
 fn context_at_a_leaf_null_and_unknown() {
-    let at = build_session_context(SMALL, "u0000002".into()).unwrap();
+    let at = build_session_context(SMALL.into(), "u0000002".into()).unwrap();
     assert_eq!(get(&at, "thinkingLevel").as_string().unwrap(), "high");
     assert_eq!(
         get(&at, "messages")
@@ -115,7 +115,7 @@ fn context_at_a_leaf_null_and_unknown() {
             .length(),
         5
     );
-    let empty = build_session_context(SMALL, JsValue::NULL).unwrap();
+    let empty = build_session_context(SMALL.into(), JsValue::NULL).unwrap();
     assert_eq!(
         get(&empty, "messages")
             .unchecked_into::<js_sys::Array>()
@@ -123,14 +123,14 @@ fn context_at_a_leaf_null_and_unknown() {
         0
     );
     assert_eq!(
-        build_session_context_json(SMALL, "unknown".into()).unwrap(),
+        build_session_context_json(SMALL.into(), "unknown".into()).unwrap(),
         SMALL_CONTEXT.trim_end()
     );
 }
 
 #[wasm_bindgen_test]
 fn tree_shows_the_branch_and_the_label() {
-    let s = JsSession::from_text(SMALL.to_string(), JsValue::UNDEFINED).unwrap();
+    let s = JsSession::from_text(SMALL.into(), JsValue::UNDEFINED).unwrap();
     let tree = s.tree_json();
     assert!(tree.contains(r#""label":"listing""#), "{tree}");
     assert_eq!(
@@ -146,7 +146,7 @@ fn tree_shows_the_branch_and_the_label() {
 
 #[wasm_bindgen_test]
 fn errors_carry_their_kind() {
-    let mut s = JsSession::from_text(SMALL.to_string(), JsValue::UNDEFINED).unwrap();
+    let mut s = JsSession::from_text(SMALL.into(), JsValue::UNDEFINED).unwrap();
     assert_eq!(
         kind(s.entry("nope").unwrap_err()),
         ("entryNotFound".into(), "Entry nope not found".into())
@@ -156,7 +156,7 @@ fn errors_carry_their_kind() {
             .unwrap_err(),
     );
     assert_eq!(k, "readOnly");
-    let (k, _) = kind(build_session_context(SMALL, 7.into()).unwrap_err());
+    let (k, _) = kind(build_session_context(SMALL.into(), 7.into()).unwrap_err());
     assert_eq!(k, "invalidInput");
 }
 

@@ -1,0 +1,151 @@
+// Shared by the end-to-end tests of the session viewer: the static server, a headless
+// Chromium (/usr/bin/chromium, never a downloaded browser) with a fresh profile, and the
+// list of problems (page errors, console errors, failed requests) every test must keep empty.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+export const ROOT = resolve(HERE, '..', '..');
+export const SHARED = resolve(ROOT, '..', 'shared', 'fixtures', 'real'); // ../shared beside the repo
+export const SCREENSHOTS = join(HERE, 'screenshots');
+export const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+export const CHROMIUM_FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+export const TIMEOUT = 30_000;
+
+/** Starts scripts/serve.mjs on a free port; resolves with the URL it prints. */
+export function startServer() {
+  const child = spawn(process.execPath, [join(ROOT, 'scripts', 'serve.mjs'), '--port', '0'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve.mjs printed no URL within 10 s:\n${out}${err}`)), 10_000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/^Serving the session viewer at (http:\/\/127\.0\.0\.1:(\d+)\/)$/m);
+      if (m) {
+        clearTimeout(timer);
+        assert.notEqual(m[2], '0', 'the printed port is the real one');
+        resolvePromise({ child, url: m[1] });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve.mjs exited with ${code}:\n${out}${err}`));
+    });
+  });
+}
+
+/** SIGTERM the server and return its exit code (it must exit cleanly). */
+export function stopServer(child) {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolvePromise) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    child.removeAllListeners('exit');
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise(code ?? signal);
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/**
+ * The server, a persistent Chromium context on a fresh profile (so OPFS survives page
+ * reloads within the run), its page, and `problems`: every page error, console error,
+ * failed request and HTTP error. `assertNoProblems()` reports and clears them.
+ */
+export async function openBrowser() {
+  assert.ok(
+    existsSync(join(ROOT, 'web-demo', 'pkg', 'xcsh_session.js')),
+    'web-demo/pkg/xcsh_session.js is missing: build the package with scripts/build-js',
+  );
+  await mkdir(SCREENSHOTS, { recursive: true });
+  const server = await startServer();
+  const profile = await mkdtemp(join(tmpdir(), 'xcsh-e2e-profile-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_FLAGS,
+    viewport: { width: 1440, height: 900 },
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(TIMEOUT);
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console.error: ${m.text()}`);
+  });
+  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ''}`));
+  page.on('response', (r) => {
+    if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
+  });
+  return {
+    server,
+    context,
+    page,
+    problems,
+    assertNoProblems: () => assert.deepEqual(problems.splice(0), [], 'no page errors, console errors or failed requests'),
+    async close() {
+      await context?.close();
+      await rm(profile, { recursive: true, force: true });
+      const code = await stopServer(server.child);
+      assert.equal(code, 0, 'serve.mjs exits with status 0 on SIGTERM');
+    },
+  };
+}
+
+/** Waits until the session bar names the open file. */
+export async function fileChip(page, name) {
+  await page.locator('#session-bar [data-testid=chip-file]', { hasText: name }).waitFor();
+}
+
+/** Drops `text` as a file on the page, as a drag from the file manager would. */
+export async function dropFile(page, name, text) {
+  await page.evaluate(
+    ([fileName, content]) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([content], fileName, { type: 'application/x-ndjson' }));
+      for (const type of ['dragenter', 'dragover', 'drop']) {
+        document.body.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+      }
+    },
+    [name, text],
+  );
+}
+
+export function cssEscape(id) {
+  return String(id).replace(/[^\w-]/g, (c) => `\\${c}`);
+}
+
+/** The text of a file in the page's OPFS (what the browser storage holds on disk). */
+export function readOpfs(page, path) {
+  return page.evaluate(async (p) => {
+    let dir = await navigator.storage.getDirectory();
+    const parts = p.split('/').filter(Boolean);
+    for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part);
+    return (await (await dir.getFileHandle(parts.at(-1))).getFile()).text();
+  }, path);
+}
+
+/** Titles of the picker's list, in order. */
+export function pickerTitles(page) {
+  return page.locator('#picker-list .picker-item .pi-title').allInnerTexts();
+}

@@ -1,0 +1,768 @@
+// The viewer's worker: runs the xcsh-session wasm package off the main thread, owns the
+// storages, and answers the page (app.js) with small, ready-to-render pieces.
+//
+// Storages ("sources"), each an agent directory (`<agentDir>/sessions/--<cwd>--/*.jsonl`):
+//   samples  the bundled samples/agent directory, read-only
+//   opened   a folder the user opened (directory picker, <input webkitdirectory>, drop), read-only
+//   opfs     the browser storage: OPFS through a synchronous mirror (opfs-storage.js), kept
+//   memory   a writable in-memory directory, gone on reload ("don't keep")
+// Sessions of read-only sources are opened with Session.fromText (never written); edits
+// happen on copies imported into opfs or memory, opened with Session.open.
+//
+// Protocol: the page posts {id, op, args}; the worker answers {id, ok, result} or
+// {id, ok: false, error: {message, kind, code}}, and may post {type: 'progress', id, ...}
+// before. Requests run one at a time, in order; for opfs, each request's writes are on
+// disk (journal committed) before its answer is posted.
+import init, * as pkg from './pkg/xcsh_session.js';
+import { MemoryStorage, baseName, joinPath, normPath, parentOf } from './memory-storage.js';
+import { OpfsStorage } from './opfs-storage.js';
+import { describeEntry } from './describe.js';
+
+const MSG_CHUNK = 40;
+const OPFS_ROOT = '/xcsh';
+const LOCK_NAME = 'xcsh-session-viewer-opfs';
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/** key → {key, label, storage, agentDir, writable, persistent, available, note} */
+const sources = new Map([
+  ['samples', { key: 'samples', label: 'Samples', storage: new MemoryStorage({ readOnly: true }), agentDir: '/samples/agent', writable: false, persistent: false, available: false }],
+  ['opened', { key: 'opened', label: 'Opened folder', storage: null, agentDir: '/opened/agent', writable: false, persistent: false, available: false, note: 'Open a folder: your agent directory (~/.xcsh/agent), its sessions/ directory or one project directory.' }],
+  ['opfs', { key: 'opfs', label: 'Browser storage', storage: new OpfsStorage({ root: OPFS_ROOT }), agentDir: `${OPFS_ROOT}/agent`, writable: true, persistent: true, available: false }],
+  ['memory', { key: 'memory', label: 'Memory (not kept)', storage: new MemoryStorage(), agentDir: '/memory/agent', writable: true, persistent: false, available: true }],
+]);
+let opfsReady = null;
+
+/** The open session and what the page has been told about it. */
+let view = null;
+
+// ---------------------------------------------------------------- messaging
+
+let queue = Promise.resolve();
+self.onmessage = (ev) => {
+  const { id, op, args } = ev.data ?? {};
+  queue = queue.then(() => run(id, op, args ?? {}));
+};
+
+async function run(id, op, args) {
+  const handler = HANDLERS[op];
+  try {
+    if (!handler) throw new Error(`unknown operation ${op}`);
+    const out = await handler(args, id);
+    // Whatever the call wrote (including a released writer lock) is on disk before the answer.
+    await commit(sources.get('opfs'));
+    const transfer = [];
+    collectTransfer(out, transfer, 0);
+    self.postMessage({ id, ok: true, result: out }, transfer);
+  } catch (e) {
+    self.postMessage({ id, ok: false, error: { message: errMsg(e), kind: e?.kind, code: e?.code } });
+  }
+}
+
+function collectTransfer(value, out, depth) {
+  if (!value || typeof value !== 'object' || depth > 3) return;
+  if (ArrayBuffer.isView(value)) {
+    if (!out.includes(value.buffer)) out.push(value.buffer);
+    return;
+  }
+  if (Array.isArray(value)) return;
+  for (const v of Object.values(value)) collectTransfer(v, out, depth + 1);
+}
+
+function errMsg(e) {
+  if (e instanceof Error) return e.message;
+  if (typeof e === 'string') return e;
+  try {
+    return JSON.stringify(e);
+  } catch {
+    return String(e);
+  }
+}
+
+function fail(message, kind) {
+  const e = new Error(message);
+  if (kind) e.kind = kind;
+  return e;
+}
+
+/** Progress reports for request `id`, at most every 40 ms (and always the last). */
+function progress(id, phase, done = 0, total = 0) {
+  const now = performance.now();
+  const p = progress.last ?? (progress.last = { t: 0, phase: '' });
+  if (phase === p.phase && now - p.t < 40 && done < total) return;
+  p.t = now;
+  p.phase = phase;
+  self.postMessage({ type: 'progress', id, phase, done, total });
+}
+
+// ---------------------------------------------------------------- start-up
+
+async function loadSamples() {
+  const src = sources.get('samples');
+  try {
+    const res = await fetch(new URL('./samples/index.json', import.meta.url));
+    if (!res.ok) throw new Error(`samples/index.json: HTTP ${res.status}`);
+    const list = await res.json();
+    const agent = list.find((s) => s && typeof s.agentDir === 'string' && Array.isArray(s.files));
+    if (!agent) return;
+    src.label = agent.title ?? src.label;
+    await Promise.all(
+      agent.files.map(async (f) => {
+        const rel = normPath(f.path);
+        const url = new URL(`./samples/${agent.agentDir}${rel.split('/').map(encodeURIComponent).join('/')}`, import.meta.url);
+        const r = await fetch(url);
+        if (!r.ok) throw new Error(`${url.pathname}: HTTP ${r.status}`);
+        src.storage.put(`${src.agentDir}${rel}`, new Uint8Array(await r.arrayBuffer()), Date.parse(f.mtime) || 0);
+      }),
+    );
+    src.available = true;
+  } catch (e) {
+    src.note = `cannot load the sample agent directory: ${errMsg(e)}`;
+  }
+}
+
+/** Holds the OPFS lock for the worker's lifetime; false when another tab keeps it. */
+function acquireLock() {
+  if (!navigator.locks) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    navigator.locks
+      .request(LOCK_NAME, { signal: AbortSignal.timeout(4000) }, () => {
+        resolve(true);
+        return new Promise(() => {});
+      })
+      .catch(() => resolve(false));
+  });
+}
+
+async function loadOpfs() {
+  const src = sources.get('opfs');
+  try {
+    if (!navigator.storage?.getDirectory) throw new Error('this browser has no Origin Private File System');
+    if (typeof FileSystemFileHandle === 'undefined' || !('createSyncAccessHandle' in FileSystemFileHandle.prototype)) {
+      throw new Error('this browser cannot write OPFS files synchronously (createSyncAccessHandle)');
+    }
+    const locked = await acquireLock();
+    src.loaded = await src.storage.load();
+    src.storage.exclusive = locked;
+    if (!locked) {
+      src.storage.readOnly = true;
+      src.writable = false;
+      src.note = 'Another tab of the viewer is using the browser storage: read-only here.';
+    }
+    src.available = true;
+  } catch (e) {
+    src.available = false;
+    src.writable = false;
+    src.note = `Browser storage unavailable: ${errMsg(e)}`;
+  }
+}
+
+async function source(key) {
+  const src = sources.get(key);
+  if (!src) throw fail(`unknown source ${key}`, 'invalidInput');
+  if (key === 'opfs') await opfsReady;
+  if (!src.available || !src.storage) throw fail(src.note ?? `${src.label} is not available`, 'notFound');
+  return src;
+}
+
+function sourceInfo(src) {
+  let sessions = 0;
+  if (src.available && src.storage) {
+    const root = `${src.agentDir}/sessions`;
+    for (const f of src.storage.filesUnder(root)) if (f.endsWith('.jsonl')) sessions++;
+  }
+  return {
+    key: src.key,
+    label: src.label,
+    writable: src.writable,
+    persistent: src.persistent,
+    available: src.available,
+    note: src.note ?? null,
+    sessions,
+    bytes: src.available && src.storage ? src.storage.totalBytes() : 0,
+  };
+}
+
+async function commit(src) {
+  if (src.storage instanceof OpfsStorage) await src.storage.commit();
+}
+
+// ---------------------------------------------------------------- opening sessions
+
+/** Opens a session read-only from its text (samples, opened files, large files). */
+function viewFromText(text, { src = null, path = null, name, size, reqId, t0, origin = 'file' }) {
+  const options = { onProgress: (done, total) => progress(reqId, 'parse', done, total) };
+  if (src) {
+    options.storage = src.storage;
+    options.agentDir = src.agentDir;
+  }
+  const session = pkg.Session.fromText(text, options);
+  return setView({ session, src, path, name, size, t0, reqId, text: src ? null : text, origin });
+}
+
+/** Opens a session of a writable source for editing (migrates an old file: it is a copy). */
+async function viewWritable(src, path, reqId, t0 = performance.now()) {
+  progress(reqId, 'open', 0, 0);
+  const session = pkg.Session.open(src.storage, path, { agentDir: src.agentDir });
+  session.close(); // release the writer lock between requests (a migration may have taken it)
+  await commit(src);
+  return setView({ session, src, path, name: baseName(path), size: src.storage.stat(path).size, t0, reqId });
+}
+
+function setView({ session, src, path, name, size, t0, reqId, text = null, origin = null }) {
+  const loadMs = performance.now() - t0;
+  if (view && view.session !== session) {
+    try {
+      view.session.free();
+    } catch {
+      /* already freed */
+    }
+  }
+  view = { session, src, path, name, size, loadMs, text, origin: origin ?? src?.key ?? 'file', rows: null, messages: [], ctxIds: [] };
+  return openPayload(reqId, 'start');
+}
+
+/** Everything the page needs to show the current view, with the leaf's branch selected. */
+function openPayload(reqId, where = 'start', leafId = undefined) {
+  progress(reqId, 'tree', 0, 0);
+  const rows = buildRows();
+  progress(reqId, 'context', 0, 0);
+  const leaf = leafId !== undefined ? leafId : view.session.leafId ?? (rows.ids.length ? rows.ids[rows.ids.length - 1] : null);
+  const sel = select(leaf, where);
+  const s = view.session;
+  const header = s.header();
+  const report = s.report();
+  const warnings = s.warnings();
+  return {
+    view: {
+      source: view.src?.key ?? null,
+      origin: view.origin,
+      sourceLabel: view.src?.label ?? null,
+      writable: Boolean(view.src?.writable),
+      persistent: Boolean(view.src?.persistent),
+      path: view.path,
+      relPath: view.src && view.path ? view.path.slice(view.src.agentDir.length + 1) : null,
+      name: view.name,
+      size: view.size,
+      loadMs: view.loadMs,
+      header,
+      version: report.migration?.fromVersion ?? header.version ?? 1,
+      report,
+      warnings,
+      sessionId: s.sessionId,
+      file: s.file ?? null,
+    },
+    rows,
+    sel,
+  };
+}
+
+/**
+ * The tree as outline rows in columns (cheap to send): ids, parent row, depth, flags
+ * (1 fork, 2 first of siblings' branch, 4 last sibling), children count, kind (tag/class),
+ * preview text, labels. Iterative: linear sessions nest thousands deep.
+ */
+function buildRows() {
+  const roots = JSON.parse(view.session.treeJson());
+  const ids = [];
+  const texts = [];
+  const kindsOf = new Map();
+  const kindTable = [];
+  const parent = [];
+  const depth = [];
+  const flags = [];
+  const kids = [];
+  const kind = [];
+  const labels = [];
+  const stack = [];
+  const pushKids = (list, d, fork, parentRow) => {
+    for (let i = list.length - 1; i >= 0; i--) stack.push({ node: list[i], depth: d, branchStart: fork, last: i === list.length - 1, parentRow });
+  };
+  pushKids(roots, 0, roots.length > 1, -1);
+  while (stack.length) {
+    const { node, depth: d, branchStart, last, parentRow } = stack.pop();
+    if (!node || !node.entry) continue;
+    const children = Array.isArray(node.children) ? node.children : [];
+    const fork = children.length > 1;
+    const row = ids.length;
+    const { tag, cls, text } = describeEntry(node.entry);
+    const k = `${tag}\u0000${cls}`;
+    let ki = kindsOf.get(k);
+    if (ki === undefined) {
+      ki = kindTable.length;
+      kindsOf.set(k, ki);
+      kindTable.push([tag, cls]);
+    }
+    ids.push(String(node.entry.id));
+    texts.push(text);
+    parent.push(parentRow);
+    depth.push(d);
+    flags.push((fork ? 1 : 0) | (branchStart ? 2 : 0) | (last ? 4 : 0));
+    kids.push(children.length);
+    kind.push(ki);
+    if (node.label !== undefined && node.label !== null) labels.push([row, String(node.label)]);
+    node.entry = null; // let the big tree go as we walk it
+    pushKids(children, fork ? d + 1 : d, fork, row);
+  }
+  view.rows = { ids, parent: Int32Array.from(parent), index: new Map(ids.map((id, i) => [id, i])) };
+  return {
+    ids,
+    texts,
+    parent: Int32Array.from(parent),
+    depth: Uint16Array.from(depth, (d) => Math.min(d, 65535)),
+    flags: Uint8Array.from(flags),
+    kids: Uint32Array.from(kids),
+    kind: Uint16Array.from(kind),
+    kindTable,
+    labels,
+  };
+}
+
+/** Moves the leaf to `leafId` and builds that branch's context; the first window of messages. */
+function select(leafId, where = 'start') {
+  const s = view.session;
+  if (leafId) s.branch(leafId);
+  const ctx = JSON.parse(s.contextJson());
+  view.messages = Array.isArray(ctx.messages) ? ctx.messages : [];
+  delete ctx.messages;
+  view.ctxIds = s.contextEntryIds();
+  const leaf = s.leafId ?? null;
+  const n = view.rows.ids.length;
+  const mask = new Uint8Array(n);
+  let onPath = 0;
+  for (let i = leaf === null ? -1 : view.rows.index.get(leaf) ?? -1; i >= 0 && onPath <= n; i = view.rows.parent[i]) {
+    mask[i] = 1;
+    onPath++;
+  }
+  const count = view.messages.length;
+  const win = where === 'end' ? [Math.max(0, count - MSG_CHUNK), count] : [0, Math.min(count, MSG_CHUNK)];
+  return {
+    leafId: leaf,
+    count,
+    onPath,
+    meta: { thinkingLevel: ctx.thinkingLevel, models: ctx.models, mode: ctx.mode, serviceTier: ctx.serviceTier },
+    pathMask: mask,
+    win: { start: win[0], end: win[1], items: slice(win[0], win[1]) },
+  };
+}
+
+function slice(start, end) {
+  const out = [];
+  for (let i = Math.max(0, start); i < Math.min(end, view.messages.length); i++) out.push({ m: view.messages[i], id: view.ctxIds[i] ?? null });
+  return out;
+}
+
+function needView() {
+  if (!view) throw fail('no session is open', 'notFound');
+  return view;
+}
+
+function needWritable() {
+  const v = needView();
+  if (!v.src?.writable || !v.session.file) {
+    throw fail('This session is read-only: import it into the browser storage (or memory) to edit a copy.', 'readOnly');
+  }
+  return v;
+}
+
+// ---------------------------------------------------------------- folders
+
+/**
+ * Where the files of an opened folder go in the read-only storage. The folder may be the
+ * agent directory (has sessions/), a sessions directory (has --<cwd>--/ dirs), a project
+ * directory (named --<cwd>--), or any folder of .jsonl files (each placed in the project
+ * directory of its header's cwd, artifacts alongside).
+ */
+function mountFolder(rootName, files) {
+  const A = sources.get('opened').agentDir;
+  const rels = files.map((f) => f.rel);
+  const has = (re) => rels.some((r) => re.test(r));
+  if (has(/^sessions\//)) return (rel) => (/^(sessions|blobs)\//.test(rel) ? `${A}/${rel}` : null);
+  if (has(/^--[^/]*--\//)) return (rel) => (/^--[^/]*--\//.test(rel) ? `${A}/sessions/${rel}` : null);
+  if (/^--.*--$/.test(rootName)) return (rel) => `${A}/sessions/${rootName}/${rel}`;
+  return null; // loose files: placed by header cwd
+}
+
+function headerOf(bytes) {
+  const text = dec.decode(bytes.subarray(0, 65536)).replace(/^\uFEFF/, '');
+  const line = text.split(/\r?\n/).find((l) => l.trim());
+  try {
+    const h = JSON.parse(line);
+    return h && typeof h === 'object' ? h : null;
+  } catch {
+    return null;
+  }
+}
+
+async function filesOfHandle(handle, prefix = '') {
+  const out = [];
+  for await (const [name, child] of handle.entries()) {
+    if (child.kind === 'directory') out.push(...(await filesOfHandle(child, `${prefix}${name}/`)));
+    else out.push({ rel: `${prefix}${name}`, file: await child.getFile() });
+  }
+  return out;
+}
+
+async function loadFolder({ handle, files, name }, reqId) {
+  const t0 = performance.now();
+  let list;
+  let rootName = name ?? 'folder';
+  if (handle) {
+    rootName = handle.name;
+    progress(reqId, 'scan', 0, 0);
+    list = await filesOfHandle(handle);
+  } else {
+    // <input webkitdirectory> and drops give paths that start with the folder's name.
+    list = (files ?? []).map(({ path, file }) => {
+      const parts = String(path || file.name).split('/').filter(Boolean);
+      if (parts.length > 1) rootName = parts[0];
+      return { rel: parts.length > 1 ? parts.slice(1).join('/') : parts[0], file };
+    });
+  }
+  const storage = new MemoryStorage({ readOnly: true });
+  const A = sources.get('opened').agentDir;
+  storage.putDir(`${A}/sessions`, 0);
+  const mount = mountFolder(rootName, list);
+  const total = list.reduce((n, f) => n + f.file.size, 0);
+  let done = 0;
+  let kept = 0;
+  const loose = [];
+  for (const f of list) {
+    if (f.rel.split('/').some((p) => p.startsWith('.') || p === '..')) continue;
+    const target = mount ? mount(f.rel) : null;
+    if (mount && !target) continue;
+    const data = new Uint8Array(await f.file.arrayBuffer());
+    done += f.file.size;
+    progress(reqId, 'read', done, total);
+    if (target) {
+      storage.put(target, data, f.file.lastModified);
+      kept++;
+    } else {
+      loose.push({ rel: f.rel, data, mtime: f.file.lastModified });
+    }
+  }
+  if (!mount) {
+    // Place each session by its header's cwd; its artifacts directory follows it.
+    const placed = new Map(); // rel without .jsonl → directory
+    for (const f of loose.filter((l) => l.rel.endsWith('.jsonl'))) {
+      const h = headerOf(f.data);
+      const cwd = h?.type === 'session' && typeof h.cwd === 'string' && h.cwd ? h.cwd : '/unknown';
+      const dir = pkg.sessionDirForCwd(A, cwd);
+      storage.put(`${dir}/${baseName(f.rel)}`, f.data, f.mtime);
+      placed.set(f.rel.slice(0, -'.jsonl'.length), `${dir}/${baseName(f.rel).slice(0, -'.jsonl'.length)}`);
+      kept++;
+    }
+    for (const f of loose) {
+      for (const [stem, dir] of placed) {
+        if (f.rel.startsWith(`${stem}/`)) {
+          storage.put(`${dir}/${f.rel.slice(stem.length + 1)}`, f.data, f.mtime);
+          kept++;
+        }
+      }
+    }
+  }
+  const src = sources.get('opened');
+  src.storage = storage;
+  src.available = true;
+  src.label = `Opened: ${rootName}`;
+  src.note = null;
+  const info = sourceInfo(src);
+  if (!info.sessions) {
+    src.note = `No session files (.jsonl) found in ${rootName}.`;
+  }
+  return { ...info, note: src.note, files: kept, ms: performance.now() - t0 };
+}
+
+// ---------------------------------------------------------------- listing
+
+function plainInfo(item) {
+  const { allMessagesText, ...rest } = item; // never sent: it can be huge
+  const name = rest.name ?? rest.title ?? (rest.firstMessage && rest.firstMessage !== '(no messages)' ? rest.firstMessage : rest.id);
+  return { ...rest, name: String(name).replace(/\s+/g, ' ').trim() };
+}
+
+/** The cwd of the newest session file of a source (its "current project" by default). */
+function newestCwd(src) {
+  let best = null;
+  for (const f of src.storage.filesUnder(`${src.agentDir}/sessions`)) {
+    if (!f.endsWith('.jsonl')) continue;
+    const m = src.storage.stat(f).mtimeMs;
+    if (!best || m > best.m) best = { f, m };
+  }
+  if (!best) return null;
+  const h = headerOf(src.storage.readPrefix(best.f, 4096));
+  return typeof h?.cwd === 'string' ? h.cwd : null;
+}
+
+async function list({ source: key, scope = 'project', cwd = null, query = '' }) {
+  const src = await source(key);
+  const { storage, agentDir } = src;
+  let project = cwd;
+  if (!project || !storage.exists(pkg.sessionDirForCwd(agentDir, project))) project = newestCwd(src) ?? cwd;
+  const q = String(query ?? '').trim();
+  let items;
+  let how;
+  if (q) {
+    items = pkg.searchSessions(storage, scope === 'project' && project ? { agentDir, cwd: project, query: q } : { agentDir, query: q });
+    how = 'search';
+  } else if (scope === 'project' && project) {
+    items = pkg.recentSessions(storage, { agentDir, cwd: project, limit: 200 });
+    how = 'recent';
+  } else {
+    items = pkg.listSessions(storage, { agentDir });
+    how = 'all';
+  }
+  return { source: sourceInfo(src), scope, cwd: project, query: q, how, items: items.map(plainInfo) };
+}
+
+// ---------------------------------------------------------------- copying (import)
+
+const BLOB_REF = /blob:sha256:([0-9a-f]{64})/g;
+
+/** The files of one session in a source: the .jsonl, its artifacts, the blobs it references. */
+function sessionFiles(src, path) {
+  const st = src.storage;
+  const out = [{ path, data: st.read(path), mtime: st.stat(path).mtimeMs }];
+  const dir = path.replace(/\.jsonl$/, '');
+  if (dir !== path && st.exists(dir)) for (const f of st.filesUnder(dir)) out.push({ path: f, data: st.read(f), mtime: st.stat(f).mtimeMs });
+  const text = dec.decode(out[0].data);
+  const seen = new Set();
+  for (const m of text.matchAll(BLOB_REF)) {
+    if (seen.has(m[1])) continue;
+    seen.add(m[1]);
+    const blob = `${src.agentDir}/blobs/${m[1]}`;
+    if (st.exists(blob)) out.push({ path: blob, data: st.read(blob), mtime: st.stat(blob).mtimeMs });
+  }
+  return out;
+}
+
+/** Copies files into a writable source (never over an existing session file). */
+function writeCopy(tgt, files, fromAgentDir) {
+  const st = tgt.storage;
+  let written = 0;
+  for (const f of files) {
+    const rel = f.path.slice(fromAgentDir.length);
+    const to = `${tgt.agentDir}${rel}`;
+    if (st.exists(to)) continue;
+    st.mkdirAll(parentOf(to));
+    st.write(to, f.data.slice());
+    written++;
+  }
+  return written;
+}
+
+function canonicalName(header, fallback) {
+  if (/^[\w.-]+_[\w-]+\.jsonl$/.test(fallback)) return fallback;
+  if (header?.id && header?.timestamp) return `${String(header.timestamp).replace(/[:.]/g, '-')}_${header.id}.jsonl`;
+  return `${fallback.replace(/[^\w.-]+/g, '_').replace(/\.jsonl$/, '')}.jsonl`;
+}
+
+async function importCurrent({ target }, reqId) {
+  const v = needView();
+  const tgt = await source(target);
+  if (!tgt.writable) throw fail(`${tgt.label} is read-only here`, 'readOnly');
+  if (v.src === tgt) throw fail(`This session is already in ${tgt.label}.`, 'invalidInput');
+  let to;
+  let already = false;
+  if (v.src && v.path) {
+    const files = sessionFiles(v.src, v.path);
+    to = `${tgt.agentDir}${v.path.slice(v.src.agentDir.length)}`;
+    already = tgt.storage.exists(to);
+    if (!already) writeCopy(tgt, files, v.src.agentDir);
+  } else {
+    // A single file: into the project directory of its cwd, under the agent's file name.
+    const text = v.text ?? v.session.toJsonl();
+    const header = headerOf(enc.encode(text.slice(0, 65536)));
+    const cwd = typeof header?.cwd === 'string' && header.cwd ? header.cwd : '/unknown';
+    const dir = pkg.sessionDirForCwd(tgt.agentDir, cwd);
+    to = `${dir}/${canonicalName(header, v.name || 'session.jsonl')}`;
+    already = tgt.storage.exists(to);
+    if (!already) {
+      tgt.storage.mkdirAll(dir);
+      tgt.storage.write(to, enc.encode(text));
+    }
+  }
+  await commit(tgt);
+  const out = await viewWritable(tgt, to, reqId);
+  out.imported = { path: to, already, target: tgt.key };
+  return out;
+}
+
+async function importAll({ source: from, target }, reqId) {
+  const src = await source(from);
+  const tgt = await source(target);
+  if (!tgt.writable) throw fail(`${tgt.label} is read-only here`, 'readOnly');
+  const sessions = src.storage.filesUnder(`${src.agentDir}/sessions`).filter((f) => f.endsWith('.jsonl'));
+  let imported = 0;
+  let skipped = 0;
+  for (const [i, path] of sessions.entries()) {
+    progress(reqId, 'import', i, sessions.length);
+    const to = `${tgt.agentDir}${path.slice(src.agentDir.length)}`;
+    if (tgt.storage.exists(to)) {
+      skipped++;
+      continue;
+    }
+    writeCopy(tgt, sessionFiles(src, path), src.agentDir);
+    imported++;
+  }
+  await commit(tgt);
+  return { imported, skipped, source: sourceInfo(tgt) };
+}
+
+function removeTree(st, dir) {
+  for (const e of st.listDir(dir)) {
+    const p = joinPath(dir, e.name);
+    if (e.isDir) removeTree(st, p);
+    else st.unlink(p);
+  }
+  st.rmdir(dir);
+}
+
+async function deleteSession({ source: key, path }) {
+  const src = await source(key);
+  if (!src.writable) throw fail(`${src.label} is read-only`, 'readOnly');
+  if (!path.startsWith(`${src.agentDir}/sessions/`) || !path.endsWith('.jsonl')) throw fail(`not a session file: ${path}`, 'invalidInput');
+  const closed = Boolean(view && view.src === src && view.session.file === path);
+  if (closed) {
+    view.session.free();
+    view = null;
+  }
+  src.storage.unlink(path);
+  const dir = path.slice(0, -'.jsonl'.length);
+  if (src.storage.exists(dir)) removeTree(src.storage, dir);
+  if (src.storage.exists(`${path}.lock`)) src.storage.unlink(`${path}.lock`);
+  await commit(src);
+  return { closed, source: sourceInfo(src) };
+}
+
+// ---------------------------------------------------------------- edits
+
+/** Reloads the written file the way the agent would (Session.open) and compares. */
+async function verify(src, file, expect = {}) {
+  const text = src.storage instanceof OpfsStorage ? await src.storage.readFromDisk(file) : src.storage.text(file);
+  const tmp = new MemoryStorage({ readOnly: true });
+  tmp.put(file, enc.encode(text));
+  const check = pkg.Session.open(tmp, file, { readOnly: true, agentDir: src.agentDir });
+  try {
+    const report = check.report();
+    const problems = [];
+    if (report.issues?.length) problems.push(`${report.issues.length} unreadable line(s)`);
+    if (report.headerProblem) problems.push(`header: ${report.headerProblem}`);
+    if (check.sessionId !== view.session.sessionId) problems.push('another session id');
+    if (expect.leaf && check.leafId !== view.session.leafId) problems.push(`leaf ${check.leafId} instead of ${view.session.leafId}`);
+    if (expect.label) {
+      const got = check.label(expect.label.id) ?? null;
+      if (got !== expect.label.value) problems.push(`label ${JSON.stringify(got)} instead of ${JSON.stringify(expect.label.value)}`);
+    }
+    return { ok: problems.length === 0, problems, file, bytes: enc.encode(text).length, onDisk: src.storage instanceof OpfsStorage };
+  } finally {
+    check.free();
+  }
+}
+
+async function edit(reqId, what, fn, expect = {}) {
+  const v = needWritable();
+  const result = fn(v.session);
+  v.session.close(); // fsync, release the writer lock until the next edit
+  await commit(v.src);
+  const file = v.session.file;
+  v.path = file;
+  v.name = baseName(file);
+  v.size = v.src.storage.stat(file).size;
+  const check = await verify(v.src, file, expect);
+  if (!check.ok) throw fail(`The written file did not reload as expected: ${check.problems.join('; ')}`, 'persistence');
+  const out = openPayload(reqId, 'end');
+  out.saved = { what, result, check };
+  return out;
+}
+
+// ---------------------------------------------------------------- handlers
+
+const HANDLERS = {
+  async init() {
+    await init({ module_or_path: new URL('./pkg/xcsh_session_bg.wasm', import.meta.url) });
+    await loadSamples();
+    opfsReady = loadOpfs();
+    return { version: pkg.version() };
+  },
+
+  async sources() {
+    await opfsReady;
+    return [...sources.values()].map(sourceInfo);
+  },
+
+  async openSample({ file }, reqId) {
+    const t0 = performance.now();
+    progress(reqId, 'read', 0, 0);
+    const res = await fetch(new URL(`./samples/${encodeURIComponent(file)}`, import.meta.url));
+    if (!res.ok) throw fail(`samples/${file}: HTTP ${res.status}`, 'notFound');
+    const text = await res.text();
+    return viewFromText(text, { name: file, size: enc.encode(text).length, reqId, t0, origin: 'sample' });
+  },
+
+  async openFile({ file, name }, reqId) {
+    const t0 = performance.now();
+    progress(reqId, 'read', 0, file.size);
+    const text = await file.text();
+    return viewFromText(text, { name: name ?? file.name, size: file.size, reqId, t0 });
+  },
+
+  async openPath({ source: key, path }, reqId) {
+    const t0 = performance.now();
+    const src = await source(key);
+    if (!src.storage.exists(path)) throw fail(`${path} is not in ${src.label}`, 'notFound');
+    if (src.writable) return viewWritable(src, path, reqId, t0);
+    const text = dec.decode(src.storage.read(path));
+    return viewFromText(text, { src, path, name: baseName(path), size: src.storage.stat(path).size, reqId, t0 });
+  },
+
+  loadFolder: (args, reqId) => loadFolder(args, reqId),
+  list: (args) => list(args),
+
+  select({ id, where }) {
+    needView();
+    return select(id, where ?? 'end');
+  },
+
+  messages({ start, end }) {
+    needView();
+    return { start, end: Math.min(end, view.messages.length), items: slice(start, end) };
+  },
+
+  entry({ id }) {
+    const v = needView();
+    return { entry: v.session.entry(id), label: v.session.label(id) ?? null };
+  },
+
+  resolveUrl({ url }) {
+    const v = needView();
+    if (v.src && v.path) return pkg.resolveUrl(v.src.storage, v.path, url);
+    // A single file has no artifacts directory beside it: the package says so.
+    return pkg.resolveUrl(new MemoryStorage({ readOnly: true }), `/single/${v.name || 'session.jsonl'}`, url);
+  },
+
+  label({ id, label }, reqId) {
+    const value = label === undefined || label === null || String(label).trim() === '' ? null : String(label).trim();
+    return edit(reqId, 'label', (s) => s.appendLabelChange(id, value ?? undefined), { leaf: true, label: { id, value } });
+  },
+
+  branchWithSummary({ id, summary }, reqId) {
+    return edit(reqId, 'branchWithSummary', (s) => s.branchWithSummary(id ?? null, String(summary ?? '')), { leaf: true });
+  },
+
+  fork(_args, reqId) {
+    return edit(reqId, 'fork', (s) => s.fork());
+  },
+
+  newSessionFromBranch({ id }, reqId) {
+    return edit(reqId, 'newSessionFromBranch', (s) => {
+      const file = s.createBranchedSession(id);
+      s.ensureOnDisk(); // a branch without an assistant message is not written otherwise
+      return file ?? s.file;
+    });
+  },
+
+  importCurrent: (args, reqId) => importCurrent(args, reqId),
+  importAll: (args, reqId) => importAll(args, reqId),
+  deleteSession: (args) => deleteSession(args),
+};
