@@ -30,6 +30,7 @@ fn session_with_artifacts(storage: &Rc<MemoryStorage>) -> Session {
 fn fork_copies_entries_and_artifacts_and_links_the_parent() {
     let storage = mem();
     let mut s = session_with_artifacts(&storage);
+    s.set_session_name("Named session", "user").unwrap();
     let old_id = s.session_id().to_string();
     let entries_before: Vec<String> = s.entries().iter().map(|e| e.json().to_string()).collect();
     let result = s.fork().unwrap();
@@ -37,6 +38,11 @@ fn fork_copies_entries_and_artifacts_and_links_the_parent() {
     assert_ne!(old, new);
     assert_ne!(s.session_id(), old_id);
     assert_eq!(s.header().parent_session(), Some(old.as_str()));
+    assert_eq!(
+        s.header().title(),
+        Some("Named session"),
+        "a fork keeps its name"
+    );
     assert!(result.warnings.is_empty());
     let reloaded = open(&storage, &new, Persistence::ReadOnly);
     assert_eq!(
