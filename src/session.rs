@@ -1362,11 +1362,12 @@ impl Session {
     pub fn fork(&mut self) -> Result<ForkResult> {
         self.check_writable()?;
         let old_file = self.file.clone();
-        let header = Self::new_header(
+        let mut header = Self::new_header(
             &*self.storage,
             self.header.cwd().unwrap_or_default(),
             old_file.as_deref().or(Some(self.header.id())),
         );
+        keep_title(&self.header, &mut header);
         let new_file = old_file.as_ref().map(|f| {
             join(
                 parent(f),
