@@ -1262,12 +1262,11 @@ impl Session {
             .filter_map(|e| self.labels.get(&e.id).map(|l| (e.id.clone(), l.clone())))
             .collect();
         let old_file = self.file.clone();
-        let mut header = Self::new_header(
+        let header = Self::new_header(
             &*self.storage,
             self.header.cwd().unwrap_or_default(),
             old_file.as_deref().or(Some(self.header.id())),
         );
-        keep_title(&self.header, &mut header);
         let new_file = old_file.as_ref().map(|f| {
             join(
                 parent(f),
@@ -1362,12 +1361,11 @@ impl Session {
     pub fn fork(&mut self) -> Result<ForkResult> {
         self.check_writable()?;
         let old_file = self.file.clone();
-        let mut header = Self::new_header(
+        let header = Self::new_header(
             &*self.storage,
             self.header.cwd().unwrap_or_default(),
             old_file.as_deref().or(Some(self.header.id())),
         );
-        keep_title(&self.header, &mut header);
         let new_file = old_file.as_ref().map(|f| {
             join(
                 parent(f),
@@ -1419,9 +1417,7 @@ impl Session {
                 ..options.clone()
             },
         );
-        let mut header = fresh.header.clone();
-        keep_title(&source_session.header, &mut header);
-        let mut next = source_session.copy_to(header, fresh.file.clone());
+        let mut next = source_session.copy_to(fresh.header.clone(), fresh.file.clone());
         next.persistence = Persistence::Persistent;
         next.write_new_file()?;
         let mut warnings = Vec::new();
@@ -1499,15 +1495,6 @@ impl Session {
         moved.has_assistant = self.has_assistant;
         *self = moved;
         Ok(new_file)
-    }
-}
-
-/// A copy of a session keeps its name (`title`, `titleSource`).
-fn keep_title(from: &Header, to: &mut Header) {
-    for key in ["title", "titleSource"] {
-        if let Some(v) = from.fields().get(key) {
-            to.set(key, v.clone());
-        }
     }
 }
 
