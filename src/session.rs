@@ -135,6 +135,81 @@ fn next_line(b: &[u8], pos: &mut usize) -> Option<(usize, usize)> {
     None
 }
 
+/// Below this, parsing on one thread is fast enough.
+#[cfg(not(target_arch = "wasm32"))]
+const PARALLEL_MIN_BYTES: usize = 8 << 20;
+
+/// Large current files, one record per line: the lines are independent, so they are
+/// parsed on all cores (native builds) in order-preserving chunks. `None` when the file is
+/// small, or when a chunk meets a line that is not a complete JSON value (the sequential
+/// reader then handles the file, lenient tail included).
+#[cfg(not(target_arch = "wasm32"))]
+fn parse_lines_parallel(
+    text: &Arc<String>,
+    from: usize,
+) -> Option<(Vec<Candidate>, Vec<NonEntry>)> {
+    let b = text.as_bytes();
+    let len = b.len().checked_sub(from)?;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    if threads < 2 || len < PARALLEL_MIN_BYTES {
+        return None;
+    }
+    let mut bounds = vec![from];
+    for k in 1..threads {
+        let p = from + len * k / threads;
+        let cut = memchr::memchr(b'\n', &b[p..]).map_or(b.len(), |i| p + i + 1);
+        if cut > *bounds.last()? {
+            bounds.push(cut);
+        }
+    }
+    bounds.push(b.len());
+    let chunk = |start: usize, stop: usize| -> Option<(Vec<Candidate>, Vec<NonEntry>)> {
+        let mut out = Vec::with_capacity((stop - start) / 1024 + 16);
+        let mut non_entries = Vec::new();
+        let mut pos = start;
+        while let Some((s, e)) = next_line(&b[..stop], &mut pos) {
+            match Entry::parse(Text::Shared {
+                buf: text.clone(),
+                start: s,
+                end: e,
+            }) {
+                Ok(entry) => out.push(Candidate::Parsed(entry, s)),
+                Err(crate::entry::EntryError::NotAnObject(_))
+                    if serde_json::from_str::<serde::de::IgnoredAny>(&text[s..e]).is_err() =>
+                {
+                    return None
+                }
+                Err(err) => non_entries.push(NonEntry {
+                    offset: s,
+                    reason: err.to_string(),
+                }),
+            }
+        }
+        Some((out, non_entries))
+    };
+    let parts: Vec<Option<(Vec<Candidate>, Vec<NonEntry>)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = bounds
+            .windows(2)
+            .map(|w| (w[0], w[1]))
+            .map(|(a, z)| scope.spawn(move || chunk(a, z)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().ok().flatten())
+            .collect()
+    });
+    let mut out = Vec::new();
+    let mut non_entries = Vec::new();
+    for part in parts {
+        let (o, n) = part?;
+        out.extend(o);
+        non_entries.extend(n);
+    }
+    Some((out, non_entries))
+}
+
 /// The original content of a file whose load was lossy, kept aside before a rewrite.
 enum Backup {
     Text(Arc<String>),
@@ -425,6 +500,11 @@ impl Session {
             file_version: header.version(),
             ..LoadReport::default()
         };
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some((out, non_entries)) = parse_lines_parallel(text, pos) {
+            report.non_entries = non_entries;
+            return Some((header, out, report));
+        }
         let mut out = Vec::with_capacity(b.len() / 1024 + 16);
         while let Some((start, end)) = next_line(b, &mut pos) {
             let line = Text::Shared {
@@ -1658,5 +1738,31 @@ mod tests {
         ] {
             same_reading(&text);
         }
+    }
+
+    #[test]
+    fn large_files_read_in_parallel_agree_with_the_lenient_reader() {
+        let mut text = format!("{H}\n");
+        let mut n = 0;
+        while text.len() < super::PARALLEL_MIN_BYTES + (1 << 20) {
+            n += 1;
+            text.push_str(&format!(
+                r#"{{"type":"message","id":"m{n}","parentId":"m{}","timestamp":"t","message":{{"role":"user","content":"{}"}}}}"#,
+                n - 1,
+                "x".repeat(n % 97)
+            ));
+            text.push('\n');
+            if n % 1000 == 0 {
+                text.push_str("42\n{\"type\":\"x\"}\n");
+            }
+        }
+        same_reading(&text);
+        let s = Session::from_string(Rc::new(MemoryStorage::new()), text, "/agent");
+        assert_eq!(s.entries().len(), n);
+        assert_eq!(
+            s.entries().last().map(|e| e.id.clone()),
+            Some(format!("m{n}"))
+        );
+        assert_eq!(s.report().non_entries.len(), 2 * (n / 1000));
     }
 }
