@@ -6,7 +6,10 @@ use xcsh_session::{jsonl, storage::MemoryStorage, Session};
 fn main() {
     let path = std::env::args().nth(1).expect("FILE");
     let t = Instant::now();
-    let bytes = std::fs::read(&path).unwrap();
+    let bytes = {
+        use xcsh_session::storage::Storage;
+        xcsh_session::fs::FsStorage::new().read(&path).unwrap()
+    };
     let text = String::from_utf8(bytes).unwrap();
     println!("read+utf8   {:?}", t.elapsed());
     let t = Instant::now();

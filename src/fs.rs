@@ -19,6 +19,62 @@ impl FsStorage {
     }
 }
 
+/// Files at least this large are read by several threads at once: most of the time of
+/// reading a large session into a fresh buffer goes to page faults, which then run on
+/// every core.
+const PARALLEL_READ_BYTES: usize = 16 << 20;
+
+#[cfg(not(unix))]
+fn read_parallel(_file: &fs::File, _len: usize) -> io::Result<Vec<u8>> {
+    unreachable!("only unix reads in parallel")
+}
+
+#[cfg(unix)]
+fn read_parallel(file: &fs::File, len: usize) -> io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4);
+    let mut buf = vec![0u8; len];
+    let part = len.div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = buf
+            .chunks_mut(part)
+            .enumerate()
+            .map(|(i, chunk)| {
+                scope.spawn(move || -> io::Result<()> {
+                    let mut offset = (i * part) as u64;
+                    let mut rest = chunk;
+                    while !rest.is_empty() {
+                        let n = file.read_at(rest, offset)?;
+                        if n == 0 {
+                            return Err(io::Error::new(
+                                io::ErrorKind::UnexpectedEof,
+                                "file shrank while being read",
+                            ));
+                        }
+                        offset += n as u64;
+                        rest = &mut rest[n..];
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        handles.into_iter().try_for_each(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(io::Error::other("reader thread panicked")))
+        })
+    })?;
+    // A file that grew meanwhile: take the rest too.
+    let mut tail = Vec::new();
+    let mut f = file;
+    use std::io::Seek;
+    f.seek(io::SeekFrom::Start(len as u64))?;
+    f.read_to_end(&mut tail)?;
+    buf.extend_from_slice(&tail);
+    Ok(buf)
+}
+
 /// Map an io::Error to the port's error, keeping not-found distinct.
 pub fn io_error(path: &str, e: io::Error) -> StorageError {
     match e.kind() {
@@ -39,7 +95,12 @@ fn mtime_ms(meta: &fs::Metadata) -> i64 {
 
 impl Storage for FsStorage {
     fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
-        fs::read(path).map_err(|e| io_error(path, e))
+        let file = fs::File::open(path).map_err(|e| io_error(path, e))?;
+        let len = file.metadata().map_err(|e| io_error(path, e))?.len() as usize;
+        if len < PARALLEL_READ_BYTES || cfg!(not(unix)) {
+            return fs::read(path).map_err(|e| io_error(path, e));
+        }
+        read_parallel(&file, len).map_err(|e| io_error(path, e))
     }
 
     fn read_prefix(&self, path: &str, max_bytes: u64) -> StorageResult<Vec<u8>> {
@@ -164,5 +225,24 @@ impl Storage for FsStorage {
         h.write_u64(n);
         h.write_i64(self.now_ms());
         h.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_files_are_read_whole_by_several_threads() {
+        let dir = std::env::temp_dir().join(format!("xcsh-fs-read-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("big.jsonl");
+        let data: Vec<u8> = (0..PARALLEL_READ_BYTES + 12_345)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        fs::write(&path, &data).unwrap();
+        let read = FsStorage::new().read(path.to_str().unwrap()).unwrap();
+        assert!(read == data, "same bytes in the same order");
+        fs::remove_dir_all(&dir).unwrap();
     }
 }
