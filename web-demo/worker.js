@@ -9,6 +9,9 @@
 // Sessions of read-only sources are opened with Session.fromText (never written); edits
 // happen on copies imported into opfs or memory, opened with Session.open.
 //
+// The prompt history: the package's PromptHistory over SQLite (wasm) on OPFS
+// (history-store.js), or in memory where that cannot start (history* operations).
+//
 // Protocol: the page posts {id, op, args}; the worker answers {id, ok, result} or
 // {id, ok: false, error: {message, kind, code}}, and may post {type: 'progress', id, ...}
 // before. Requests run one at a time, in order; for opfs, each request's writes are on
@@ -17,6 +20,7 @@ import init, * as pkg from './pkg/xcsh_session.js';
 import { MemoryStorage, baseName, joinPath, normPath, parentOf } from './memory-storage.js';
 import { OpfsStorage } from './opfs-storage.js';
 import { describeEntry } from './describe.js';
+import { openSqliteHistory } from './history-store.js';
 
 const MSG_CHUNK = 40;
 const OPFS_ROOT = '/xcsh';
@@ -32,6 +36,8 @@ const sources = new Map([
   ['memory', { key: 'memory', label: 'Memory (not kept)', storage: new MemoryStorage(), agentDir: '/memory/agent', writable: true, persistent: false, available: true }],
 ]);
 let opfsReady = null;
+/** The prompt history: {history: PromptHistory, store, info}; see openHistory(). */
+let historyReady = null;
 
 /** The open session and what the page has been told about it. */
 let view = null;
@@ -676,13 +682,114 @@ async function edit(reqId, what, fn, expect = {}) {
   return out;
 }
 
+// ---------------------------------------------------------------- prompt history
+
+/**
+ * `PromptHistory` over SQLite (wasm) on OPFS; where that cannot start, the package's
+ * in-memory history, with the reason (the page says so).
+ */
+async function openHistory(mode) {
+  let reason;
+  if (mode === 'memory') {
+    reason = 'asked for by ?history=memory in the address';
+  } else {
+    try {
+      const { store, info } = await openSqliteHistory();
+      return { history: new pkg.PromptHistory(store), store, info: { ...info, persistent: true, fallback: null } };
+    } catch (e) {
+      reason = errMsg(e);
+    }
+  }
+  return { history: new pkg.PromptHistory(), store: null, info: { backend: 'memory', persistent: false, fallback: reason } };
+}
+
+async function historyState() {
+  if (!historyReady) historyReady = openHistory();
+  return historyReady;
+}
+
+function historyInfo(h) {
+  let rows = null;
+  try {
+    rows = h.store ? h.store.count() : null;
+  } catch {
+    /* only shown */
+  }
+  return { ...h.info, backend: h.history.backend, rows };
+}
+
+const HISTORY_LIMIT = 100;
+
+/** Search (FTS5 syntax, or plain words made a prefix query) or, for an empty field, recent. */
+async function historyQuery({ query = '', plain = false, cwd = null, limit = HISTORY_LIMIT }) {
+  const h = await historyState();
+  const text = String(query ?? '').trim();
+  const options = { limit, ...(cwd ? { cwd } : {}) };
+  if (!text) return { how: 'recent', query: '', items: h.history.recent(options), info: historyInfo(h) };
+  const fts = plain ? pkg.PromptHistory.prefixQuery(text) : text;
+  const items = fts ? h.history.search(fts, options) : [];
+  return { how: 'search', query: fts, items, info: historyInfo(h) };
+}
+
+/** The first text of a user message (a string content or its first text block). */
+function userText(message) {
+  const c = message?.content;
+  if (typeof c === 'string') return c;
+  if (Array.isArray(c)) {
+    const block = c.find((b) => b && b.type === 'text' && typeof b.text === 'string');
+    return block ? block.text : null;
+  }
+  return null;
+}
+
+/**
+ * Adds the user prompts of the sessions a picker list shows (same arguments as `list`),
+ * all branches, in time order, each with its session's cwd.
+ */
+async function historyImport(args, reqId) {
+  const h = await historyState();
+  const listed = await list(args);
+  const src = await source(args.source);
+  const prompts = [];
+  const unreadable = [];
+  for (const [i, item] of listed.items.entries()) {
+    progress(reqId, 'import', i, listed.items.length);
+    let session;
+    try {
+      session = pkg.Session.fromText(src.storage.read(item.path));
+      const cwd = session.header()?.cwd || item.cwd || null;
+      for (const e of session.entries()) {
+        if (e?.type !== 'message' || e.message?.role !== 'user') continue;
+        const text = userText(e.message);
+        if (!text || !text.trim()) continue;
+        const t = typeof e.message.timestamp === 'number' ? e.message.timestamp : Date.parse(e.timestamp) || 0;
+        prompts.push({ text, cwd, t, n: prompts.length });
+      }
+    } catch (e) {
+      unreadable.push(`${baseName(item.path)}: ${errMsg(e)}`);
+    } finally {
+      session?.free();
+    }
+  }
+  prompts.sort((a, b) => a.t - b.t || a.n - b.n);
+  let added = 0;
+  let duplicates = 0;
+  for (const p of prompts) {
+    const r = h.history.add(p.text, p.cwd);
+    if (r.added) added++;
+    else if (r.reason === 'duplicate') duplicates++;
+  }
+  return { sessions: listed.items.length, prompts: prompts.length, added, duplicates, unreadable, source: listed.source.label, scope: listed.scope, cwd: listed.cwd, info: historyInfo(h) };
+}
+
 // ---------------------------------------------------------------- handlers
 
 const HANDLERS = {
-  async init() {
+  async init({ history } = {}) {
     await init({ module_or_path: new URL('./pkg/xcsh_session_bg.wasm', import.meta.url) });
     await loadSamples();
     opfsReady = loadOpfs();
+    historyReady = openHistory(history);
     return { version: pkg.version() };
   },
 
@@ -765,4 +872,17 @@ const HANDLERS = {
   importCurrent: (args, reqId) => importCurrent(args, reqId),
   importAll: (args, reqId) => importAll(args, reqId),
   deleteSession: (args) => deleteSession(args),
+
+  async historyInfo() {
+    return historyInfo(await historyState());
+  },
+
+  async historyAdd({ prompt, cwd }) {
+    const h = await historyState();
+    const result = h.history.add(String(prompt ?? ''), cwd ? String(cwd) : null);
+    return { ...result, info: historyInfo(h) };
+  },
+
+  historyQuery: (args) => historyQuery(args),
+  historyImport: (args, reqId) => historyImport(args, reqId),
 };

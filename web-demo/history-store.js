@@ -1,0 +1,217 @@
+// The prompt history's database in the browser: SQLite compiled to wasm (npm
+// @sqlite.org/sqlite-wasm, vendored into vendor/sqlite-wasm/ by scripts/build-web-vendor),
+// persisted on the Origin Private File System with the `opfs-sahpool` VFS (synchronous
+// access handles: works in a dedicated Worker without COOP/COEP headers), database
+// `/history.db`, with the native host's schema (host/src/history.rs) and its queries.
+//
+// `SqliteHistoryStore` is a `JsHistoryStore` (pkg/xcsh_session.d.ts): synchronous methods
+// the package's `PromptHistory` calls; the core does the rest (trimming, dedupe of
+// consecutive prompts, limits, the `[{id, prompt, createdAt, cwd}]` shape).
+// Only usable inside a Worker.
+
+export const BACKEND = 'sqlite-wasm (opfs-sahpool)';
+export const DB_FILE = '/history.db';
+/** The OPFS directory the pool keeps its files in (opaque names; the VFS maps them). */
+export const POOL_DIR = '.xcsh-history';
+const LOCK_NAME = 'xcsh-session-viewer-history';
+const VENDOR_URL = new URL('./vendor/sqlite-wasm/index.mjs', import.meta.url);
+
+/** The host's schema: the agent's table, its indexes, the FTS5 index and its triggers. */
+export const SCHEMA = `
+CREATE TABLE IF NOT EXISTS history (
+\tid INTEGER PRIMARY KEY AUTOINCREMENT,
+\tprompt TEXT NOT NULL,
+\tcreated_at INTEGER NOT NULL DEFAULT (CAST(strftime('%s','now') AS INTEGER)),
+\tcwd TEXT
+);
+CREATE INDEX IF NOT EXISTS idx_history_created_at ON history(created_at DESC);
+CREATE INDEX IF NOT EXISTS idx_history_cwd_created_at ON history(cwd, created_at DESC);
+CREATE VIRTUAL TABLE IF NOT EXISTS history_fts USING fts5(prompt, content='history', content_rowid='id');
+CREATE TRIGGER IF NOT EXISTS history_ai AFTER INSERT ON history BEGIN
+\tINSERT INTO history_fts(rowid, prompt) VALUES (new.id, new.prompt);
+END;
+CREATE TRIGGER IF NOT EXISTS history_ad AFTER DELETE ON history BEGIN
+\tINSERT INTO history_fts(history_fts, rowid, prompt) VALUES ('delete', old.id, old.prompt);
+END;
+CREATE TRIGGER IF NOT EXISTS history_au AFTER UPDATE ON history BEGIN
+\tINSERT INTO history_fts(history_fts, rowid, prompt) VALUES ('delete', old.id, old.prompt);
+\tINSERT INTO history_fts(rowid, prompt) VALUES (new.id, new.prompt);
+END;
+`;
+
+const INSERT = 'INSERT INTO history (prompt, created_at, cwd) VALUES (?1, ?2, ?3)';
+const SEARCH = `SELECT h.id, h.prompt, h.created_at, h.cwd
+    FROM history_fts JOIN history h ON h.id = history_fts.rowid
+    WHERE history_fts MATCH ?1
+    ORDER BY bm25(history_fts), h.created_at DESC, h.id DESC LIMIT ?2`;
+const SEARCH_CWD = `SELECT h.id, h.prompt, h.created_at, h.cwd
+    FROM history_fts JOIN history h ON h.id = history_fts.rowid
+    WHERE history_fts MATCH ?1 AND h.cwd = ?3
+    ORDER BY bm25(history_fts), h.created_at DESC, h.id DESC LIMIT ?2`;
+const RECENT = `SELECT id, prompt, created_at, cwd FROM history
+    ORDER BY created_at DESC, id DESC LIMIT ?1`;
+const RECENT_CWD = `SELECT id, prompt, created_at, cwd FROM history WHERE cwd = ?2
+    ORDER BY created_at DESC, id DESC LIMIT ?1`;
+const LAST = 'SELECT prompt FROM history ORDER BY id DESC LIMIT 1';
+
+function withKind(message, kind) {
+  const e = new Error(message);
+  e.kind = kind;
+  return e;
+}
+
+/** SQLite's own message, without the wrapper's "SQLITE_ERROR: sqlite3 result code 1: ". */
+function sqliteMessage(e) {
+  const m = e instanceof Error ? e.message : String(e);
+  return m.replace(/^SQLITE_[A-Z_]+: sqlite3 result code \d+: /, '');
+}
+
+/** A `JsHistoryStore` over an open sqlite-wasm database (oo1 API, synchronous). */
+export class SqliteHistoryStore {
+  constructor(sqlite3, db) {
+    this.sqlite3 = sqlite3;
+    this.db = db;
+    this.backend = BACKEND;
+  }
+
+  add(prompt, cwd, createdAt) {
+    try {
+      this.db.exec({ sql: INSERT, bind: [String(prompt), Math.trunc(Number(createdAt)), cwd ?? null] });
+    } catch (e) {
+      throw withKind(`history.db: ${sqliteMessage(e)}`, 'storage');
+    }
+  }
+
+  search(query, limit, cwd) {
+    try {
+      return this.#rows(cwd ? SEARCH_CWD : SEARCH, cwd ? [String(query), limit, cwd] : [String(query), limit]);
+    } catch (e) {
+      // As the host does: a plain SQLITE_ERROR from a MATCH is a malformed query
+      // (`fts5: syntax error near ...`, `no such column: x`, `unterminated string`).
+      if (e?.resultCode === this.sqlite3.capi.SQLITE_ERROR) throw withKind(sqliteMessage(e), 'invalidQuery');
+      throw withKind(`history.db: ${sqliteMessage(e)}`, 'storage');
+    }
+  }
+
+  recent(limit, cwd) {
+    try {
+      return this.#rows(cwd ? RECENT_CWD : RECENT, cwd ? [limit, cwd] : [limit]);
+    } catch (e) {
+      throw withKind(`history.db: ${sqliteMessage(e)}`, 'storage');
+    }
+  }
+
+  lastPrompt() {
+    try {
+      const v = this.db.selectValue(LAST);
+      return typeof v === 'string' ? v : null;
+    } catch (e) {
+      throw withKind(`history.db: ${sqliteMessage(e)}`, 'storage');
+    }
+  }
+
+  /** Rows in the database (for the page's status line). */
+  count() {
+    return Number(this.db.selectValue('SELECT count(*) FROM history') ?? 0);
+  }
+
+  #rows(sql, bind) {
+    return this.db.selectArrays(sql, bind).map(([id, prompt, createdAt, cwd]) => ({
+      id: Number(id),
+      prompt: String(prompt),
+      createdAt: Number(createdAt),
+      cwd: cwd === null || cwd === undefined ? null : String(cwd),
+    }));
+  }
+}
+
+/**
+ * Holds a Web Lock for the worker's lifetime, so one viewer tab at a time owns the pool
+ * (the VFS keeps its files' access handles open). Waits up to `timeoutMs` for a tab that
+ * is closing or reloading to let go; false when another tab keeps it.
+ */
+function holdLock(timeoutMs) {
+  if (!navigator.locks) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    navigator.locks
+      .request(LOCK_NAME, { signal: AbortSignal.timeout(timeoutMs) }, () => {
+        resolve(true);
+        return new Promise(() => {});
+      })
+      .catch(() => resolve(false));
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Opens the history database: `{store, info}`; throws (with a short reason) where OPFS or
+ * sqlite-wasm is not available. `info` = {backend, sqliteVersion, packageVersion, file,
+ * directory, rows}.
+ */
+export async function openSqliteHistory({ lockTimeoutMs = 5000 } = {}) {
+  if (!navigator.storage?.getDirectory) throw new Error('this browser has no Origin Private File System');
+  if (typeof FileSystemFileHandle === 'undefined' || !('createSyncAccessHandle' in FileSystemFileHandle.prototype)) {
+    throw new Error('this browser cannot open OPFS files synchronously (createSyncAccessHandle)');
+  }
+  if (!(await holdLock(lockTimeoutMs))) throw new Error('another tab of the viewer has the history database open');
+  let mod;
+  try {
+    mod = await import(VENDOR_URL.href);
+  } catch (e) {
+    throw new Error(`cannot load sqlite-wasm from vendor/sqlite-wasm/ (run scripts/build-web-vendor): ${e?.message ?? e}`);
+  }
+  // The library warns on the console for every statement that fails; a malformed search is
+  // ordinary user input here, and each failure is thrown (and shown) anyway.
+  globalThis.sqlite3ApiConfig = {
+    warn: (...args) => {
+      if (args[0] !== 'sqlite3_step() rc=') console.warn(...args);
+    },
+  };
+  const sqlite3 = await mod.default({
+    print: () => {},
+    printErr: (...args) => console.warn('[sqlite3]', ...args),
+  });
+  // A tab that is reloading may still hold the pool's access handles for a moment.
+  let pool;
+  let lastError;
+  for (let attempt = 0; attempt < 6 && !pool; attempt++) {
+    try {
+      pool = await sqlite3.installOpfsSAHPoolVfs({
+        directory: POOL_DIR,
+        preserveOnInitFailure: true, // never delete the pool because a handle was busy
+        forceReinitIfPreviouslyFailed: attempt > 0,
+      });
+    } catch (e) {
+      lastError = e;
+      await sleep(100 * 2 ** attempt);
+    }
+  }
+  if (!pool) throw new Error(`cannot open the opfs-sahpool VFS: ${lastError?.message ?? lastError}`);
+  const db = new pool.OpfsSAHPoolDb(DB_FILE);
+  try {
+    db.exec(SCHEMA);
+  } catch (e) {
+    db.close();
+    throw new Error(`cannot create the history schema: ${sqliteMessage(e)}`);
+  }
+  const store = new SqliteHistoryStore(sqlite3, db);
+  let packageVersion = null;
+  try {
+    const res = await fetch(new URL('./vendor/sqlite-wasm/VERSION', import.meta.url));
+    if (res.ok) packageVersion = (await res.text()).trim();
+  } catch {
+    /* only shown */
+  }
+  return {
+    store,
+    info: {
+      backend: BACKEND,
+      sqliteVersion: sqlite3.version?.libVersion ?? null,
+      packageVersion,
+      file: DB_FILE,
+      directory: POOL_DIR,
+      files: pool.getFileNames?.() ?? [DB_FILE],
+    },
+  };
+}
