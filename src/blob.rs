@@ -117,7 +117,8 @@ pub fn referenced_hashes(text: &str) -> Vec<String> {
         if is_valid_hash(&hash) && !out.contains(&hash) {
             out.push(hash);
         }
-        rest = &tail[tail.len().min(1)..];
+        // Go on after the prefix (never inside a multi-byte character).
+        rest = tail;
     }
     out
 }
@@ -265,6 +266,13 @@ pub fn collect_garbage(
 mod tests {
     use super::*;
     use crate::storage::MemoryStorage;
+
+    #[test]
+    fn referenced_hashes_survive_non_ascii_after_the_prefix() {
+        let h = "a".repeat(64);
+        let text = format!("x blob:sha256:é blob:sha256:{h} blob:sha256:{h} blob:sha256:");
+        assert_eq!(referenced_hashes(&text), vec![h]);
+    }
 
     #[test]
     fn golden_hash_of_1024_a() {

@@ -207,3 +207,12 @@ fn nesting_deeper_than_the_parser_allows_neither_crashes_nor_loses_data() {
         v1.as_bytes()
     );
 }
+
+#[test]
+fn a_fuzz_finding_blob_prefix_before_a_multibyte_character_loads() {
+    // Found by `scripts/fuzz` (context target): `blob:sha256:` followed by a non-ASCII
+    // character made the reference scan slice inside a character.
+    let bytes = corpus("fuzz-blob-ref-multibyte.jsonl");
+    let s = Session::from_text(mem(), &String::from_utf8_lossy(&bytes), "/agent");
+    let _ = s.context().to_json();
+}
