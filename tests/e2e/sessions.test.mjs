@@ -191,7 +191,7 @@ describe('session picker and browser storage', { timeout: 240_000 }, () => {
 
     // The branch switch works the same on an opened session.
     await page.locator('#node-0a1b2c3d').click();
-    await page.getByText('Just remove the trim() call').first().waitFor();
+    await page.locator('#conversation').getByText('Just remove the trim() call').first().waitFor();
     assert.doesNotMatch(await conversationText(), /Rewrite the string scanner properly/);
 
     // The real v1 fixture opens from the folder too (migrated in memory, never written).

@@ -105,7 +105,7 @@ describe('session viewer', { timeout: 180_000 }, () => {
 
   test('clicking a tree node shows the conversation of that branch', async () => {
     await page.locator('#node-0a1b2c3d').click(); // leaf of the side branch
-    await page.getByText('Just remove the trim() call', { exact: false }).first().waitFor();
+    await page.locator('#conversation').getByText('Just remove the trim() call', { exact: false }).first().waitFor();
     let text = await conversationText();
     assert.match(text, /Done: removed `?trim\(\)`? on line 47/);
     assert.match(text, /Please get familiar with this repository/, 'no compaction on the side branch');
@@ -121,7 +121,8 @@ describe('session viewer', { timeout: 180_000 }, () => {
 
     // And back: the branch summary's link goes to the abandoned branch, the tree back to main.
     await page.locator('#node-5f607182').click();
-    await page.getByText('All 42 tests pass').first().waitFor();
+    await page.locator('#conversation').getByText('All 42 tests pass').first().waitFor();
+    await page.locator('#conversation').getByText('Rewrite the string scanner properly').first().waitFor();
     text = await conversationText();
     assert.match(text, /Rewrite the string scanner properly/);
     assert.doesNotMatch(text, /Just remove the trim\(\) call/);
@@ -147,7 +148,7 @@ describe('session viewer', { timeout: 180_000 }, () => {
 
     // The last user messages of the file are at the end of the conversation.
     await page.locator('#jump-end').click();
-    await page.getByText('what did i just execute?').first().waitFor();
+    await page.locator('#conversation').getByText('what did i just execute?').first().waitFor();
     assert.ok(await page.locator('#conversation .role-bashExecution').count() > 0, 'bashExecution shown');
     await page.screenshot({ path: join(SCREENSHOTS, 'uploaded-fixture-end.png') });
     assertNoProblems();
