@@ -278,13 +278,12 @@ fn string_list(raw: Option<&RawValue>) -> Vec<String> {
 }
 
 /// JS template-literal coercion of a field (`${entry.message.provider}`).
-fn js_string(raw: Option<&RawValue>) -> String {
-    match raw {
+fn js_string(json: Option<&str>) -> String {
+    match json {
         None => "undefined".to_string(),
-        Some(r) => match raw_str(r) {
-            Some(s) => s.into_owned(),
-            None => r.get().to_string(),
-        },
+        Some(t) => crate::json::str_of_json(t)
+            .map(|s| s.into_owned())
+            .unwrap_or_else(|| t.to_string()),
     }
 }
 
@@ -336,14 +335,8 @@ impl Entry {
                             v.and_then(crate::json::str_of_json).map(|s| s.into_owned())
                         };
                         let role = text_field(m[0]);
-                        let coerce = |v: Option<&str>| match v {
-                            None => "undefined".to_string(),
-                            Some(t) => crate::json::str_of_json(t)
-                                .map(|s| s.into_owned())
-                                .unwrap_or_else(|| t.to_string()),
-                        };
                         let model_key = (role.as_deref() == Some("assistant"))
-                            .then(|| format!("{}/{}", coerce(m[1]), coerce(m[2])));
+                            .then(|| format!("{}/{}", js_string(m[1]), js_string(m[2])));
                         (role, model_key, start..start + raw.get().len())
                     }
                     None => (None, None, 0..0),
@@ -363,7 +356,7 @@ impl Entry {
                 model: f[6].filter(|r| raw_truthy(r)).map(|r| r.to_owned()),
                 role: match f[7].filter(|r| r.get() != "null") {
                     None => "default".to_string(),
-                    Some(r) => js_string(Some(r)),
+                    Some(r) => js_string(Some(r.get())),
                 },
             },
             EntryType::Compaction => Payload::Compaction {

@@ -6,7 +6,7 @@
 
 use crate::json::quote;
 use crate::storage::{Storage, StorageError};
-use crate::time::{iso_from_ms, ms_from_iso};
+use crate::time::iso_from_ms;
 
 /// An unreadable lock file older than this is taken to be a crash leftover.
 pub const TORN_LOCK_GRACE_MS: i64 = 10_000;
@@ -150,11 +150,6 @@ impl SessionLock {
             .and_then(|b| LockOwner::parse(&b))
             .is_some_and(|o| o.token == self.owner.token)
     }
-}
-
-/// When a lock was taken, as epoch ms (for display).
-pub fn started_ms(owner: &LockOwner) -> Option<i64> {
-    ms_from_iso(&owner.started_at)
 }
 
 #[cfg(test)]
