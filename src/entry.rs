@@ -5,7 +5,7 @@
 //! for byte. The few fields the core needs (ids, and what context building reads) are
 //! extracted once into a typed [`Payload`]; large payloads stay raw text.
 
-use crate::json::{push_quoted, raw_str, raw_truthy};
+use crate::json::{push_quoted, str_of_json, truthy};
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -255,16 +255,21 @@ pub fn pick<'a>(
     Ok(out)
 }
 
-fn non_null(raw: Option<&RawValue>) -> Option<Json> {
-    raw.filter(|r| r.get() != "null").map(|r| r.to_owned())
+/// Raw JSON text already validated by the reader, as an owned raw value.
+fn owned(raw: &str) -> Option<Json> {
+    RawValue::from_string(raw.to_owned()).ok()
 }
 
-fn string(raw: Option<&RawValue>) -> Option<String> {
-    raw.and_then(raw_str).map(|s| s.into_owned())
+fn non_null(raw: Option<&str>) -> Option<Json> {
+    raw.filter(|r| *r != "null").and_then(owned)
 }
 
-fn string_list(raw: Option<&RawValue>) -> Vec<String> {
-    raw.and_then(|r| serde_json::from_str::<Vec<Value>>(r.get()).ok())
+fn string(raw: Option<&str>) -> Option<String> {
+    raw.and_then(str_of_json).map(|s| s.into_owned())
+}
+
+fn string_list(raw: Option<&str>) -> Vec<String> {
+    raw.and_then(|r| serde_json::from_str::<Vec<Value>>(r).ok())
         .map(|items| {
             items
                 .into_iter()
@@ -309,13 +314,43 @@ const ENTRY_FIELDS: &[&str] = &[
     "selectedToolNames",
 ];
 
+const MESSAGE_FIELDS: &[&str] = &["role", "provider", "model"];
+
 const BLOB_MARK: &str = "blob:sha256:";
+
+/// Does the text hold a blob reference? (SIMD substring search: it runs over every
+/// message when a session is opened.)
+fn has_blob_mark(text: &str) -> bool {
+    static FINDER: std::sync::OnceLock<memchr::memmem::Finder<'static>> =
+        std::sync::OnceLock::new();
+    FINDER
+        .get_or_init(|| memchr::memmem::Finder::new(BLOB_MARK))
+        .find(text.as_bytes())
+        .is_some()
+}
 
 impl Entry {
     /// Read an entry from its JSON text.
     pub fn parse(text: Text) -> Result<Entry, EntryError> {
         let s = text.as_str();
-        let f = pick(s, ENTRY_FIELDS).map_err(|e| EntryError::NotAnObject(e.to_string()))?;
+        // One validating pass that also finds the message's keys; serde_json decides
+        // (and explains) whenever that pass cannot vouch for the line.
+        let (f, m) = match crate::scan::scan_object(s, ENTRY_FIELDS, Some((4, MESSAGE_FIELDS))) {
+            Some(scan) => (scan.fields, scan.nested),
+            None => {
+                let f: Vec<Option<&str>> = pick(s, ENTRY_FIELDS)
+                    .map_err(|e| EntryError::NotAnObject(e.to_string()))?
+                    .into_iter()
+                    .map(|r| r.map(RawValue::get))
+                    .collect();
+                // The message was validated by the pick above: find its keys without a
+                // second validating pass.
+                let m = f[4]
+                    .and_then(|raw| crate::json::object_fields(raw, MESSAGE_FIELDS))
+                    .unwrap_or_else(|| vec![None; MESSAGE_FIELDS.len()]);
+                (f, m)
+            }
+        };
         let type_name = string(f[0]).ok_or(EntryError::MissingType)?;
         let id = string(f[1]).ok_or(EntryError::MissingId)?;
         let parent_id = string(f[2]);
@@ -325,23 +360,15 @@ impl Entry {
             EntryType::Message => {
                 let (role, model_key, message) = match f[4] {
                     Some(raw) => {
-                        let start = raw.get().as_ptr() as usize - s.as_ptr() as usize;
-                        // The message was validated by the pick above: find its keys
-                        // without a second validating pass (it is most of the bytes).
-                        let m =
-                            crate::json::object_fields(raw.get(), &["role", "provider", "model"])
-                                .unwrap_or_else(|| vec![None; 3]);
-                        let text_field = |v: Option<&str>| {
-                            v.and_then(crate::json::str_of_json).map(|s| s.into_owned())
-                        };
-                        let role = text_field(m[0]);
+                        let start = raw.as_ptr() as usize - s.as_ptr() as usize;
+                        let role = string(m[0]);
                         let model_key = (role.as_deref() == Some("assistant"))
                             .then(|| format!("{}/{}", js_string(m[1]), js_string(m[2])));
-                        (role, model_key, start..start + raw.get().len())
+                        (role, model_key, start..start + raw.len())
                     }
                     None => (None, None, 0..0),
                 };
-                let has_blob_refs = s[message.clone()].contains(BLOB_MARK);
+                let has_blob_refs = has_blob_mark(&s[message.clone()]);
                 Payload::Message {
                     role,
                     model_key,
@@ -353,21 +380,21 @@ impl Entry {
                 level: non_null(f[5]),
             },
             EntryType::ModelChange => Payload::ModelChange {
-                model: f[6].filter(|r| raw_truthy(r)).map(|r| r.to_owned()),
-                role: match f[7].filter(|r| r.get() != "null") {
+                model: f[6].filter(|r| truthy(r)).and_then(owned),
+                role: match f[7].filter(|r| *r != "null") {
                     None => "default".to_string(),
-                    Some(r) => js_string(Some(r.get())),
+                    Some(r) => js_string(Some(r)),
                 },
             },
             EntryType::Compaction => Payload::Compaction {
                 first_kept_entry_id: string(f[8]),
             },
             EntryType::BranchSummary => Payload::BranchSummary {
-                has_summary: f[9].is_some_and(raw_truthy),
+                has_summary: f[9].is_some_and(truthy),
             },
             EntryType::Custom => Payload::Custom,
             EntryType::CustomMessage => Payload::CustomMessage {
-                has_blob_refs: s.contains(BLOB_MARK),
+                has_blob_refs: has_blob_mark(s),
             },
             EntryType::Label => Payload::Label {
                 target_id: string(f[10]),
@@ -378,8 +405,8 @@ impl Entry {
             },
             EntryType::SessionInit => Payload::SessionInit,
             EntryType::ModeChange => Payload::ModeChange {
-                mode: f[13].map(|r| r.to_owned()),
-                data: f[14].map(|r| r.to_owned()),
+                mode: f[13].and_then(owned),
+                data: f[14].and_then(owned),
             },
             EntryType::ContextChange => Payload::ContextChange {
                 name: non_null(f[15]),

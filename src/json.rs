@@ -23,7 +23,12 @@ pub fn str_of_json(s: &str) -> Option<Cow<'_, str>> {
 
 /// JavaScript truthiness of a JSON value (`if (entry.model)`).
 pub fn raw_truthy(raw: &RawValue) -> bool {
-    match raw.get() {
+    truthy(raw.get())
+}
+
+/// JavaScript truthiness of JSON text.
+pub fn truthy(json: &str) -> bool {
+    match json {
         "null" | "false" | "\"\"" => false,
         s if s.starts_with('"') || s.starts_with('{') || s.starts_with('[') || s == "true" => true,
         s => s

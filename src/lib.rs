@@ -36,6 +36,7 @@ pub mod paths;
 pub mod persist;
 pub mod picker;
 pub mod resume;
+pub mod scan;
 pub mod session;
 pub mod storage;
 pub mod time;

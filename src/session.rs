@@ -647,7 +647,14 @@ impl Session {
                 None => self.labels.remove(target),
             };
         }
-        self.leaf = Some(entry.id.clone());
+        // Reuse the leaf's buffer: loading pushes every entry of the file through here.
+        match &mut self.leaf {
+            Some(leaf) => {
+                leaf.clear();
+                leaf.push_str(&entry.id);
+            }
+            None => self.leaf = Some(entry.id.clone()),
+        }
         self.by_id.insert(entry.id.clone(), self.entries.len());
         self.entries.push(entry);
     }
