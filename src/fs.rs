@@ -36,6 +36,7 @@ fn read_parallel(file: &fs::File, len: usize) -> io::Result<Vec<u8>> {
         .map_or(1, |n| n.get())
         .clamp(1, 4);
     let mut buf = vec![0u8; len];
+    advise_huge_pages(&mut buf);
     let part = len.div_ceil(threads);
     std::thread::scope(|scope| {
         let handles: Vec<_> = buf
@@ -75,6 +76,42 @@ fn read_parallel(file: &fs::File, len: usize) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Ask Linux to back a large, still untouched buffer with transparent huge pages: filling
+/// it then takes one page fault per 2 MiB instead of one per 4 KiB, and freeing it is
+/// cheaper too. Only a hint (machines with THP set to `never` simply ignore it).
+#[cfg(target_os = "linux")]
+fn advise_huge_pages(buf: &mut [u8]) {
+    const HUGE: usize = 2 << 20;
+    const MADV_HUGEPAGE: i32 = 14;
+    extern "C" {
+        fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
+    }
+    let start = (buf.as_mut_ptr() as usize).next_multiple_of(HUGE);
+    let end = (buf.as_mut_ptr() as usize + buf.len()) / HUGE * HUGE;
+    if end > start {
+        // SAFETY: [start, end) lies inside `buf`, which we own; MADV_HUGEPAGE changes
+        // how the range is backed, never its contents.
+        unsafe {
+            madvise(start as *mut std::ffi::c_void, end - start, MADV_HUGEPAGE);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages(_buf: &mut [u8]) {}
+
+/// A whole file, read the fast way for large files (huge pages, several threads); also
+/// used by the CLI's confined storage.
+pub fn read_file(path: impl AsRef<std::path::Path>) -> io::Result<Vec<u8>> {
+    let path = path.as_ref();
+    let file = fs::File::open(path)?;
+    let len = file.metadata()?.len() as usize;
+    if len < PARALLEL_READ_BYTES || cfg!(not(unix)) {
+        return fs::read(path);
+    }
+    read_parallel(&file, len)
+}
+
 /// Map an io::Error to the port's error, keeping not-found distinct.
 pub fn io_error(path: &str, e: io::Error) -> StorageError {
     match e.kind() {
@@ -95,12 +132,7 @@ fn mtime_ms(meta: &fs::Metadata) -> i64 {
 
 impl Storage for FsStorage {
     fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
-        let file = fs::File::open(path).map_err(|e| io_error(path, e))?;
-        let len = file.metadata().map_err(|e| io_error(path, e))?.len() as usize;
-        if len < PARALLEL_READ_BYTES || cfg!(not(unix)) {
-            return fs::read(path).map_err(|e| io_error(path, e));
-        }
-        read_parallel(&file, len).map_err(|e| io_error(path, e))
+        read_file(path).map_err(|e| io_error(path, e))
     }
 
     fn read_prefix(&self, path: &str, max_bytes: u64) -> StorageResult<Vec<u8>> {
