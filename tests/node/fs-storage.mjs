@@ -6,6 +6,20 @@ import os from 'node:os';
 export function fsStorage() {
   return {
     read: (path) => fs.readFileSync(path),
+    readInto(path, dest, position) {
+      const fd = fs.openSync(path, 'r');
+      try {
+        let n = 0;
+        while (n < dest.length) {
+          const got = fs.readSync(fd, dest, n, dest.length - n, position + n);
+          if (got === 0) break;
+          n += got;
+        }
+        return n;
+      } finally {
+        fs.closeSync(fd);
+      }
+    },
     readPrefix(path, maxBytes) {
       const fd = fs.openSync(path, 'r');
       try {

@@ -388,3 +388,60 @@ test('optional blob hooks replace the default blob files', () => {
   assert.equal([...storage.files.keys()].some((k) => k.startsWith('/agent/blobs')), false);
   assert.equal(Session.open(storage, s.file, { agentDir: '/agent', readOnly: true }).entry(id).message.content[0].data, data);
 });
+
+test('readInto: a session is read straight into wasm memory, whole even when it grew after stat', (t) => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'xcsh-session-js-'));
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+  const base = fsStorage();
+  const agentDir = `${root}/agent`;
+  const s = Session.create(base, { agentDir, cwd: '/work/proj' });
+  for (let i = 0; i < 50; i++) {
+    s.appendMessage(user(`question ${i} ${'é'.repeat(i)}`));
+    s.appendMessage(assistant(`answer ${i}`));
+  }
+  s.flush();
+  const file = s.file;
+  s.free();
+  let calls = 0;
+  const direct = {
+    ...base,
+    // Under-report the size, as if the file grew between stat and read.
+    stat: (p) => ({ ...base.stat(p), size: Math.max(0, base.stat(p).size - 700) }),
+    readInto(p, dest, position) {
+      calls++;
+      return base.readInto(p, dest, position);
+    },
+  };
+  const { readInto, ...plain } = base;
+  assert.equal(typeof readInto, 'function');
+  const a = Session.open(direct, file, { agentDir, readOnly: true });
+  const b = Session.open(plain, file, { agentDir, readOnly: true });
+  assert.ok(calls >= 2, `readInto called ${calls} times`);
+  assert.equal(a.entries().length, 100);
+  assert.equal(a.contextJson(), b.contextJson());
+  assert.equal(a.toJsonl(), fs.readFileSync(file, 'utf8'));
+  a.free();
+  b.free();
+
+  const liar = { ...base, readInto: () => 1e12 };
+  assert.throws(() => Session.open(liar, file, { agentDir, readOnly: true }), (e) => e.kind === 'storage' && /readInto/.test(e.message));
+});
+
+test('fromText of a JS string: surrogate pairs across encoding chunks survive, lone surrogates become U+FFFD', () => {
+  const CHUNK = 1 << 20; // UTF-16 units per encodeInto call in the package
+  const header = JSON.stringify({ type: 'session', version: 3, id: 'chunky', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/w' });
+  const head = `${header}\n{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"`;
+  // The emoji's high surrogate is the last unit of the first chunk.
+  const text = `${head}${'a'.repeat(CHUNK - 1 - head.length)}😀 tail","timestamp":1}}\n`
+    + '{"type":"message","id":"m2","parentId":"m1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"lone \uD800 here","timestamp":2}}\n';
+  assert.equal(text.charCodeAt(CHUNK - 1), 0xd83d);
+  const fromString = Session.fromText(text);
+  const fromBytes = Session.fromText(new TextEncoder().encode(text));
+  const context = fromString.contextJson();
+  assert.equal(context, fromBytes.contextJson());
+  assert.ok(context.includes('a😀 tail'));
+  assert.ok(context.includes('lone \uFFFD here'));
+  assert.equal(fromString.entries().length, 2);
+  fromString.free();
+  fromBytes.free();
+});

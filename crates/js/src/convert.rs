@@ -145,12 +145,13 @@ pub fn json_array<'a>(items: impl IntoIterator<Item = impl AsRef<str> + 'a>) -> 
 }
 
 /// Session text given as a string or as UTF-8 bytes (`Uint8Array`, e.g. straight from
-/// `fs.readFileSync` or `File.arrayBuffer()`): bytes cross into wasm at their own size,
-/// while a JS string with non-ASCII characters may need up to three times its length.
-/// Invalid UTF-8 is replaced (U+FFFD), as when a file is read.
+/// `fs.readFileSync` or `File.arrayBuffer()`). Both cross into wasm at about their UTF-8
+/// size: strings are encoded a chunk at a time straight into the session's buffer
+/// (wasm-bindgen's own string passing reserves three bytes per UTF-16 unit first).
+/// Invalid UTF-8 bytes and lone surrogates are replaced (U+FFFD), as when a file is read.
 pub fn session_text(value: JsValue) -> Result<String, JsValue> {
-    if let Some(s) = value.as_string() {
-        return Ok(s);
+    if let Some(s) = value.dyn_ref::<js_sys::JsString>() {
+        return utf8_of(s);
     }
     match value.dyn_into::<js_sys::Uint8Array>() {
         Ok(bytes) => Ok(match String::from_utf8(bytes.to_vec()) {
@@ -159,4 +160,68 @@ pub fn session_text(value: JsValue) -> Result<String, JsValue> {
         }),
         Err(_) => Err(invalid("session text must be a string or a Uint8Array")),
     }
+}
+
+#[wasm_bindgen]
+extern "C" {
+    type TextEncoder;
+    #[wasm_bindgen(constructor)]
+    fn new() -> TextEncoder;
+    /// `{ read, written }`
+    #[wasm_bindgen(method, js_name = encodeInto)]
+    fn encode_into(
+        this: &TextEncoder,
+        source: &js_sys::JsString,
+        dest: &js_sys::Uint8Array,
+    ) -> JsValue;
+}
+
+/// UTF-16 units encoded per `encodeInto` call.
+const ENCODE_CHUNK: u32 = 1 << 20;
+
+/// A JS string as UTF-8, encoded by `TextEncoder.encodeInto` in chunks straight into the
+/// spare capacity of the result (never split inside a surrogate pair).
+fn utf8_of(s: &js_sys::JsString) -> Result<String, JsValue> {
+    let len = s.length();
+    let encoder = TextEncoder::new();
+    let mut buf: Vec<u8> = Vec::with_capacity(len as usize + 3 * ENCODE_CHUNK as usize);
+    let mut at = 0u32;
+    while at < len {
+        let mut end = len.min(at + ENCODE_CHUNK);
+        if end < len && (0xD800..0xDC00).contains(&(s.char_code_at(end - 1) as u32)) {
+            end -= 1;
+        }
+        let piece = s.substring(at, end);
+        let need = 3 * (end - at) as usize;
+        if buf.capacity() - buf.len() < need {
+            buf.reserve_exact(need.max(buf.capacity() / 8));
+        }
+        let spare = buf.capacity() - buf.len();
+        // SAFETY: the view covers the spare capacity only and is dropped before the next
+        // allocation in wasm memory; encodeInto writes at most `spare` bytes.
+        let view =
+            unsafe { js_sys::Uint8Array::view_mut_raw(buf.as_mut_ptr().add(buf.len()), spare) };
+        let done = encoder.encode_into(&piece, &view);
+        drop(view);
+        let written = number(&done, "written").unwrap_or(0.0) as usize;
+        let read = number(&done, "read").unwrap_or(0.0) as u32;
+        // SAFETY: encodeInto initialised `written` bytes of the spare capacity.
+        unsafe { buf.set_len(buf.len() + written.min(spare)) };
+        // With three bytes per unit available, encodeInto always reads the whole piece.
+        if read == 0 {
+            return Err(invalid(
+                "TextEncoder.encodeInto made no progress on the session text",
+            ));
+        }
+        at += read;
+    }
+    // TextEncoder writes well-formed UTF-8 (lone surrogates become U+FFFD).
+    Ok(String::from_utf8(buf)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
+fn number(obj: &JsValue, key: &str) -> Option<f64> {
+    js_sys::Reflect::get(obj, &JsValue::from_str(key))
+        .ok()
+        .and_then(|v| v.as_f64())
 }

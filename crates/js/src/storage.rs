@@ -40,6 +40,7 @@ extern "C" {
 
 /// The optional methods, looked up once.
 struct Optional {
+    read_into: Option<Function>,
     now_ms: Option<Function>,
     random_u64: Option<Function>,
     blob_put: Option<Function>,
@@ -106,6 +107,7 @@ fn random_from_math() -> u64 {
 impl JsPort {
     pub fn new(js: JsStorage) -> JsPort {
         let optional = Optional {
+            read_into: method(&js, "readInto"),
             now_ms: method(&js, "nowMs"),
             random_u64: method(&js, "randomU64"),
             blob_put: method(&js, "blobPut"),
@@ -173,8 +175,50 @@ impl Storage for Defaults<'_> {
     }
 }
 
+impl JsPort {
+    /// `read` through the optional `readInto(path, dest, position)`: the storage fills
+    /// the session's own buffer in wasm memory, so a large file is copied once (no JS
+    /// buffer, no second copy into wasm). Reads until `readInto` returns 0, so a file
+    /// that grew since `stat` is read whole.
+    fn read_direct(&self, read_into: &Function, path: &str) -> StorageResult<Vec<u8>> {
+        let size = self.stat(path)?.size as usize;
+        let js_path = JsValue::from_str(path);
+        let mut buf: Vec<u8> = Vec::with_capacity(size + 1);
+        loop {
+            if buf.len() == buf.capacity() {
+                buf.reserve((buf.len() / 8).max(64 << 10));
+            }
+            let spare = buf.capacity() - buf.len();
+            let position = JsValue::from_f64(buf.len() as f64);
+            // SAFETY: the view covers the vector's spare capacity only, and nothing
+            // allocates in wasm memory while JS holds it (it is dropped before the next
+            // Rust allocation); the bytes JS wrote are kept with set_len below.
+            let view = unsafe { Uint8Array::view_mut_raw(buf.as_mut_ptr().add(buf.len()), spare) };
+            let n = read_into
+                .call3(&self.js, &js_path, &view, &position)
+                .map_err(|e| storage_error(e, path))?
+                .as_f64()
+                .filter(|n| *n >= 0.0 && n.fract() == 0.0 && *n as usize <= spare)
+                .ok_or_else(|| {
+                    StorageError::Other(format!(
+                        "storage.readInto did not return a byte count between 0 and {spare}"
+                    ))
+                })? as usize;
+            drop(view);
+            if n == 0 {
+                return Ok(buf);
+            }
+            // SAFETY: readInto wrote `n` initialised bytes at the end of the buffer.
+            unsafe { buf.set_len(buf.len() + n) };
+        }
+    }
+}
+
 impl Storage for JsPort {
     fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
+        if let Some(read_into) = &self.optional.read_into {
+            return self.read_direct(read_into, path);
+        }
         bytes(
             self.js.read(path).map_err(|e| storage_error(e, path))?,
             "read",

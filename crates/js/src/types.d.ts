@@ -23,6 +23,11 @@ export interface StorageStat {
  */
 export interface JsStorage {
   read(path: string): Uint8Array;
+  /** Optional fast path for `read`: copy the file's bytes from `position` into `dest`
+   * and return how many were written (0 at the end of the file), e.g.
+   * `fs.readSync(fd, dest, 0, dest.length, position)`. When present, sessions are read
+   * straight into wasm memory: one copy of a large file instead of two. */
+  readInto?(path: string, dest: Uint8Array, position: number): number;
   /** At most `maxBytes` from the start of the file. */
   readPrefix(path: string, maxBytes: number): Uint8Array;
   /** Create or truncate, then write. `data` is a fresh copy the storage may keep. */
