@@ -135,7 +135,7 @@ impl FsHost {
 impl Host for FsHost {
     fn read(&mut self, path: String) -> R<Vec<u8>> {
         let p = self.path(&path)?;
-        fs::read(&p).map_err(|e| io_err(&path, e))
+        read_file(&p).map_err(|e| io_err(&path, e))
     }
 
     fn read_prefix(&mut self, path: String, max_bytes: u64) -> R<Vec<u8>> {
@@ -314,6 +314,29 @@ impl Host for FsHost {
         h.write_i64(self.now_ms());
         h.finish()
     }
+}
+
+/// A whole file into a buffer sized from its length; large buffers get transparent huge
+/// pages (Linux), so filling them costs one page fault per 2 MiB instead of per 4 KiB.
+fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut file = fs::File::open(path)?;
+    let len = file.metadata()?.len() as usize;
+    let mut buf = Vec::with_capacity(len + 1);
+    #[cfg(target_os = "linux")]
+    if len >= 4 << 20 {
+        const HUGE: usize = 2 << 20;
+        let start = (buf.as_mut_ptr() as usize).next_multiple_of(HUGE);
+        let end = (buf.as_mut_ptr() as usize + buf.capacity()) / HUGE * HUGE;
+        if end > start {
+            // SAFETY: the range lies inside the buffer's allocation; the hint changes how
+            // it is backed, not what it holds.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    file.read_to_end(&mut buf)?;
+    Ok(buf)
 }
 
 #[cfg(test)]

@@ -7,6 +7,8 @@ mod aot;
 mod confine;
 mod fshost;
 mod history;
+#[cfg(target_os = "linux")]
+mod hugemem;
 
 mod bindings {
     wasmtime::component::bindgen!({
@@ -337,7 +339,13 @@ const TERMINAL_VARS: [&str; 4] = [
 ];
 
 fn engine() -> Result<Engine> {
-    let config = Config::new();
+    #[allow(unused_mut)]
+    let mut config = Config::new();
+    // Linear memory on huge pages (custom memories are filled eagerly, not copy-on-write).
+    #[cfg(target_os = "linux")]
+    config
+        .with_host_memory(std::sync::Arc::new(hugemem::HugePageMemoryCreator))
+        .memory_init_cow(false);
     Ok(Engine::new(&config)?)
 }
 
