@@ -4,9 +4,11 @@
 //   node bench/open.mjs memory <mode> <file> <agentDir>
 //
 // modes:
-//   wasm-text  read the file as a string, Session.fromText(text, {storage, agentDir}).contextJson()
+//   wasm-text  Session.fromText(text, {storage, agentDir}).contextJson(), from the file's text
+//              already in memory as a JS string (read and decoded outside the timed region)
 //   wasm-open  Session.open(storage, file, {readOnly, agentDir}).contextJson() (bytes, no JS string)
-//   js         the straightforward JavaScript reference (baseline.mjs)
+//   js         the straightforward JavaScript reference (baseline.mjs), reading the file itself
+//   js-text    the same reference from the JS string already in memory (as wasm-text)
 // Prints one JSON object. Times are wall-clock ms (performance.now) and process CPU ms
 // (process.cpuUsage, all threads). Freeing the wasm session is outside the timed region.
 import fs from 'node:fs';
@@ -42,6 +44,9 @@ function runner(mode, file, agentDir) {
   if (mode === 'js') {
     return { run: () => contextJson(fs.readFileSync(file, 'utf8'), agentDir), free: () => {} };
   }
+  if (mode === 'js-text') {
+    return { prepare: () => fs.readFileSync(file, 'utf8'), run: (text) => contextJson(text, agentDir), free: () => {} };
+  }
   const pkg = loadPackage();
   const storage = fsStorage();
   let session = null;
@@ -51,8 +56,8 @@ function runner(mode, file, agentDir) {
   };
   if (mode === 'wasm-text') {
     return {
-      run() {
-        const text = fs.readFileSync(file, 'utf8');
+      prepare: () => fs.readFileSync(file, 'utf8'),
+      run(text) {
         session = pkg.Session.fromText(text, { storage, agentDir });
         return session.contextJson();
       },
@@ -79,9 +84,10 @@ if (args[0] === 'memory') {
   const r = runner(mode, file, agentDir);
   global.gc?.();
   const wasmBefore = memoryBytes();
+  const input = r.prepare?.();
   const rssBefore = process.memoryUsage().rss;
   const t = performance.now();
-  const json = r.run();
+  const json = r.run(input);
   const wallMs = performance.now() - t;
   // Linear memory only grows, so its size now is its peak during the open.
   const wasmAfter = memoryBytes();
@@ -107,9 +113,11 @@ if (args[0] === 'memory') {
   const cpuMs = [];
   let json = '';
   for (let i = 0; i < warmup + reps; i++) {
+    let input = r.prepare?.();
     const c = process.cpuUsage();
     const t = performance.now();
-    json = r.run();
+    json = r.run(input);
+    input = null;
     const wall = performance.now() - t;
     const cpu = process.cpuUsage(c);
     r.free();

@@ -1,6 +1,6 @@
 //! Native measurements for the benchmark (`scripts/bench`, `bench/README.md`). Each
 //! command prints one JSON object on stdout; times are milliseconds (wall clock, plus the
-//! thread's CPU time on Linux).
+//! process's CPU time, all threads, on Linux).
 //!
 //! ```text
 //! bench_native open   <FILE> <AGENT_DIR> <WARMUP> <REPS>  open read-only + context().to_json()
@@ -24,8 +24,10 @@ fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// CPU time of this thread so far (ns): `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`, which
-/// is exact (the /proc schedstat counters only advance at scheduler ticks).
+/// CPU time of this process so far, all threads (ns):
+/// `clock_gettime(CLOCK_PROCESS_CPUTIME_ID)`, which is exact (the /proc schedstat
+/// counters only advance at scheduler ticks). All threads, because large files are read
+/// and parsed on every core.
 #[cfg(target_os = "linux")]
 fn cpu_ns() -> Option<u64> {
     #[repr(C)]
@@ -36,13 +38,13 @@ fn cpu_ns() -> Option<u64> {
     extern "C" {
         fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
     }
-    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    const CLOCK_PROCESS_CPUTIME_ID: i32 = 2;
     let mut ts = Timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: clock_gettime writes one timespec (64-bit time_t and long on 64-bit Linux).
-    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    let rc = unsafe { clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
     (rc == 0 && cfg!(target_pointer_width = "64"))
         .then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
