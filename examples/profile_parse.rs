@@ -1,42 +1,73 @@
-//! Phase timings of entry parsing (development aid).
+//! Single-thread timings of the per-line work of opening a session (development aid):
+//! serde_json validation, the scanner, and Entry::parse.
+//!
+//! `cargo run --release --example profile_parse -- FILE`
+use std::sync::Arc;
 use std::time::Instant;
-use xcsh_session::entry::pick;
+use xcsh_session::entry::{Entry, Text};
+use xcsh_session::scan::{is_valid_json, scan_object};
 
 fn main() {
     let path = std::env::args().nth(1).expect("FILE");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let t = Instant::now();
-    let mut n = 0;
-    for l in &lines {
-        if serde_json::from_str::<serde::de::IgnoredAny>(l).is_ok() {
-            n += 1;
-        }
-    }
-    println!("validate (IgnoredAny)   {:?} {n}", t.elapsed());
-    let t = Instant::now();
-    let mut msgs = Vec::new();
-    for l in &lines {
-        if let Ok(f) = pick(l, &["type", "id", "parentId", "timestamp", "message"]) {
-            if let Some(m) = f[4] {
-                msgs.push(m.get());
+    let text = Arc::new(std::fs::read_to_string(&path).unwrap());
+    let lines: Vec<(usize, usize)> = {
+        let mut out = Vec::new();
+        let mut start = 0;
+        for (i, b) in text.bytes().enumerate() {
+            if b == b'\n' {
+                if i > start {
+                    out.push((start, i));
+                }
+                start = i + 1;
             }
         }
-    }
-    println!("pick top-level          {:?} {}", t.elapsed(), msgs.len());
+        out
+    };
+    let mb = text.len() as f64 / 1e6;
+    let report = |name: &str, t: Instant, n: usize| {
+        let s = t.elapsed().as_secs_f64();
+        println!(
+            "{name:<28} {:>8.1} ms {:>7.0} MB/s ({n} lines)",
+            s * 1e3,
+            mb / s
+        );
+    };
     let t = Instant::now();
-    for m in &msgs {
-        let _ = pick(m, &["role", "provider", "model"]);
-    }
-    println!("pick message            {:?}", t.elapsed());
+    let n = lines
+        .iter()
+        .filter(|(a, z)| serde_json::from_str::<serde::de::IgnoredAny>(&text[*a..*z]).is_ok())
+        .count();
+    report("serde validate (IgnoredAny)", t, n);
     let t = Instant::now();
-    let mut c = 0usize;
-    for l in &lines {
-        c += memchr_count(l.as_bytes());
-    }
-    println!("byte scan for quotes    {:?} {c}", t.elapsed());
-}
-
-fn memchr_count(b: &[u8]) -> usize {
-    b.iter().filter(|&&x| x == b'"').count()
+    let n = lines
+        .iter()
+        .filter(|(a, z)| is_valid_json(&text[*a..*z]) == Some(true))
+        .count();
+    report("scan validate", t, n);
+    let t = Instant::now();
+    let n = lines
+        .iter()
+        .filter(|(a, z)| {
+            scan_object(
+                &text[*a..*z],
+                &["type", "id", "parentId", "timestamp", "message"],
+                Some((4, &["role", "provider", "model"])),
+            )
+            .is_some()
+        })
+        .count();
+    report("scan_object with fields", t, n);
+    let t = Instant::now();
+    let entries: Vec<Entry> = lines
+        .iter()
+        .filter_map(|(a, z)| {
+            Entry::parse(Text::Shared {
+                buf: text.clone(),
+                start: *a,
+                end: *z,
+            })
+            .ok()
+        })
+        .collect();
+    report("Entry::parse", t, entries.len());
 }

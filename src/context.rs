@@ -213,7 +213,7 @@ fn custom_message(entry: &Entry) -> String {
         ("display", field(&f, 2)),
         ("details", field(&f, 3)),
         ("attribution", field(&f, 4)),
-        ("timestamp", Some(Cow::Owned(epoch_ms(&entry.timestamp)))),
+        ("timestamp", Some(Cow::Owned(epoch_ms(entry.timestamp())))),
     ])
 }
 
@@ -223,7 +223,7 @@ fn branch_summary_message(entry: &Entry) -> String {
         ("role", Some(Cow::Borrowed("\"branchSummary\""))),
         ("summary", field(&f, 0)),
         ("fromId", field(&f, 1)),
-        ("timestamp", Some(Cow::Owned(epoch_ms(&entry.timestamp)))),
+        ("timestamp", Some(Cow::Owned(epoch_ms(entry.timestamp())))),
     ])
 }
 
@@ -257,7 +257,7 @@ fn compaction_message(entry: &Entry) -> (String, bool) {
         ("shortSummary", field(&f, 1)),
         ("tokensBefore", field(&f, 2)),
         ("providerPayload", payload.map(Cow::Owned)),
-        ("timestamp", Some(Cow::Owned(epoch_ms(&entry.timestamp)))),
+        ("timestamp", Some(Cow::Owned(epoch_ms(entry.timestamp())))),
     ]);
     (msg, remote)
 }

@@ -9,6 +9,7 @@ use crate::json::{push_quoted, str_of_json, truthy};
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
@@ -94,7 +95,8 @@ pub type Json = Box<RawValue>;
 #[derive(Debug, Clone)]
 pub enum Payload {
     Message {
-        role: Option<String>,
+        /// The message role (the common ones are not copied per entry).
+        role: Option<Cow<'static, str>>,
         /// `provider + "/" + model` of an assistant message (JS string coercion).
         model_key: Option<String>,
         /// Byte range of the `message` value inside the entry text.
@@ -177,7 +179,8 @@ impl From<String> for Text {
 pub struct Entry {
     pub id: String,
     pub parent_id: Option<String>,
-    pub timestamp: String,
+    /// Where the `timestamp` string is (see [`Entry::timestamp`]): no copy per entry.
+    timestamp: Slice,
     pub entry_type: EntryType,
     pub payload: Payload,
     text: Text,
@@ -253,6 +256,55 @@ pub fn pick<'a>(
     let out = Pick(names).deserialize(&mut de)?;
     de.end()?;
     Ok(out)
+}
+
+/// A string field of an entry: where it sits in the entry's text, or (when it was written
+/// with escapes) its decoded copy.
+#[derive(Debug, Clone)]
+enum Slice {
+    At(Range<usize>),
+    Owned(Box<str>),
+}
+
+impl Slice {
+    /// The string inside the raw JSON value `raw` (a slice of `text`); empty when absent
+    /// or not a string.
+    fn of_string(text: &str, raw: Option<&str>) -> Slice {
+        match raw {
+            Some(r) if r.len() >= 2 && r.starts_with('"') && !r[1..r.len() - 1].contains('\\') => {
+                let start = r.as_ptr() as usize - text.as_ptr() as usize + 1;
+                Slice::At(start..start + r.len() - 2)
+            }
+            r => Slice::Owned(string(r).unwrap_or_default().into_boxed_str()),
+        }
+    }
+
+    fn get<'t>(&'t self, text: &'t str) -> &'t str {
+        match self {
+            Slice::At(range) => &text[range.clone()],
+            Slice::Owned(s) => s,
+        }
+    }
+}
+
+/// A message role; the agent's roles are shared constants, others are copied.
+fn role(raw: Option<&str>) -> Option<Cow<'static, str>> {
+    const KNOWN: &[&str] = &[
+        "user",
+        "assistant",
+        "toolResult",
+        "bashExecution",
+        "custom",
+        "hookMessage",
+        "branchSummary",
+        "compactionSummary",
+        "fileMention",
+    ];
+    let value = str_of_json(raw?)?;
+    Some(match KNOWN.iter().find(|k| **k == value) {
+        Some(k) => Cow::Borrowed(*k),
+        None => Cow::Owned(value.into_owned()),
+    })
 }
 
 /// Raw JSON text already validated by the reader, as an owned raw value.
@@ -354,14 +406,14 @@ impl Entry {
         let type_name = string(f[0]).ok_or(EntryError::MissingType)?;
         let id = string(f[1]).ok_or(EntryError::MissingId)?;
         let parent_id = string(f[2]);
-        let timestamp = string(f[3]).unwrap_or_default();
+        let timestamp = Slice::of_string(s, f[3]);
         let entry_type = EntryType::parse(&type_name);
         let payload = match entry_type {
             EntryType::Message => {
                 let (role, model_key, message) = match f[4] {
                     Some(raw) => {
                         let start = raw.as_ptr() as usize - s.as_ptr() as usize;
-                        let role = string(m[0]);
+                        let role = role(m[0]);
                         let model_key = (role.as_deref() == Some("assistant"))
                             .then(|| format!("{}/{}", js_string(m[1]), js_string(m[2])));
                         (role, model_key, start..start + raw.len())
@@ -428,6 +480,11 @@ impl Entry {
             payload,
             text,
         })
+    }
+
+    /// The `timestamp` string as written (empty when absent or not a string).
+    pub fn timestamp(&self) -> &str {
+        self.timestamp.get(self.text.as_str())
     }
 
     /// The entry's JSON text (one line, as stored).

@@ -21,7 +21,7 @@ fn ids_of(s: &Session, id: &str) -> (String, String) {
             .clone()
             .map(|p| format!("\"{p}\""))
             .unwrap_or("null".into()),
-        e.timestamp.clone(),
+        e.timestamp().to_string(),
     )
 }
 
@@ -204,7 +204,7 @@ fn entry_ids_are_8_hex_and_timestamps_iso_with_millis() {
     assert!(id
         .bytes()
         .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
-    let ts = &s.entry(&id).unwrap().timestamp;
+    let ts = s.entry(&id).unwrap().timestamp();
     assert_eq!(ts.len(), 24);
     assert!(ts.ends_with('Z') && ts.as_bytes()[19] == b'.');
     assert_eq!(s.session_id().len(), 16);

@@ -154,7 +154,7 @@ pub fn session_text(value: JsValue) -> Result<String, JsValue> {
         return utf8_of(s);
     }
     match value.dyn_into::<js_sys::Uint8Array>() {
-        Ok(bytes) => Ok(match String::from_utf8(bytes.to_vec()) {
+        Ok(bytes) => Ok(match xcsh_session::session::utf8(bytes.to_vec()) {
             Ok(s) => s,
             Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
         }),
@@ -216,7 +216,7 @@ fn utf8_of(s: &js_sys::JsString) -> Result<String, JsValue> {
         at += read;
     }
     // TextEncoder writes well-formed UTF-8 (lone surrogates become U+FFFD).
-    Ok(String::from_utf8(buf)
+    Ok(xcsh_session::session::utf8(buf)
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
