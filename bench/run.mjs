@@ -127,6 +127,10 @@ const SYSTEMS = {
     label: 'native core',
     child: (s, warmup, reps) => [NATIVE, ['open', s.path, s.agentDir, warmup, reps]],
   },
+  nativeOneCore: {
+    label: 'native core pinned to one CPU (taskset -c 0): the single-threaded work wasm does',
+    child: (s, warmup, reps) => ['taskset', ['-c', '0', NATIVE, 'open', s.path, s.agentDir, warmup, reps]],
+  },
   wasmText: {
     label: 'wasm in Node, Session.fromText(text).contextJson(), text already a JS string',
     child: (s, warmup, reps) => [process.execPath, [path.join(here, 'open.mjs'), 'wasm-text', s.path, s.agentDir, warmup, reps]],
@@ -150,7 +154,22 @@ const SYSTEMS = {
   },
 };
 
-function measureOpen(session, systems, { rounds, reps, warmup }) {
+function measureOpen(session, systems, { rounds, reps, warmup, warmupRound = false }) {
+  // An untimed round first: every system once, so that the first timed round does not
+  // pay for the machine's state after generating the data (page cache, free memory).
+  if (warmupRound) {
+    for (const key of systems) {
+      const sys = SYSTEMS[key];
+      if (sys.process) {
+        const [cmd, args, env] = sys.process(session);
+        timeProcess(cmd, args, env, sys.cpu);
+      } else {
+        const [cmd, args] = sys.child(session, 0, 1);
+        json(cmd, args.map(String));
+      }
+    }
+    log('  warm-up round done');
+  }
   const out = Object.fromEntries(systems.map((k) => [k, { wallMs: [], cpuMs: [], info: null }]));
   for (let r = 0; r < rounds; r++) {
     for (const key of systems) {
@@ -231,8 +250,10 @@ const results = {
 log(`open: ${CFG.session} session (${(big.bytes / 1e6).toFixed(1)} MB), ${CFG.rounds} round(s) × ${CFG.reps} rep(s)`);
 fs.mkdirSync(AOT_CACHE, { recursive: true });
 run(CLI, ['--component', COMPONENT, 'precompile'], { env: cliEnv });
-const ALL = ['cat', 'readFloor', 'native', 'wasmText', 'wasmOpen', 'js', 'jsText', 'wasmtime'];
-const open = measureOpen(big, ALL, CFG);
+const ONE_CORE = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+const ALL = ['cat', 'readFloor', 'native', ...(ONE_CORE ? ['nativeOneCore'] : []), 'wasmText', 'wasmOpen', 'js', 'jsText', 'wasmtime'];
+if (!ONE_CORE) log('taskset is missing: no native one-core measurement');
+const open = measureOpen(big, ALL, { ...CFG, warmupRound: !QUICK });
 results.open = open;
 results.outputs = contextHashes(big, open);
 if (!results.outputs.hostsIdentical) log('WARNING: the hosts printed different contexts');
@@ -332,6 +353,10 @@ row('open.wasmNodeOpen', `Open ${S}: wasm in Node, Session.open (vs plain JS)`, 
 row('open.wasmNodeVsNative', `Open ${S} from a JS string: wasm fromText (vs native open)`, o.wasmText.medianMs, fmtMs, o.native.medianMs, { limit: 2, target: '≤ 2×', cpuRatio: cpu('wasmText', 'native') });
 row('open.wasmNodeOpenVsNative', `Open ${S}: wasm in Node, Session.open (vs native)`, o.wasmOpen.medianMs, fmtMs, o.native.medianMs, { limit: 2, target: '≤ 2×', cpuRatio: cpu('wasmOpen', 'native') });
 row('open.wasmtime', `Open ${S}: wasmtime CLI, whole process (vs native)`, o.wasmtime.medianMs, fmtMs, o.native.medianMs, { limit: 2, target: '≤ 2×', cpuRatio: cpu('wasmtime', 'native') });
+if (o.nativeOneCore) {
+  row('open.wasmNodeOpenVsNative1', `Open ${S}: wasm in Node, Session.open (vs native on one core)`, o.wasmOpen.medianMs, fmtMs, o.nativeOneCore.medianMs, { cpuRatio: cpu('wasmOpen', 'nativeOneCore') });
+  row('open.wasmtimeVsNative1', `Open ${S}: wasmtime CLI, whole process (vs native on one core)`, o.wasmtime.medianMs, fmtMs, o.nativeOneCore.medianMs, { cpuRatio: cpu('wasmtime', 'nativeOneCore') });
+}
 row('open.js', `Open ${S}: plain JS baseline (vs cat floor)`, o.js.medianMs, fmtMs, o.cat.medianMs, { cpuRatio: cpu('js', 'readFloor') });
 const a = results.append.medianMs;
 row('append.flush', `Append 1 entry + flush: ${S} (vs 1 KB)`, a.bigFlush, fmtMs, a.smallFlush, { limit: 1.5, target: '≤ 1.5×' });

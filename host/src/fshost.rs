@@ -1,6 +1,6 @@
 //! The `xcsh:session/storage` imports over the real filesystem, confined to the roots.
 
-use crate::bindings::xcsh::session::storage::{DirEntry, FileStat, Host, StorageError};
+use crate::bindings::xcsh::session::storage::{DirEntry, FileStat, Host, HostReader, StorageError};
 use crate::confine::{Denied, Roots};
 use crate::history::HistoryDbs;
 use std::collections::hash_map::RandomState;
@@ -9,6 +9,14 @@ use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
+use wasmtime::component::{Resource, ResourceTable};
+
+/// A file the component reads in pieces (`open-reader`): the guest path (for errors)
+/// and the open file.
+pub struct Reader {
+    path: String,
+    file: fs::File,
+}
 
 /// The store data: the roots, whether the command may write, entropy state, and the
 /// open history databases (the `history` imports, in `history.rs`).
@@ -18,6 +26,8 @@ pub struct FsHost {
     seed: RandomState,
     seq: u64,
     pub(crate) history: HistoryDbs,
+    /// The open readers.
+    table: ResourceTable,
 }
 
 type R<T> = Result<T, StorageError>;
@@ -92,6 +102,7 @@ impl FsHost {
             seed: RandomState::new(),
             seq: 0,
             history: HistoryDbs::new(),
+            table: ResourceTable::new(),
         }
     }
 
@@ -132,7 +143,39 @@ impl FsHost {
     }
 }
 
+/// Largest piece handed to the component in one `reader.read`.
+const MAX_READ_CHUNK: u64 = 64 << 20;
+
+impl HostReader for FsHost {
+    fn read(&mut self, reader: Resource<Reader>, max_bytes: u64) -> R<Vec<u8>> {
+        let reader = self
+            .table
+            .get_mut(&reader)
+            .map_err(|e| StorageError::Other(format!("reader: {e}")))?;
+        let want = max_bytes.min(MAX_READ_CHUNK) as usize;
+        let mut buf = Vec::with_capacity(want);
+        (&mut reader.file)
+            .take(want as u64)
+            .read_to_end(&mut buf)
+            .map_err(|e| io_err(&reader.path, e))?;
+        Ok(buf)
+    }
+
+    fn drop(&mut self, reader: Resource<Reader>) -> wasmtime::Result<()> {
+        self.table.delete(reader)?;
+        Ok(())
+    }
+}
+
 impl Host for FsHost {
+    fn open_reader(&mut self, path: String) -> R<Resource<Reader>> {
+        let p = self.path(&path)?;
+        let file = fs::File::open(&p).map_err(|e| io_err(&path, e))?;
+        self.table
+            .push(Reader { path, file })
+            .map_err(|e| StorageError::Other(format!("reader: {e}")))
+    }
+
     fn read(&mut self, path: String) -> R<Vec<u8>> {
         let p = self.path(&path)?;
         read_file(&p).map_err(|e| io_err(&path, e))

@@ -14,6 +14,9 @@ mod bindings {
     wasmtime::component::bindgen!({
         world: "session-component",
         path: "../wit",
+        with: {
+            "xcsh:session/storage.reader": crate::fshost::Reader,
+        },
     });
 }
 

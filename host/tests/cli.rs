@@ -1857,3 +1857,47 @@ mod history {
         assert!(!target.exists());
     }
 }
+
+#[test]
+fn a_session_larger_than_a_read_chunk_crosses_in_pieces_and_reads_the_same() {
+    // The component reads files of 4 MiB or more through `open-reader`, 4 MiB a call;
+    // 9 MB of multi-byte text puts chunk boundaries inside characters and lines.
+    let cli = Cli::new();
+    let dir = cli.agent_dir().join("sessions").join("--big--");
+    fs::create_dir_all(&dir).expect("mkdir");
+    let path = dir.join("2026-01-01T00-00-00-000Z_big.jsonl");
+    let mut text = String::from(
+        r#"{"type":"session","version":3,"id":"big","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/big"}"#,
+    );
+    text.push('\n');
+    let mut parent = "null".to_string();
+    let mut i = 0;
+    while text.len() < 9_000_000 {
+        let id = format!("{i:08x}");
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        let body = format!("entry {i} é日本🎉 \\n \\\"quoted\\\" ").repeat(40);
+        text.push_str(&format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"{role}","content":[{{"type":"text","text":"{body}"}}],"timestamp":{i}}}}}"#
+        ));
+        text.push('\n');
+        parent = format!("\"{id}\"");
+        i += 1;
+    }
+    fs::write(&path, &text).expect("write");
+    let p = path_str(&path);
+    let agent = cli.agent_dir();
+    let a = path_str(&agent);
+    let expected = api::context_file(Rc::new(FsStorage::new()), p, a, None).expect("native") + "\n";
+    assert!(
+        cli.ok(["context", p, "--json"]) == expected,
+        "context of a 9 MB session differs"
+    );
+    let expected = api::show_file(Rc::new(FsStorage::new()), p, a).expect("native") + "\n";
+    let shown = cli.ok(["show", p, "--json"]);
+    assert_eq!(shown, expected);
+    assert_eq!(json(&shown)["entryCount"], Value::from(i), "{shown}");
+    assert!(
+        fs::read_to_string(&path).expect("read") == text,
+        "the file was modified"
+    );
+}

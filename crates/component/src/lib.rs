@@ -32,6 +32,9 @@ use xcsh::session::storage as wit;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WitStorage;
 
+/// Files at least this large are read through `open-reader`, this many bytes a call.
+const READ_CHUNK: u64 = 4 << 20;
+
 fn from_wit(e: wit::StorageError) -> StorageError {
     match e {
         wit::StorageError::NotFound(m) => StorageError::NotFound(m),
@@ -43,7 +46,21 @@ fn from_wit(e: wit::StorageError) -> StorageError {
 
 impl Storage for WitStorage {
     fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
-        wit::read(path).map_err(from_wit)
+        // Small files in one call; large ones a chunk at a time into one buffer sized
+        // from stat (the host then never holds the whole file).
+        let size = match wit::stat(path) {
+            Ok(stat) if stat.size >= READ_CHUNK => stat.size,
+            _ => return wit::read(path).map_err(from_wit),
+        };
+        let reader = wit::open_reader(path).map_err(from_wit)?;
+        let mut out = Vec::with_capacity(size as usize + 1);
+        loop {
+            let chunk = reader.read(READ_CHUNK).map_err(from_wit)?;
+            if chunk.is_empty() {
+                return Ok(out);
+            }
+            out.extend_from_slice(&chunk);
+        }
     }
 
     fn read_prefix(&self, path: &str, max_bytes: u64) -> StorageResult<Vec<u8>> {
