@@ -3,9 +3,12 @@
 //! Opening a session is mostly this: every line must be checked to be JSON (a line that
 //! is not is skipped and reported, as the agent's `JSON.parse` would), and a few fields of
 //! each entry (`type`, `id`, `parentId`, the message's `role`, …) are needed to index it.
-//! [`scan_object`] does both at once, without building a tree and without copying: long
-//! strings, most of a session's bytes, are crossed 16 bytes at a time (SSE2 on x86_64,
-//! SIMD128 on wasm builds that enable it, 8-byte words elsewhere).
+//! [`scan_object`] does both at once, without building a tree and without copying.
+//! Strings, most of a session's bytes, are crossed with vector compares (SSE2 on x86_64,
+//! SIMD128 on wasm builds that enable it, 8-byte words elsewhere): short ones 16 bytes
+//! at a time, long ones 64 bytes at a time with the escaped characters found by carry
+//! arithmetic on the backslash mask (the simdjson method), since agent text has a quote
+//! or backslash every ~14 bytes and a branch per escape would dominate.
 //!
 //! It accepts exactly what `serde_json` accepts (a unit test and a fuzz target compare
 //! the two), and it is allowed to give up: `None` means "not shown valid here", and the
@@ -302,7 +305,21 @@ fn key(b: &[u8], i: usize) -> Option<usize> {
 /// each block's mask of special bytes is walked bit by bit rather than reloaded after
 /// every escape.
 #[inline]
-fn string(b: &[u8], mut i: usize) -> Option<usize> {
+fn string(b: &[u8], i: usize) -> Option<usize> {
+    // Short strings (keys, ids, types) end within the first block.
+    if let Some(mask) = simd::special_mask(b, i) {
+        if mask != 0 {
+            let j = i + mask.trailing_zeros() as usize;
+            if b[j] == b'"' {
+                return Some(j + 1);
+            }
+        }
+    }
+    long::string(b, i)
+}
+
+/// The block-at-a-time string scan (also the tail of the 64-byte one).
+fn string_blocks(b: &[u8], mut i: usize) -> Option<usize> {
     'blocks: while let Some(mut mask) = simd::special_mask(b, i) {
         while mask != 0 {
             let j = i + mask.trailing_zeros() as usize;
@@ -330,6 +347,86 @@ fn string(b: &[u8], mut i: usize) -> Option<usize> {
             c if c < 0x20 => return None,
             _ => i += 1,
         }
+    }
+}
+
+/// Long strings, 64 bytes at a time without a branch per escape: the escaped characters
+/// of a block are found with carry arithmetic on its backslash mask (the simdjson
+/// method), the closing quote is the first quote not escaped, and only the escape
+/// characters themselves are looked up (they must be one of `"\\/bfnrtu`).
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
+mod long {
+    use super::{escape_char_ok, simd, string_blocks};
+
+    pub fn string(b: &[u8], mut i: usize) -> Option<usize> {
+        // 1 when b[i] is escaped by an odd run of backslashes ending the previous block.
+        let mut carry = 0u64;
+        while i + 64 <= b.len() {
+            let m = simd::masks64(b, i);
+            let escaped = escaped(m.backslash, &mut carry);
+            let quote = m.quote & !escaped;
+            // The bits before the closing quote (all of them if it is not in this block).
+            let inside = quote.wrapping_sub(1) & !quote;
+            if m.control & inside != 0 {
+                return None;
+            }
+            // `\"`, `\\` and `\n` are most escapes; the others are looked up.
+            let mut codes = escaped & inside & !(m.quote | m.backslash | m.letter_n);
+            while codes != 0 {
+                let k = i + codes.trailing_zeros() as usize;
+                if !escape_char_ok(b, k) {
+                    return None;
+                }
+                codes &= codes - 1;
+            }
+            if quote != 0 {
+                return Some(i + quote.trailing_zeros() as usize + 1);
+            }
+            i += 64;
+        }
+        // The rest: from the escaping backslash when the last block ended inside an escape.
+        string_blocks(b, i - carry as usize)
+    }
+
+    const ODD_BITS: u64 = 0xAAAA_AAAA_AAAA_AAAA;
+
+    /// The characters escaped by a backslash (a backslash that is itself escaped escapes
+    /// nothing); `carry` says whether bit 0 is escaped, and is set for the next block.
+    #[inline]
+    pub(super) fn escaped(backslash: u64, carry: &mut u64) -> u64 {
+        let potential = backslash & !*carry;
+        let maybe_escaped = potential << 1;
+        let codes_and_odd = (maybe_escaped | ODD_BITS).wrapping_sub(potential);
+        let escape_and_code = codes_and_odd ^ ODD_BITS;
+        let escaped = escape_and_code ^ (backslash | *carry);
+        let escape = escape_and_code & backslash;
+        *carry = escape >> 63;
+        escaped
+    }
+}
+
+#[cfg(not(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+)))]
+mod long {
+    pub fn string(b: &[u8], i: usize) -> Option<usize> {
+        super::string_blocks(b, i)
+    }
+}
+
+/// Is the escape whose character is at `b[k]` (its backslash just before) valid?
+#[inline]
+fn escape_char_ok(b: &[u8], k: usize) -> bool {
+    match ESCAPE_LEN[b[k] as usize] {
+        2 => true,
+        6 => b
+            .get(k + 1..k + 5)
+            .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)),
+        _ => false,
     }
 }
 
@@ -366,6 +463,23 @@ fn is_special(c: u8) -> bool {
     c == b'"' || c == b'\\' || c < 0x20
 }
 
+/// One bit per byte of a 64-byte block.
+#[derive(Default)]
+#[cfg_attr(
+    not(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    )),
+    allow(dead_code)
+)]
+struct Masks64 {
+    quote: u64,
+    backslash: u64,
+    control: u64,
+    /// `n`: with the quote and the backslash, the escape characters that need no lookup.
+    letter_n: u64,
+}
+
 #[cfg(target_arch = "x86_64")]
 mod simd {
     use core::arch::x86_64::*;
@@ -392,6 +506,34 @@ mod simd {
             );
             Some(_mm_movemask_epi8(hit) as u32)
         }
+    }
+
+    /// Quote, backslash and control-character masks of `b[i..i + 64]` (caller checks
+    /// the length), one bit per byte.
+    #[inline]
+    pub fn masks64(b: &[u8], i: usize) -> super::Masks64 {
+        assert!(i + 64 <= b.len());
+        let mut m = super::Masks64::default();
+        // SAFETY: SSE2 is baseline on x86_64; four unaligned 16-byte loads inside the 64
+        // bytes asserted above.
+        unsafe {
+            let quote = _mm_set1_epi8(b'"' as i8);
+            let backslash = _mm_set1_epi8(b'\\' as i8);
+            let control = _mm_set1_epi8(0x1f);
+            let n = _mm_set1_epi8(b'n' as i8);
+            for k in 0..4 {
+                let v = _mm_loadu_si128(b.as_ptr().add(i + 16 * k) as *const __m128i);
+                let shift = 16 * k as u32;
+                m.letter_n |= (_mm_movemask_epi8(_mm_cmpeq_epi8(v, n)) as u16 as u64) << shift;
+                m.quote |= (_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) as u16 as u64) << shift;
+                m.backslash |=
+                    (_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash)) as u16 as u64) << shift;
+                m.control |= (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(v, control), v)) as u16
+                    as u64)
+                    << shift;
+            }
+        }
+        m
     }
 
     /// Are all bytes of a 64-byte run below 0x80?
@@ -431,6 +573,22 @@ mod simd {
             u8x16_lt(v, u8x16_splat(0x20)),
         );
         Some(u8x16_bitmask(hit) as u32)
+    }
+
+    #[inline]
+    pub fn masks64(b: &[u8], i: usize) -> super::Masks64 {
+        assert!(i + 64 <= b.len());
+        let mut m = super::Masks64::default();
+        for k in 0..4 {
+            // SAFETY: 16 bytes inside the 64 asserted above; unaligned loads are allowed.
+            let v = unsafe { v128_load(b.as_ptr().add(i + 16 * k) as *const v128) };
+            let shift = 16 * k as u32;
+            m.letter_n |= (u8x16_bitmask(u8x16_eq(v, u8x16_splat(b'n'))) as u64) << shift;
+            m.quote |= (u8x16_bitmask(u8x16_eq(v, u8x16_splat(b'"'))) as u64) << shift;
+            m.backslash |= (u8x16_bitmask(u8x16_eq(v, u8x16_splat(b'\\'))) as u64) << shift;
+            m.control |= (u8x16_bitmask(u8x16_lt(v, u8x16_splat(0x20))) as u64) << shift;
+        }
+        m
     }
 
     /// Are all bytes of a 64-byte run below 0x80?
@@ -685,6 +843,92 @@ mod tests {
             assert_eq!(
                 swar::all_ascii(&bytes[..bytes.len() / 8 * 8]),
                 bytes[..bytes.len() / 8 * 8].is_ascii()
+            );
+        }
+    }
+
+    #[cfg(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    ))]
+    #[test]
+    fn escaped_characters_by_carry_arithmetic_match_the_definition() {
+        let mut seed = 5u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed
+        };
+        for round in 0..200_000 {
+            // Dense and sparse backslash masks, long runs included.
+            let backslash = match round % 4 {
+                0 => next(),
+                1 => next() & next(),
+                2 => next() | next(),
+                _ => (next() >> (next() % 64)) << (next() % 64),
+            };
+            let carry_in = next() & 1;
+            let (mut expected, mut escaping) = (0u64, carry_in == 1);
+            for k in 0..64 {
+                if escaping {
+                    expected |= 1 << k;
+                    escaping = false;
+                } else if backslash >> k & 1 == 1 {
+                    escaping = true;
+                }
+            }
+            let mut carry = carry_in;
+            assert_eq!(
+                long::escaped(backslash, &mut carry),
+                expected,
+                "{backslash:064b} carry {carry_in}"
+            );
+            assert_eq!(carry, escaping as u64, "carry out of {backslash:064b}");
+        }
+    }
+
+    #[test]
+    fn long_strings_get_the_verdict_of_the_block_scan() {
+        let pieces: [&str; 14] = [
+            "a",
+            "bcdefgh",
+            "\\\"",
+            "\\\\",
+            "\\n",
+            "\\u00e9",
+            "\\uD83D\\uDE00",
+            "é",
+            "🎉",
+            "\"",
+            "\\",
+            "\\x",
+            "\\u12G4",
+            "\n",
+        ];
+        let mut seed = 9u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        for _ in 0..30_000 {
+            let mut t = String::new();
+            let target = next() % 400;
+            let bad = next() % 3 == 0;
+            while t.len() < target {
+                let p = pieces[next() % if bad { 14 } else { 9 }];
+                t.push_str(p);
+            }
+            t.push_str("\"tail");
+            let b = t.as_bytes();
+            assert_eq!(long::string(b, 0), string_blocks(b, 0), "{t:?}");
+            let start = next() % (b.len() + 1);
+            assert_eq!(
+                long::string(b, start),
+                string_blocks(b, start),
+                "{t:?} from {start}"
             );
         }
     }
