@@ -359,7 +359,19 @@ fn string_blocks(b: &[u8], mut i: usize) -> Option<usize> {
     all(target_arch = "wasm32", target_feature = "simd128")
 ))]
 mod long {
-    use super::{escape_char_ok, simd, string_blocks};
+    use super::{simd, string_blocks, ESCAPE_LEN};
+
+    /// Is the escape whose character is at `b[k]` (its backslash just before) valid?
+    #[inline]
+    fn escape_char_ok(b: &[u8], k: usize) -> bool {
+        match ESCAPE_LEN[b[k] as usize] {
+            2 => true,
+            6 => b
+                .get(k + 1..k + 5)
+                .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)),
+            _ => false,
+        }
+    }
 
     pub fn string(b: &[u8], mut i: usize) -> Option<usize> {
         // 1 when b[i] is escaped by an odd run of backslashes ending the previous block.
@@ -418,18 +430,6 @@ mod long {
     }
 }
 
-/// Is the escape whose character is at `b[k]` (its backslash just before) valid?
-#[inline]
-fn escape_char_ok(b: &[u8], k: usize) -> bool {
-    match ESCAPE_LEN[b[k] as usize] {
-        2 => true,
-        6 => b
-            .get(k + 1..k + 5)
-            .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)),
-        _ => false,
-    }
-}
-
 /// The length of the escape `\\c` by its character `c`: 2 for the simple ones, 6 for
 /// `\\u` (four hex digits follow), 0 for an invalid escape. A table, because the escape
 /// characters of real text follow no pattern a branch predictor could learn.
@@ -480,11 +480,106 @@ struct Masks64 {
     letter_n: u64,
 }
 
+/// The 16-byte vector operations the scanner needs, per instruction set.
 #[cfg(target_arch = "x86_64")]
-mod simd {
+mod vector {
     use core::arch::x86_64::*;
 
+    #[derive(Clone, Copy)]
+    pub struct V(__m128i);
+
+    /// # Safety
+    /// `b[i..i + 16]` must be in bounds.
+    #[inline]
+    pub unsafe fn load(b: &[u8], i: usize) -> V {
+        // SAFETY: in bounds by the caller's contract; SSE2 is baseline on x86_64 and the
+        // load may be unaligned.
+        unsafe { V(_mm_loadu_si128(b.as_ptr().add(i) as *const __m128i)) }
+    }
+
+    /// Lanes equal to `c`.
+    #[inline]
+    pub fn eq(v: V, c: u8) -> V {
+        // SAFETY: SSE2 is baseline on x86_64.
+        unsafe { V(_mm_cmpeq_epi8(v.0, _mm_set1_epi8(c as i8))) }
+    }
+
+    /// Lanes below `c` (unsigned).
+    #[inline]
+    pub fn below(v: V, c: u8) -> V {
+        // SAFETY: SSE2 is baseline on x86_64.
+        unsafe {
+            V(_mm_cmpeq_epi8(
+                _mm_min_epu8(v.0, _mm_set1_epi8((c - 1) as i8)),
+                v.0,
+            ))
+        }
+    }
+
+    #[inline]
+    pub fn or(a: V, b: V) -> V {
+        // SAFETY: SSE2 is baseline on x86_64.
+        unsafe { V(_mm_or_si128(a.0, b.0)) }
+    }
+
+    /// The top bit of each lane, lane k to bit k.
+    #[inline]
+    pub fn bits(v: V) -> u64 {
+        // SAFETY: SSE2 is baseline on x86_64.
+        unsafe { _mm_movemask_epi8(v.0) as u16 as u64 }
+    }
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod vector {
+    use core::arch::wasm32::*;
+
+    #[derive(Clone, Copy)]
+    pub struct V(v128);
+
+    /// # Safety
+    /// `b[i..i + 16]` must be in bounds.
+    #[inline]
+    pub unsafe fn load(b: &[u8], i: usize) -> V {
+        // SAFETY: in bounds by the caller's contract; v128_load may be unaligned.
+        unsafe { V(v128_load(b.as_ptr().add(i) as *const v128)) }
+    }
+
+    #[inline]
+    pub fn eq(v: V, c: u8) -> V {
+        V(u8x16_eq(v.0, u8x16_splat(c)))
+    }
+
+    #[inline]
+    pub fn below(v: V, c: u8) -> V {
+        V(u8x16_lt(v.0, u8x16_splat(c)))
+    }
+
+    #[inline]
+    pub fn or(a: V, b: V) -> V {
+        V(v128_or(a.0, b.0))
+    }
+
+    #[inline]
+    pub fn bits(v: V) -> u64 {
+        u8x16_bitmask(v.0) as u64
+    }
+}
+
+/// The scanner's block operations on 16-byte vectors (x86_64, wasm with SIMD128).
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
+mod simd {
+    use super::vector::{below, bits, eq, load, or, V};
+
     pub const BLOCK: usize = 16;
+
+    #[inline]
+    fn special(v: V) -> V {
+        or(or(eq(v, b'"'), eq(v, b'\\')), below(v, 0x20))
+    }
 
     /// One bit per byte of `b[i..i + 16]` that is `"`, `\` or a control character;
     /// `None` when fewer than 16 bytes are left.
@@ -493,100 +588,23 @@ mod simd {
         if i + BLOCK > b.len() {
             return None;
         }
-        // SAFETY: SSE2 is part of the x86_64 baseline; the load reads 16 bytes inside
-        // `b` (checked above) and may be unaligned.
-        unsafe {
-            let v = _mm_loadu_si128(b.as_ptr().add(i) as *const __m128i);
-            let hit = _mm_or_si128(
-                _mm_or_si128(
-                    _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8)),
-                    _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8)),
-                ),
-                _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v),
-            );
-            Some(_mm_movemask_epi8(hit) as u32)
-        }
+        // SAFETY: the 16 bytes are in bounds (checked above).
+        Some(bits(special(unsafe { load(b, i) })) as u32)
     }
 
-    /// Quote, backslash and control-character masks of `b[i..i + 64]` (caller checks
-    /// the length), one bit per byte.
-    #[inline]
-    pub fn masks64(b: &[u8], i: usize) -> super::Masks64 {
-        assert!(i + 64 <= b.len());
-        let mut m = super::Masks64::default();
-        // SAFETY: SSE2 is baseline on x86_64; four unaligned 16-byte loads inside the 64
-        // bytes asserted above.
-        unsafe {
-            let quote = _mm_set1_epi8(b'"' as i8);
-            let backslash = _mm_set1_epi8(b'\\' as i8);
-            let control = _mm_set1_epi8(0x1f);
-            let n = _mm_set1_epi8(b'n' as i8);
-            for k in 0..4 {
-                let v = _mm_loadu_si128(b.as_ptr().add(i + 16 * k) as *const __m128i);
-                let shift = 16 * k as u32;
-                m.letter_n |= (_mm_movemask_epi8(_mm_cmpeq_epi8(v, n)) as u16 as u64) << shift;
-                m.quote |= (_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) as u16 as u64) << shift;
-                m.backslash |=
-                    (_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash)) as u16 as u64) << shift;
-                m.control |= (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(v, control), v)) as u16
-                    as u64)
-                    << shift;
-            }
-        }
-        m
-    }
-
-    /// Are all bytes of a 64-byte run below 0x80?
-    #[inline]
-    pub fn all_ascii(run: &[u8]) -> bool {
-        assert_eq!(run.len(), 64);
-        // SAFETY: four 16-byte unaligned loads inside the 64 bytes checked above.
-        unsafe {
-            let p = run.as_ptr() as *const __m128i;
-            let any = _mm_or_si128(
-                _mm_or_si128(_mm_loadu_si128(p), _mm_loadu_si128(p.add(1))),
-                _mm_or_si128(_mm_loadu_si128(p.add(2)), _mm_loadu_si128(p.add(3))),
-            );
-            _mm_movemask_epi8(any) == 0
-        }
-    }
-}
-
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod simd {
-    use core::arch::wasm32::*;
-
-    pub const BLOCK: usize = 16;
-
-    #[inline]
-    pub fn special_mask(b: &[u8], i: usize) -> Option<u32> {
-        if i + BLOCK > b.len() {
-            return None;
-        }
-        // SAFETY: the 16 bytes read lie inside `b`; v128_load allows unaligned loads.
-        let v = unsafe { v128_load(b.as_ptr().add(i) as *const v128) };
-        let hit = v128_or(
-            v128_or(
-                u8x16_eq(v, u8x16_splat(b'"')),
-                u8x16_eq(v, u8x16_splat(b'\\')),
-            ),
-            u8x16_lt(v, u8x16_splat(0x20)),
-        );
-        Some(u8x16_bitmask(hit) as u32)
-    }
-
+    /// Quote, backslash, control-character and `n` masks of `b[i..i + 64]`.
     #[inline]
     pub fn masks64(b: &[u8], i: usize) -> super::Masks64 {
         assert!(i + 64 <= b.len());
         let mut m = super::Masks64::default();
         for k in 0..4 {
-            // SAFETY: 16 bytes inside the 64 asserted above; unaligned loads are allowed.
-            let v = unsafe { v128_load(b.as_ptr().add(i + 16 * k) as *const v128) };
+            // SAFETY: 16 bytes inside the 64 asserted above.
+            let v = unsafe { load(b, i + 16 * k) };
             let shift = 16 * k as u32;
-            m.letter_n |= (u8x16_bitmask(u8x16_eq(v, u8x16_splat(b'n'))) as u64) << shift;
-            m.quote |= (u8x16_bitmask(u8x16_eq(v, u8x16_splat(b'"'))) as u64) << shift;
-            m.backslash |= (u8x16_bitmask(u8x16_eq(v, u8x16_splat(b'\\'))) as u64) << shift;
-            m.control |= (u8x16_bitmask(u8x16_lt(v, u8x16_splat(0x20))) as u64) << shift;
+            m.quote |= bits(eq(v, b'"')) << shift;
+            m.backslash |= bits(eq(v, b'\\')) << shift;
+            m.control |= bits(below(v, 0x20)) << shift;
+            m.letter_n |= bits(eq(v, b'n')) << shift;
         }
         m
     }
@@ -595,15 +613,14 @@ mod simd {
     #[inline]
     pub fn all_ascii(run: &[u8]) -> bool {
         assert_eq!(run.len(), 64);
-        let p = run.as_ptr() as *const v128;
-        // SAFETY: four 16-byte unaligned loads inside the 64 bytes checked above.
+        // SAFETY: four 16-byte loads inside the 64 bytes asserted above.
         let any = unsafe {
-            v128_or(
-                v128_or(v128_load(p), v128_load(p.add(1))),
-                v128_or(v128_load(p.add(2)), v128_load(p.add(3))),
+            or(
+                or(load(run, 0), load(run, 16)),
+                or(load(run, 32), load(run, 48)),
             )
         };
-        u8x16_bitmask(any) == 0
+        bits(any) == 0
     }
 }
 
