@@ -1014,3 +1014,42 @@ fn text_with_no_readable_record_reports_a_header_problem() {
         "an empty file is just a new session"
     );
 }
+
+#[test]
+fn opening_reports_parse_progress_from_zero_to_the_total_never_backwards() {
+    let mut current = String::from(
+        r#"{"type":"session","version":3,"id":"p","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#,
+    );
+    current.push('\n');
+    let mut parent = "null".to_string();
+    for i in 0..20_000 {
+        current.push_str(&format!(
+            r#"{{"type":"message","id":"{i:08x}","parentId":{parent},"timestamp":"t","message":{{"role":"user","content":"m{i}"}}}}"#
+        ));
+        current.push('\n');
+        parent = format!("\"{i:08x}\"");
+    }
+    // A current file (the fast reader) and a v1 file (lenient reader and migration).
+    for text in [current, fixture_text("large-session.jsonl")] {
+        let storage = mem();
+        put(&storage, "/s.jsonl", &text);
+        let mut seen = Vec::new();
+        let options = xcsh_session::session::OpenOptions {
+            persistence: Persistence::ReadOnly,
+            agent_dir: "/agent".into(),
+            cwd: "/p".into(),
+        };
+        Session::open_with_progress(storage.clone(), "/s.jsonl", &options, &mut |d, t| {
+            seen.push((d, t))
+        })
+        .unwrap();
+        let total = text.len();
+        assert_eq!(seen.first(), Some(&(0, total)));
+        assert_eq!(seen.last(), Some(&(total, total)));
+        assert!(seen.len() >= 4, "{} reports", seen.len());
+        assert!(
+            seen.windows(2).all(|w| w[0].0 <= w[1].0),
+            "monotonic: {seen:?}"
+        );
+    }
+}

@@ -445,3 +445,33 @@ test('fromText of a JS string: surrogate pairs across encoding chunks survive, l
   fromString.free();
   fromBytes.free();
 });
+
+test('Session.open reports parse progress from 0 to the total, never backwards', (t) => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'xcsh-session-js-'));
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+  const lines = [JSON.stringify({ type: 'session', version: 3, id: 'p', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/p' })];
+  let parent = null;
+  for (let i = 0; i < 20000; i++) {
+    const id = i.toString(16).padStart(8, '0');
+    lines.push(JSON.stringify({ type: 'message', id, parentId: parent, timestamp: '2026-01-01T00:00:01.000Z', message: { role: 'user', content: `m${i}`, timestamp: i } }));
+    parent = id;
+  }
+  const current = path.join(root, 'current.jsonl');
+  fs.writeFileSync(current, lines.join('\n') + '\n');
+  const v1 = path.join(root, 'v1.jsonl');
+  fs.copyFileSync(new URL('../../../shared/fixtures/real/large-session.jsonl', import.meta.url), v1);
+  for (const file of [current, v1]) {
+    const seen = [];
+    const s = Session.open(fsStorage(), file, { readOnly: true, onProgress: (done, total) => seen.push([done, total]) });
+    const total = fs.statSync(file).size;
+    assert.deepEqual(seen[0], [0, total], file);
+    assert.deepEqual(seen.at(-1), [total, total], file);
+    assert.ok(seen.length >= 3, `${seen.length} progress reports for ${file}`);
+    for (let i = 1; i < seen.length; i++) assert.ok(seen[i][0] >= seen[i - 1][0], 'monotonic');
+    s.free();
+  }
+  // A throwing callback does not abort the load.
+  const s = Session.open(fsStorage(), current, { readOnly: true, onProgress: () => { throw new Error('boom'); } });
+  assert.equal(s.entries().length, 20000);
+  s.free();
+});

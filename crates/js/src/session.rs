@@ -56,16 +56,7 @@ impl JsSession {
         let on_progress = crate::convert::get(&options, "onProgress")
             .dyn_into::<js_sys::Function>()
             .ok();
-        let mut progress = |done: usize, total: usize| {
-            if let Some(f) = &on_progress {
-                // A throwing progress callback must not abort the load.
-                let _ = f.call2(
-                    &JsValue::NULL,
-                    &(done as f64).into(),
-                    &(total as f64).into(),
-                );
-            }
-        };
+        let mut progress = |done: usize, total: usize| report_progress(&on_progress, done, total);
         Ok(JsSession {
             inner: CoreSession::from_string_with_progress(
                 storage,
@@ -95,6 +86,10 @@ impl JsSession {
         #[wasm_bindgen(unchecked_optional_param_type = "OpenOptions")] options: JsValue,
     ) -> JsResult<JsSession> {
         let read_only = opt_bool(&options, "readOnly")?.unwrap_or(false);
+        let on_progress = crate::convert::get(&options, "onProgress")
+            .dyn_into::<js_sys::Function>()
+            .ok();
+        let mut progress = |done: usize, total: usize| report_progress(&on_progress, done, total);
         let options = OpenOptions {
             persistence: if read_only {
                 Persistence::ReadOnly
@@ -105,10 +100,11 @@ impl JsSession {
             cwd: opt_string(&options, "cwd")?.unwrap_or_default(),
         };
         Ok(JsSession {
-            inner: core(CoreSession::open(
+            inner: core(CoreSession::open_with_progress(
                 Rc::new(JsPort::new(storage)),
                 path,
                 &options,
+                &mut progress,
             ))?,
         })
     }
@@ -505,5 +501,17 @@ impl JsSession {
         #[wasm_bindgen(js_name = newCwd)] new_cwd: &str,
     ) -> JsResult<String> {
         core(self.inner.move_to(agent_dir, new_cwd))
+    }
+}
+
+/// Call an `onProgress(done, total)` option, if given. A throwing callback must not
+/// abort the load.
+fn report_progress(on_progress: &Option<js_sys::Function>, done: usize, total: usize) {
+    if let Some(f) = on_progress {
+        let _ = f.call2(
+            &JsValue::NULL,
+            &(done as f64).into(),
+            &(total as f64).into(),
+        );
     }
 }

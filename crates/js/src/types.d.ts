@@ -292,6 +292,8 @@ export interface OpenOptions {
   agentDir?: string;
   /** cwd for a header that has to be created (missing or unreadable file). */
   cwd?: string;
+  /** Called with (bytes done, total bytes) while a large file is parsed. */
+  onProgress?: (done: number, total: number) => void;
 }
 
 export interface CreateOptions {
