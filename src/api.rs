@@ -16,13 +16,24 @@ fn open(
     agent_dir: &str,
     persistence: Persistence,
 ) -> Result<Session> {
+    open_in(storage, path, agent_dir, "", persistence)
+}
+
+/// [`open`], with the cwd a new file's header records.
+fn open_in(
+    storage: Rc<dyn Storage>,
+    path: &str,
+    agent_dir: &str,
+    cwd: &str,
+    persistence: Persistence,
+) -> Result<Session> {
     Session::open(
         storage,
         path,
         &OpenOptions {
             persistence,
             agent_dir: agent_dir.to_string(),
-            cwd: String::new(),
+            cwd: cwd.to_string(),
         },
     )
 }
@@ -140,13 +151,15 @@ pub fn migrate_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str) -> Re
 
 /// `append`: one entry as the child of the current leaf, written now (a new file is
 /// created with its header); returns `{"id": ...}`.
+/// Append one entry to a session file (created, with `cwd` in its header, when missing).
 pub fn append_file(
     storage: Rc<dyn Storage>,
     path: &str,
     agent_dir: &str,
+    cwd: &str,
     entry_json: &str,
 ) -> Result<String> {
-    let mut s = open(storage, path, agent_dir, Persistence::Persistent)?;
+    let mut s = open_in(storage, path, agent_dir, cwd, Persistence::Persistent)?;
     let id = s.append_entry_json(entry_json)?;
     // A one-shot append is an explicit request to write: do not defer it to an
     // assistant message that this process will never see.

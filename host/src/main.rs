@@ -98,6 +98,9 @@ enum Command {
             allow_hyphen_values = true
         )]
         entry: String,
+        /// The cwd a new session file's header records.
+        #[command(flatten)]
+        cwd: CwdArg,
     },
     /// The newest sessions of a project, newest first (reads 4 KiB of each file).
     ///
@@ -629,6 +632,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     };
     let cwd = match &cli.command {
         Command::Recent { cwd, .. }
+        | Command::Append { cwd, .. }
         | Command::Resume { cwd, .. }
         | Command::Continue { cwd, .. } => Some(project_dir(cwd.cwd.as_deref())?),
         Command::List { scope, .. } | Command::Search { scope, .. } if !scope.all => {
@@ -679,6 +683,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             &mut store,
             file,
             agent,
+            cwd.unwrap_or_default(),
             entry.as_deref().unwrap_or_default(),
         )?),
         Command::Recent { limit, .. } => {

@@ -1901,3 +1901,51 @@ fn a_session_larger_than_a_read_chunk_crosses_in_pieces_and_reads_the_same() {
         "the file was modified"
     );
 }
+
+#[test]
+fn append_to_a_new_file_records_the_cwd_in_its_header() {
+    let cli = Cli::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let entry = r#"{"type":"custom","customType":"cli-test","data":{}}"#;
+    // --cwd given, and (the default) the process's current directory.
+    let explicit = dir.path().join("explicit.jsonl");
+    cli.ok([
+        "append",
+        path_str(&explicit),
+        "--cwd",
+        "/work/project",
+        "--json",
+        entry,
+    ]);
+    let implicit = dir.path().join("implicit.jsonl");
+    let out = cli
+        .cmd()
+        .current_dir(dir.path())
+        .args(["append", path_str(&implicit), "--json", entry])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let header = |p: &Path| -> Value {
+        let text = fs::read_to_string(p).expect("read");
+        json(text.lines().next().expect("header line"))
+    };
+    assert_eq!(header(&explicit)["cwd"], "/work/project");
+    let here = fs::canonicalize(dir.path()).expect("canonical");
+    let cwd = header(&implicit)["cwd"].as_str().expect("cwd").to_string();
+    assert!(
+        cwd == path_str(dir.path()) || cwd == path_str(&here),
+        "{cwd} is not {}",
+        dir.path().display()
+    );
+    // An existing file keeps its header.
+    cli.ok([
+        "append",
+        path_str(&explicit),
+        "--cwd",
+        "/elsewhere",
+        "--json",
+        entry,
+    ]);
+    assert_eq!(header(&explicit)["cwd"], "/work/project");
+}

@@ -277,8 +277,13 @@ impl Guest for Component {
         api::migrate_file(storage(), &path, &agent_dir).map_err(session_err)
     }
 
-    fn append(path: String, agent_dir: String, entry_json: String) -> Result<String, ApiError> {
-        api::append_file(storage(), &path, &agent_dir, &entry_json).map_err(session_err)
+    fn append(
+        path: String,
+        agent_dir: String,
+        cwd: String,
+        entry_json: String,
+    ) -> Result<String, ApiError> {
+        api::append_file(storage(), &path, &agent_dir, &cwd, &entry_json).map_err(session_err)
     }
 
     fn recent(agent_dir: String, cwd: String, limit: u32) -> Result<String, ApiError> {
