@@ -678,6 +678,21 @@ mod tests {
     use proptest::prelude::*;
     use serde::de::IgnoredAny;
 
+    /// Deterministic pseudo-random numbers for the randomized tests (an LCG).
+    fn rng64(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed
+        }
+    }
+
+    fn rng(seed: u64) -> impl FnMut() -> usize {
+        let mut next = rng64(seed);
+        move || (next() >> 33) as usize
+    }
+
     fn serde_ok(s: &str) -> bool {
         serde_json::from_str::<IgnoredAny>(s).is_ok()
     }
@@ -772,13 +787,7 @@ mod tests {
         let plain = [
             b'a', b' ', 0x20, 0x7f, 0x80, 0xff, b'!', b'#', b']', b'^', 0xe0,
         ];
-        let mut seed = 7u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize
-        };
+        let mut next = rng(7);
         for _ in 0..20_000 {
             let len = next() % 40;
             let mut b: Vec<u8> = (0..len).map(|_| plain[next() % plain.len()]).collect();
@@ -827,13 +836,7 @@ mod tests {
             &[0xed, 0xa0, 0x80],
             &[0xf4, 0x90, 0x80, 0x80],
         ];
-        let mut seed = 11u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize
-        };
+        let mut next = rng(11);
         for _ in 0..5_000 {
             let mut b = Vec::new();
             let ascii_run = next() % 200;
@@ -841,7 +844,10 @@ mod tests {
                 b.extend(std::iter::repeat_n(b'a', next() % (ascii_run + 1)));
                 let piece = pieces[next() % pieces.len()];
                 // Mostly valid pieces, sometimes broken ones.
-                if next() % 4 != 0 || piece.is_ascii() || std::str::from_utf8(piece).is_ok() {
+                if !next().is_multiple_of(4)
+                    || piece.is_ascii()
+                    || std::str::from_utf8(piece).is_ok()
+                {
                     b.extend_from_slice(piece);
                 }
             }
@@ -870,13 +876,7 @@ mod tests {
     ))]
     #[test]
     fn escaped_characters_by_carry_arithmetic_match_the_definition() {
-        let mut seed = 5u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            seed
-        };
+        let mut next = rng64(5);
         for round in 0..200_000 {
             // Dense and sparse backslash masks, long runs included.
             let backslash = match round % 4 {
@@ -923,17 +923,11 @@ mod tests {
             "\\u12G4",
             "\n",
         ];
-        let mut seed = 9u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize
-        };
+        let mut next = rng(9);
         for _ in 0..30_000 {
             let mut t = String::new();
             let target = next() % 400;
-            let bad = next() % 3 == 0;
+            let bad = next().is_multiple_of(3);
             while t.len() < target {
                 let p = pieces[next() % if bad { 14 } else { 9 }];
                 t.push_str(p);
