@@ -66,6 +66,30 @@ pub fn stringify_opt(value: &JsValue, what: &str) -> Result<Option<String>, JsVa
     }
 }
 
+/// The number property `key` of a JS object, if it is one.
+pub fn number(obj: &JsValue, key: &str) -> Option<f64> {
+    Reflect::get(obj, &JsValue::from_str(key))
+        .ok()
+        .and_then(|v| v.as_f64())
+}
+
+/// Let JS write into the spare capacity of `buf`: `fill` gets a `Uint8Array` view of it
+/// and returns how many bytes it wrote there, which are kept (never more than the view).
+pub fn fill_spare<E>(
+    buf: &mut Vec<u8>,
+    fill: impl FnOnce(&js_sys::Uint8Array) -> Result<usize, E>,
+) -> Result<usize, E> {
+    let spare = buf.capacity() - buf.len();
+    // SAFETY: the view covers the spare capacity only; JS writes through it during
+    // `fill`, and it is dropped before anything else touches the buffer.
+    let view = unsafe { js_sys::Uint8Array::view_mut_raw(buf.as_mut_ptr().add(buf.len()), spare) };
+    let n = fill(&view)?.min(spare);
+    drop(view);
+    // SAFETY: JS initialised `n` bytes at the start of the spare capacity.
+    unsafe { buf.set_len(buf.len() + n) };
+    Ok(n)
+}
+
 /// The property `key` of an options object (`undefined` when `obj` is not an object).
 pub fn get(obj: &JsValue, key: &str) -> JsValue {
     if obj.is_object() {
@@ -196,17 +220,12 @@ fn utf8_of(s: &js_sys::JsString) -> Result<String, JsValue> {
         if buf.capacity() - buf.len() < need {
             buf.reserve_exact(need.max(buf.capacity() / 8));
         }
-        let spare = buf.capacity() - buf.len();
-        // SAFETY: the view covers the spare capacity only and is dropped before the next
-        // allocation in wasm memory; encodeInto writes at most `spare` bytes.
-        let view =
-            unsafe { js_sys::Uint8Array::view_mut_raw(buf.as_mut_ptr().add(buf.len()), spare) };
-        let done = encoder.encode_into(&piece, &view);
-        drop(view);
-        let written = number(&done, "written").unwrap_or(0.0) as usize;
-        let read = number(&done, "read").unwrap_or(0.0) as u32;
-        // SAFETY: encodeInto initialised `written` bytes of the spare capacity.
-        unsafe { buf.set_len(buf.len() + written.min(spare)) };
+        let mut read = 0;
+        let Ok(_) = fill_spare(&mut buf, |view| {
+            let done = encoder.encode_into(&piece, view);
+            read = number(&done, "read").unwrap_or(0.0) as u32;
+            Ok::<_, std::convert::Infallible>(number(&done, "written").unwrap_or(0.0) as usize)
+        });
         // With three bytes per unit available, encodeInto always reads the whole piece.
         if read == 0 {
             return Err(invalid(
@@ -218,10 +237,4 @@ fn utf8_of(s: &js_sys::JsString) -> Result<String, JsValue> {
     // TextEncoder writes well-formed UTF-8 (lone surrogates become U+FFFD).
     Ok(xcsh_session::session::utf8(buf)
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
-}
-
-fn number(obj: &JsValue, key: &str) -> Option<f64> {
-    js_sys::Reflect::get(obj, &JsValue::from_str(key))
-        .ok()
-        .and_then(|v| v.as_f64())
 }

@@ -1,6 +1,7 @@
 //! The core's storage port over a JS object (`JsStorage` in the typings), duck typed: any
 //! object with the synchronous methods works, Node's `fs.*Sync` errors included.
 
+use crate::convert::{fill_spare, number};
 use js_sys::{BigInt, Function, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -87,12 +88,6 @@ fn bytes(value: JsValue, what: &str) -> StorageResult<Vec<u8>> {
             "storage.{what} did not return a Uint8Array"
         )))
     }
-}
-
-fn number(obj: &JsValue, key: &str) -> Option<f64> {
-    Reflect::get(obj, &JsValue::from_str(key))
-        .ok()
-        .and_then(|v| v.as_f64())
 }
 
 fn flag(obj: &JsValue, key: &str) -> bool {
@@ -188,28 +183,24 @@ impl JsPort {
             if buf.len() == buf.capacity() {
                 buf.reserve((buf.len() / 8).max(64 << 10));
             }
-            let spare = buf.capacity() - buf.len();
             let position = JsValue::from_f64(buf.len() as f64);
-            // SAFETY: the view covers the vector's spare capacity only, and nothing
-            // allocates in wasm memory while JS holds it (it is dropped before the next
-            // Rust allocation); the bytes JS wrote are kept with set_len below.
-            let view = unsafe { Uint8Array::view_mut_raw(buf.as_mut_ptr().add(buf.len()), spare) };
-            let n = read_into
-                .call3(&self.js, &js_path, &view, &position)
-                .map_err(|e| storage_error(e, path))?
-                .as_f64()
-                .filter(|n| *n >= 0.0 && n.fract() == 0.0 && *n as usize <= spare)
-                .ok_or_else(|| {
-                    StorageError::Other(format!(
-                        "storage.readInto did not return a byte count between 0 and {spare}"
-                    ))
-                })? as usize;
-            drop(view);
+            let n = fill_spare(&mut buf, |view| {
+                let spare = view.length() as usize;
+                read_into
+                    .call3(&self.js, &js_path, view, &position)
+                    .map_err(|e| storage_error(e, path))?
+                    .as_f64()
+                    .filter(|n| *n >= 0.0 && n.fract() == 0.0 && *n as usize <= spare)
+                    .map(|n| n as usize)
+                    .ok_or_else(|| {
+                        StorageError::Other(format!(
+                            "storage.readInto did not return a byte count between 0 and {spare}"
+                        ))
+                    })
+            })?;
             if n == 0 {
                 return Ok(buf);
             }
-            // SAFETY: readInto wrote `n` initialised bytes at the end of the buffer.
-            unsafe { buf.set_len(buf.len() + n) };
         }
     }
 }
