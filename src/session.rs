@@ -139,40 +139,52 @@ fn next_line(b: &[u8], pos: &mut usize) -> Option<(usize, usize)> {
 #[cfg(not(target_arch = "wasm32"))]
 const PARALLEL_MIN_BYTES: usize = 8 << 20;
 
+/// Run `work(start, stop)` on all cores over `b[from..]` cut into one chunk per core,
+/// each cut just after a newline, and return the results in order. `None` when the text
+/// is small, there is one core, or a worker panicked.
+#[cfg(not(target_arch = "wasm32"))]
+fn on_line_chunks<T: Send>(
+    b: &[u8],
+    from: usize,
+    work: impl Fn(usize, usize) -> T + Sync,
+) -> Option<Vec<T>> {
+    let len = b.len().checked_sub(from)?;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    if threads < 2 || len < PARALLEL_MIN_BYTES {
+        return None;
+    }
+    let mut bounds = vec![from];
+    for k in 1..threads {
+        let p = from + len * k / threads;
+        let cut = memchr::memchr(b'\n', &b[p..]).map_or(b.len(), |i| p + i + 1);
+        if cut > *bounds.last()? {
+            bounds.push(cut);
+        }
+    }
+    bounds.push(b.len());
+    let work = &work;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = bounds
+            .windows(2)
+            .map(|w| (w[0], w[1]))
+            .map(|(a, z)| scope.spawn(move || work(a, z)))
+            .collect();
+        handles.into_iter().map(|h| h.join().ok()).collect()
+    })
+}
+
 /// `String::from_utf8`, faster: ASCII runs are checked a vector at a time, and large
 /// inputs on all cores (native builds) in chunks cut after newlines (a newline byte
 /// never sits inside a multi-byte character).
 pub fn utf8(bytes: Vec<u8>) -> std::result::Result<String, std::string::FromUtf8Error> {
     #[cfg(not(target_arch = "wasm32"))]
-    {
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(8);
-        if threads > 1 && bytes.len() >= PARALLEL_MIN_BYTES {
-            let mut bounds = vec![0];
-            for k in 1..threads {
-                let p = bytes.len() * k / threads;
-                let cut = memchr::memchr(b'\n', &bytes[p..]).map_or(bytes.len(), |i| p + i + 1);
-                if cut > bounds[bounds.len() - 1] {
-                    bounds.push(cut);
-                }
-            }
-            bounds.push(bytes.len());
-            let valid = std::thread::scope(|scope| {
-                let handles: Vec<_> = bounds
-                    .windows(2)
-                    .map(|w| {
-                        let part = &bytes[w[0]..w[1]];
-                        scope.spawn(move || crate::scan::is_utf8(part))
-                    })
-                    .collect();
-                handles.into_iter().all(|h| h.join().unwrap_or(false))
-            });
-            if valid {
-                // SAFETY: every chunk is valid UTF-8 and the cuts fall after ASCII
-                // newlines, so the whole is valid UTF-8.
-                return Ok(unsafe { String::from_utf8_unchecked(bytes) });
-            }
+    if let Some(valid) = on_line_chunks(&bytes, 0, |a, z| crate::scan::is_utf8(&bytes[a..z])) {
+        if valid.into_iter().all(|v| v) {
+            // SAFETY: every chunk is valid UTF-8 and the cuts fall after ASCII newlines,
+            // so the whole is valid UTF-8.
+            return Ok(unsafe { String::from_utf8_unchecked(bytes) });
         }
     }
     if crate::scan::is_utf8(&bytes) {
@@ -192,22 +204,6 @@ fn parse_lines_parallel(
     from: usize,
 ) -> Option<(Vec<Candidate>, Vec<NonEntry>)> {
     let b = text.as_bytes();
-    let len = b.len().checked_sub(from)?;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8);
-    if threads < 2 || len < PARALLEL_MIN_BYTES {
-        return None;
-    }
-    let mut bounds = vec![from];
-    for k in 1..threads {
-        let p = from + len * k / threads;
-        let cut = memchr::memchr(b'\n', &b[p..]).map_or(b.len(), |i| p + i + 1);
-        if cut > *bounds.last()? {
-            bounds.push(cut);
-        }
-    }
-    bounds.push(b.len());
     let chunk = |start: usize, stop: usize| -> Option<(Vec<Candidate>, Vec<NonEntry>)> {
         let mut out = Vec::with_capacity((stop - start) / 1024 + 16);
         let mut non_entries = Vec::new();
@@ -232,18 +228,9 @@ fn parse_lines_parallel(
         }
         Some((out, non_entries))
     };
-    let parts: Vec<Option<(Vec<Candidate>, Vec<NonEntry>)>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = bounds
-            .windows(2)
-            .map(|w| (w[0], w[1]))
-            .map(|(a, z)| scope.spawn(move || chunk(a, z)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().ok().flatten())
-            .collect()
-    });
-    let parts: Vec<(Vec<Candidate>, Vec<NonEntry>)> = parts.into_iter().collect::<Option<_>>()?;
+    let parts: Vec<(Vec<Candidate>, Vec<NonEntry>)> = on_line_chunks(b, from, chunk)?
+        .into_iter()
+        .collect::<Option<_>>()?;
     let mut out = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
     let mut non_entries = Vec::new();
     for (o, n) in parts {

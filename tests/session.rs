@@ -1053,3 +1053,58 @@ fn opening_reports_parse_progress_from_zero_to_the_total_never_backwards() {
         );
     }
 }
+
+/// A current session of about `bytes`, one message per line, with `extra` spliced in as
+/// a line at the middle.
+fn big_current_session(bytes: usize, extra: &str) -> (String, usize) {
+    let mut text = String::from(
+        r#"{"type":"session","version":3,"id":"big","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/big"}"#,
+    );
+    text.push('\n');
+    let mut parent = "null".to_string();
+    let mut n = 0;
+    while text.len() < bytes {
+        if n == 20_000 {
+            text.push_str(extra);
+            text.push('\n');
+        }
+        text.push_str(&format!(
+            r#"{{"type":"message","id":"{n:08x}","parentId":{parent},"timestamp":"t","message":{{"role":"user","content":"é {n} {}"}}}}"#,
+            "x\\n".repeat(100)
+        ));
+        text.push('\n');
+        parent = format!("\"{n:08x}\"");
+        n += 1;
+    }
+    (text, n)
+}
+
+#[test]
+fn large_files_read_on_all_cores_give_what_the_sequential_reader_gives() {
+    // 9 MB: UTF-8 checking and parsing split across threads at newlines. One line that
+    // is JSON but no entry (reported, skipped), then one torn line that makes the
+    // parallel reader hand the file to the lenient one.
+    for (extra, torn) in [
+        (r#"{"type":5}"#, false),
+        (r#"{"type":"message","id":"#, true),
+    ] {
+        let (text, n) = big_current_session(9_000_000, extra);
+        let storage = mem();
+        put(&storage, "/big.jsonl", &text);
+        let s = open(&storage, "/big.jsonl", Persistence::ReadOnly);
+        let sequential = Session::from_text(storage.clone(), &text[..text.len() / 2], "/agent");
+        assert_eq!(s.entries().len(), n, "torn: {torn}");
+        let ids: Vec<String> = s.entries().iter().map(|e| e.id.clone()).collect();
+        let expected: Vec<String> = (0..n).map(|i| format!("{i:08x}")).collect();
+        assert!(ids == expected, "entries out of order (torn: {torn})");
+        assert!(s
+            .entries()
+            .iter()
+            .zip(sequential.entries())
+            .all(|(a, b)| a.json() == b.json()));
+        assert_eq!(s.context().messages.len(), n);
+        let report = s.report();
+        assert_eq!(report.non_entries.len(), usize::from(!torn), "{report:?}");
+        assert_eq!(report.issues.len(), usize::from(torn), "{report:?}");
+    }
+}
