@@ -17,7 +17,7 @@ use std::time::Instant;
 use xcsh_session::fs::FsStorage;
 use xcsh_session::json::quote;
 use xcsh_session::listing::{self, RecentSessionInfo, DEFAULT_RECENT_LIMIT};
-use xcsh_session::storage::{DirEntry, FileStat, ProcessIdentity, Storage, StorageResult};
+use xcsh_session::storage::{DirEntry, FileStat, Storage, StorageResult};
 use xcsh_session::{jsonl, OpenOptions, Persistence, Session};
 
 fn ms(d: std::time::Duration) -> f64 {
@@ -364,18 +364,6 @@ impl Storage for Counting {
         Self::add(&self.bytes, r.len() as u64);
         Ok(r)
     }
-    fn write(&self, path: &str, data: &[u8]) -> StorageResult<()> {
-        self.inner.write(path, data)
-    }
-    fn append(&self, path: &str, data: &[u8]) -> StorageResult<()> {
-        self.inner.append(path, data)
-    }
-    fn rename(&self, from: &str, to: &str) -> StorageResult<()> {
-        self.inner.rename(from, to)
-    }
-    fn unlink(&self, path: &str) -> StorageResult<()> {
-        self.inner.unlink(path)
-    }
     fn list_dir(&self, path: &str) -> StorageResult<Vec<DirEntry>> {
         Self::add(&self.lists, 1);
         self.inner.list_dir(path)
@@ -384,30 +372,11 @@ impl Storage for Counting {
         Self::add(&self.stats, 1);
         self.inner.stat(path)
     }
-    fn mkdir_all(&self, path: &str) -> StorageResult<()> {
-        self.inner.mkdir_all(path)
-    }
-    fn fsync(&self, path: &str) -> StorageResult<()> {
-        self.inner.fsync(path)
-    }
-    fn rmdir(&self, path: &str) -> StorageResult<()> {
-        self.inner.rmdir(path)
-    }
-    fn now_ms(&self) -> i64 {
-        self.inner.now_ms()
-    }
-    fn random_u64(&self) -> u64 {
-        self.inner.random_u64()
-    }
-    fn create_new(&self, path: &str, data: &[u8]) -> StorageResult<()> {
-        self.inner.create_new(path, data)
-    }
-    fn process_identity(&self) -> ProcessIdentity {
-        self.inner.process_identity()
-    }
-    fn process_alive(&self, pid: u32) -> Option<bool> {
-        self.inner.process_alive(pid)
-    }
+    xcsh_session::forward_storage!(
+        inner:
+            write, append, rename, unlink, mkdir_all, fsync, rmdir, now_ms, random_u64,
+            create_new, process_identity, process_alive,
+    );
 }
 
 /// The recent list across every project: `recent_sessions` per project directory,

@@ -155,7 +155,7 @@ impl SessionLock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::{DirEntry, FileStat, MemoryStorage, ProcessIdentity, StorageResult};
+    use crate::storage::{MemoryStorage, ProcessIdentity};
 
     /// A storage that reports a chosen identity and a liveness oracle.
     struct Proc<'a> {
@@ -165,45 +165,6 @@ mod tests {
     }
 
     impl Storage for Proc<'_> {
-        fn read(&self, p: &str) -> StorageResult<Vec<u8>> {
-            self.inner.read(p)
-        }
-        fn read_prefix(&self, p: &str, n: u64) -> StorageResult<Vec<u8>> {
-            self.inner.read_prefix(p, n)
-        }
-        fn write(&self, p: &str, d: &[u8]) -> StorageResult<()> {
-            self.inner.write(p, d)
-        }
-        fn append(&self, p: &str, d: &[u8]) -> StorageResult<()> {
-            self.inner.append(p, d)
-        }
-        fn rename(&self, a: &str, b: &str) -> StorageResult<()> {
-            self.inner.rename(a, b)
-        }
-        fn unlink(&self, p: &str) -> StorageResult<()> {
-            self.inner.unlink(p)
-        }
-        fn list_dir(&self, p: &str) -> StorageResult<Vec<DirEntry>> {
-            self.inner.list_dir(p)
-        }
-        fn stat(&self, p: &str) -> StorageResult<FileStat> {
-            self.inner.stat(p)
-        }
-        fn mkdir_all(&self, p: &str) -> StorageResult<()> {
-            self.inner.mkdir_all(p)
-        }
-        fn fsync(&self, p: &str) -> StorageResult<()> {
-            self.inner.fsync(p)
-        }
-        fn rmdir(&self, p: &str) -> StorageResult<()> {
-            self.inner.rmdir(p)
-        }
-        fn now_ms(&self) -> i64 {
-            self.inner.now_ms()
-        }
-        fn random_u64(&self) -> u64 {
-            self.inner.random_u64()
-        }
         fn process_identity(&self) -> ProcessIdentity {
             ProcessIdentity {
                 pid: self.pid,
@@ -213,6 +174,11 @@ mod tests {
         fn process_alive(&self, _pid: u32) -> Option<bool> {
             self.alive
         }
+        crate::forward_storage!(
+            inner:
+                read, read_prefix, write, append, rename, unlink, list_dir, stat, mkdir_all,
+                fsync, rmdir, now_ms, random_u64,
+        );
     }
 
     #[test]

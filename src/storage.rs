@@ -31,6 +31,109 @@ impl StorageError {
 
 pub type StorageResult<T> = Result<T, StorageError>;
 
+/// Implement the named [`Storage`] methods by forwarding each to `self.<field>` (a field
+/// name or a tuple index): for wrappers that change a few calls and pass the rest on.
+///
+/// ```
+/// use xcsh_session::storage::{MemoryStorage, Storage, StorageResult};
+///
+/// /// Counts writes, forwards everything else.
+/// struct Counting(MemoryStorage, std::cell::Cell<u32>);
+///
+/// impl Storage for Counting {
+///     fn write(&self, path: &str, data: &[u8]) -> StorageResult<()> {
+///         self.1.set(self.1.get() + 1);
+///         self.0.write(path, data)
+///     }
+///     xcsh_session::forward_storage!(0: read, read_prefix, append, rename, unlink, list_dir,
+///         stat, mkdir_all, fsync, rmdir, now_ms, random_u64);
+/// }
+/// ```
+#[macro_export]
+macro_rules! forward_storage {
+    ($f:tt: $($method:ident),+ $(,)?) => { $($crate::forward_storage!(@ $f $method);)+ };
+    (@ $f:tt read) => {
+        fn read(&self, path: &str) -> $crate::storage::StorageResult<Vec<u8>> {
+            self.$f.read(path)
+        }
+    };
+    (@ $f:tt read_prefix) => {
+        fn read_prefix(&self, path: &str, max_bytes: u64) -> $crate::storage::StorageResult<Vec<u8>> {
+            self.$f.read_prefix(path, max_bytes)
+        }
+    };
+    (@ $f:tt write) => {
+        fn write(&self, path: &str, data: &[u8]) -> $crate::storage::StorageResult<()> {
+            self.$f.write(path, data)
+        }
+    };
+    (@ $f:tt append) => {
+        fn append(&self, path: &str, data: &[u8]) -> $crate::storage::StorageResult<()> {
+            self.$f.append(path, data)
+        }
+    };
+    (@ $f:tt rename) => {
+        fn rename(&self, from: &str, to: &str) -> $crate::storage::StorageResult<()> {
+            self.$f.rename(from, to)
+        }
+    };
+    (@ $f:tt unlink) => {
+        fn unlink(&self, path: &str) -> $crate::storage::StorageResult<()> {
+            self.$f.unlink(path)
+        }
+    };
+    (@ $f:tt list_dir) => {
+        fn list_dir(&self, path: &str) -> $crate::storage::StorageResult<Vec<$crate::storage::DirEntry>> {
+            self.$f.list_dir(path)
+        }
+    };
+    (@ $f:tt stat) => {
+        fn stat(&self, path: &str) -> $crate::storage::StorageResult<$crate::storage::FileStat> {
+            self.$f.stat(path)
+        }
+    };
+    (@ $f:tt mkdir_all) => {
+        fn mkdir_all(&self, path: &str) -> $crate::storage::StorageResult<()> {
+            self.$f.mkdir_all(path)
+        }
+    };
+    (@ $f:tt fsync) => {
+        fn fsync(&self, path: &str) -> $crate::storage::StorageResult<()> {
+            self.$f.fsync(path)
+        }
+    };
+    (@ $f:tt rmdir) => {
+        fn rmdir(&self, path: &str) -> $crate::storage::StorageResult<()> {
+            self.$f.rmdir(path)
+        }
+    };
+    (@ $f:tt now_ms) => {
+        fn now_ms(&self) -> i64 {
+            self.$f.now_ms()
+        }
+    };
+    (@ $f:tt random_u64) => {
+        fn random_u64(&self) -> u64 {
+            self.$f.random_u64()
+        }
+    };
+    (@ $f:tt create_new) => {
+        fn create_new(&self, path: &str, data: &[u8]) -> $crate::storage::StorageResult<()> {
+            self.$f.create_new(path, data)
+        }
+    };
+    (@ $f:tt process_identity) => {
+        fn process_identity(&self) -> $crate::storage::ProcessIdentity {
+            self.$f.process_identity()
+        }
+    };
+    (@ $f:tt process_alive) => {
+        fn process_alive(&self, pid: u32) -> Option<bool> {
+            self.$f.process_alive(pid)
+        }
+    };
+}
+
 /// What `stat` tells about a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileStat {

@@ -6,7 +6,7 @@ use common::*;
 use std::cell::Cell;
 use std::rc::Rc;
 use xcsh_session::listing::{self, recent_sessions};
-use xcsh_session::storage::{DirEntry, FileStat, MemoryStorage, Storage, StorageResult};
+use xcsh_session::storage::{MemoryStorage, Storage, StorageResult};
 
 /// Counts the bytes handed out by reads.
 struct Counting {
@@ -27,39 +27,11 @@ impl Storage for Counting {
         self.bytes.set(self.bytes.get() + d.len() as u64);
         Ok(d)
     }
-    fn write(&self, p: &str, d: &[u8]) -> StorageResult<()> {
-        self.inner.write(p, d)
-    }
-    fn append(&self, p: &str, d: &[u8]) -> StorageResult<()> {
-        self.inner.append(p, d)
-    }
-    fn rename(&self, a: &str, b: &str) -> StorageResult<()> {
-        self.inner.rename(a, b)
-    }
-    fn unlink(&self, p: &str) -> StorageResult<()> {
-        self.inner.unlink(p)
-    }
-    fn list_dir(&self, p: &str) -> StorageResult<Vec<DirEntry>> {
-        self.inner.list_dir(p)
-    }
-    fn stat(&self, p: &str) -> StorageResult<FileStat> {
-        self.inner.stat(p)
-    }
-    fn mkdir_all(&self, p: &str) -> StorageResult<()> {
-        self.inner.mkdir_all(p)
-    }
-    fn fsync(&self, p: &str) -> StorageResult<()> {
-        self.inner.fsync(p)
-    }
-    fn rmdir(&self, p: &str) -> StorageResult<()> {
-        self.inner.rmdir(p)
-    }
-    fn now_ms(&self) -> i64 {
-        self.inner.now_ms()
-    }
-    fn random_u64(&self) -> u64 {
-        self.inner.random_u64()
-    }
+    xcsh_session::forward_storage!(
+        inner:
+            write, append, rename, unlink, list_dir, stat, mkdir_all, fsync, rmdir, now_ms,
+            random_u64,
+    );
 }
 
 fn header(id: &str, cwd: &str, title: Option<&str>) -> String {

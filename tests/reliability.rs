@@ -102,7 +102,7 @@ fn a_new_session_can_be_made_durable_before_the_first_reply() {
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
-use xcsh_session::storage::{DirEntry, FileStat, MemoryStorage, StorageError, StorageResult};
+use xcsh_session::storage::{MemoryStorage, StorageError, StorageResult};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Fault {
@@ -151,12 +151,6 @@ impl FaultStorage {
 }
 
 impl Storage for FaultStorage {
-    fn read(&self, p: &str) -> StorageResult<Vec<u8>> {
-        self.disk.read(p)
-    }
-    fn read_prefix(&self, p: &str, n: u64) -> StorageResult<Vec<u8>> {
-        self.disk.read_prefix(p, n)
-    }
     fn write(&self, p: &str, d: &[u8]) -> StorageResult<()> {
         if self.enter("write", p)? {
             if self.fault == Fault::Stop {
@@ -193,30 +187,16 @@ impl Storage for FaultStorage {
         }
         self.disk.create_new(p, d)
     }
-    fn list_dir(&self, p: &str) -> StorageResult<Vec<DirEntry>> {
-        self.disk.list_dir(p)
-    }
-    fn stat(&self, p: &str) -> StorageResult<FileStat> {
-        self.disk.stat(p)
-    }
-    fn mkdir_all(&self, p: &str) -> StorageResult<()> {
-        self.disk.mkdir_all(p)
-    }
     fn fsync(&self, p: &str) -> StorageResult<()> {
         if self.enter("fsync", p)? {
             return Err(self.fault_error("fsync", p));
         }
         self.disk.fsync(p)
     }
-    fn rmdir(&self, p: &str) -> StorageResult<()> {
-        self.disk.rmdir(p)
-    }
-    fn now_ms(&self) -> i64 {
-        self.disk.now_ms()
-    }
-    fn random_u64(&self) -> u64 {
-        self.disk.random_u64()
-    }
+    xcsh_session::forward_storage!(
+        disk:
+            read, read_prefix, list_dir, stat, mkdir_all, rmdir, now_ms, random_u64,
+    );
 }
 
 /// A workload touching every write path: deferred first write, appends, a rename-based

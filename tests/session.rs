@@ -5,9 +5,7 @@ use common::*;
 use serde_json::{json, Value};
 use std::rc::Rc;
 use xcsh_session::session::{CompactionInput, Persistence, Session};
-use xcsh_session::storage::{
-    DirEntry, FileStat, MemoryStorage, Storage, StorageError, StorageResult,
-};
+use xcsh_session::storage::{MemoryStorage, Storage, StorageError, StorageResult};
 use xcsh_session::{Leaf, SessionError};
 
 fn line_of(session: &Session, id: &str) -> String {
@@ -748,12 +746,6 @@ impl Failing {
 }
 
 impl Storage for Failing {
-    fn read(&self, p: &str) -> StorageResult<Vec<u8>> {
-        self.inner.read(p)
-    }
-    fn read_prefix(&self, p: &str, n: u64) -> StorageResult<Vec<u8>> {
-        self.inner.read_prefix(p, n)
-    }
     fn write(&self, p: &str, d: &[u8]) -> StorageResult<()> {
         self.spend(p)?;
         self.inner.write(p, d)
@@ -766,31 +758,14 @@ impl Storage for Failing {
         self.spend(a)?;
         self.inner.rename(a, b)
     }
-    fn unlink(&self, p: &str) -> StorageResult<()> {
-        self.inner.unlink(p)
-    }
-    fn list_dir(&self, p: &str) -> StorageResult<Vec<DirEntry>> {
-        self.inner.list_dir(p)
-    }
-    fn stat(&self, p: &str) -> StorageResult<FileStat> {
-        self.inner.stat(p)
-    }
-    fn mkdir_all(&self, p: &str) -> StorageResult<()> {
-        self.inner.mkdir_all(p)
-    }
     fn fsync(&self, p: &str) -> StorageResult<()> {
         self.spend(p)?;
         self.inner.fsync(p)
     }
-    fn rmdir(&self, p: &str) -> StorageResult<()> {
-        self.inner.rmdir(p)
-    }
-    fn now_ms(&self) -> i64 {
-        self.inner.now_ms()
-    }
-    fn random_u64(&self) -> u64 {
-        self.inner.random_u64()
-    }
+    xcsh_session::forward_storage!(
+        inner:
+            read, read_prefix, unlink, list_dir, stat, mkdir_all, rmdir, now_ms, random_u64,
+    );
 }
 
 #[test]

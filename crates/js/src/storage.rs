@@ -119,47 +119,13 @@ impl JsPort {
 /// The port's default blob and directory helpers (the trait's provided methods).
 struct Defaults<'a>(&'a JsPort);
 
-/// The file primitives of a wrapper, forwarded to `self.0`.
-macro_rules! forward_files {
-    () => {
-        fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
-            self.0.read(path)
-        }
-        fn read_prefix(&self, path: &str, max_bytes: u64) -> StorageResult<Vec<u8>> {
-            self.0.read_prefix(path, max_bytes)
-        }
-        fn write(&self, path: &str, data: &[u8]) -> StorageResult<()> {
-            self.0.write(path, data)
-        }
-        fn append(&self, path: &str, data: &[u8]) -> StorageResult<()> {
-            self.0.append(path, data)
-        }
-        fn rename(&self, from: &str, to: &str) -> StorageResult<()> {
-            self.0.rename(from, to)
-        }
-        fn unlink(&self, path: &str) -> StorageResult<()> {
-            self.0.unlink(path)
-        }
-        fn list_dir(&self, path: &str) -> StorageResult<Vec<DirEntry>> {
-            self.0.list_dir(path)
-        }
-        fn stat(&self, path: &str) -> StorageResult<FileStat> {
-            self.0.stat(path)
-        }
-        fn mkdir_all(&self, path: &str) -> StorageResult<()> {
-            self.0.mkdir_all(path)
-        }
-        fn fsync(&self, path: &str) -> StorageResult<()> {
-            self.0.fsync(path)
-        }
-        fn rmdir(&self, path: &str) -> StorageResult<()> {
-            self.0.rmdir(path)
-        }
-    };
-}
-
 impl Storage for Defaults<'_> {
-    forward_files!();
+    // The file primitives, passed on.
+    xcsh_session::forward_storage!(
+        0:
+            read, read_prefix, write, append, rename, unlink, list_dir, stat, mkdir_all, fsync,
+            rmdir,
+    );
 
     fn now_ms(&self) -> i64 {
         self.0.now_ms()
@@ -418,7 +384,12 @@ impl Storage for JsPort {
 pub struct LocalStorage(MemoryStorage);
 
 impl Storage for LocalStorage {
-    forward_files!();
+    // The file primitives, passed on.
+    xcsh_session::forward_storage!(
+        0:
+            read, read_prefix, write, append, rename, unlink, list_dir, stat, mkdir_all, fsync,
+            rmdir,
+    );
 
     fn now_ms(&self) -> i64 {
         js_sys::Date::now() as i64
