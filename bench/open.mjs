@@ -16,7 +16,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { fsStorage } from './fs-storage.mjs';
+import { nodeStorage as fsStorage } from '../pkg/node-storage.mjs';
 import { contextJson } from './baseline.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -4,9 +4,9 @@ use std::rc::Rc;
 use xcsh_session::session::{CreateOptions, OpenOptions, Persistence, Session};
 use xcsh_session::storage::{MemoryStorage, Storage};
 
-/// `../shared/fixtures/real` beside the repository (CI lays shared/ there too).
+/// `tests/fixtures/real/`: the four real session files kept in the repository.
 pub fn fixtures_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/real")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real")
 }
 
 pub fn fixture_text(name: &str) -> String {

@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const FIXTURES = resolve(ROOT, '..', 'shared', 'fixtures', 'real');
+const FIXTURES = resolve(ROOT, 'tests', 'fixtures', 'real');
 const NAMES = ['before-compaction', 'historical-compact', 'historical-session', 'large-session'];
 const require = createRequire(import.meta.url);
 const pkg = require(join(ROOT, 'pkg', 'xcsh_session.js'));

@@ -12,7 +12,7 @@ import { chromium } from 'playwright-core';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const ROOT = resolve(HERE, '..', '..');
-export const SHARED = resolve(ROOT, '..', 'shared', 'fixtures', 'real'); // ../shared beside the repo
+export const FIXTURES = resolve(ROOT, 'tests', 'fixtures', 'real'); // the real session files kept in the repo
 export const SCREENSHOTS = join(HERE, 'screenshots');
 export const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 export const CHROMIUM_FLAGS = [

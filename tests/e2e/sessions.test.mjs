@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, SCREENSHOTS, SHARED, fileChip, openBrowser, pickerTitles, readOpfs } from './helpers.mjs';
+import { ROOT, SCREENSHOTS, FIXTURES, fileChip, openBrowser, pickerTitles, readOpfs } from './helpers.mjs';
 
 const FLAKY = 'Investigate the flaky CI tests';
 const JSON_FLAG = 'Add a --json flag to the CLI';
@@ -170,8 +170,8 @@ describe('session picker and browser storage', { timeout: 240_000 }, () => {
     await mkdir(pimono, { recursive: true });
     await mkdir(demo, { recursive: true });
     await mkdir(join(agent, 'blobs'), { recursive: true });
-    await copyFile(join(SHARED, 'before-compaction.jsonl'), join(pimono, '2025-12-09T00-53-29-825Z_ffae836b-9420-4060-ac13-7745215f90ff.jsonl'));
-    await copyFile(join(SHARED, 'historical-session.jsonl'), join(pimono, '2025-12-17T19-39-21-535Z_5fd1e58c-9635-410e-a644-133a96057c90.jsonl'));
+    await copyFile(join(FIXTURES, 'before-compaction.jsonl'), join(pimono, '2025-12-09T00-53-29-825Z_ffae836b-9420-4060-ac13-7745215f90ff.jsonl'));
+    await copyFile(join(FIXTURES, 'historical-session.jsonl'), join(pimono, '2025-12-17T19-39-21-535Z_5fd1e58c-9635-410e-a644-133a96057c90.jsonl'));
     await copyFile(join(ROOT, 'web-demo', 'samples', 'demo-branches.jsonl'), join(demo, '2026-02-16T10-20-30-123Z_1f9d2a6b9c0d1234.jsonl'));
     await writeFile(join(agent, 'settings.json'), '{}');
     await page.setInputFiles('#folder-input', agent);

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ROOT, SCREENSHOTS, SHARED, cssEscape as CSS_escape, dropFile, fileChip, openBrowser } from './helpers.mjs';
+import { ROOT, SCREENSHOTS, FIXTURES, cssEscape as CSS_escape, dropFile, fileChip, openBrowser } from './helpers.mjs';
 
 describe('session viewer', { timeout: 180_000 }, () => {
   let b;
@@ -130,7 +130,7 @@ describe('session viewer', { timeout: 180_000 }, () => {
   });
 
   test('a real session uploaded through the file input shows its messages', async () => {
-    const fixture = join(SHARED, 'before-compaction.jsonl');
+    const fixture = join(FIXTURES, 'before-compaction.jsonl');
     assert.ok(existsSync(fixture), `fixture missing: ${fixture}`);
     await page.setInputFiles('#file-input', fixture);
     await fileChip(page, 'before-compaction.jsonl');
@@ -192,7 +192,7 @@ describe('session viewer', { timeout: 180_000 }, () => {
   });
 
   test('a dropped file with glued records shows load warnings, and session text is never HTML', async () => {
-    const glued = await readFile(join(SHARED, 'historical-compact.jsonl'), 'utf8');
+    const glued = await readFile(join(FIXTURES, 'historical-compact.jsonl'), 'utf8');
     await dropFile(page, 'historical-compact.jsonl', glued);
     await fileChip(page, 'historical-compact.jsonl');
     const warnings = page.locator('[data-testid=load-warnings]');

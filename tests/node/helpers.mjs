@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 
 export * from '../../pkg/xcsh_session.js';
 
-/** `../shared/fixtures/real/` beside the repository (CI clones shared/ next to it). */
-export const FIXTURES_DIR = new URL('../../../shared/fixtures/real/', import.meta.url);
+/** `tests/fixtures/real/`: the four real session files kept in the repository. */
+export const FIXTURES_DIR = new URL('../fixtures/real/', import.meta.url);
 export const FIXTURES = ['before-compaction', 'historical-compact', 'historical-session', 'large-session'];
 
 export function fixture(name) {

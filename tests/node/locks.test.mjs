@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Session, user, assistant } from './helpers.mjs';
-import { fsStorage } from './fs-storage.mjs';
+import { nodeStorage as fsStorage } from '../../pkg/node-storage.mjs';
 
 function tempAgent(t) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'xcsh-locks-'));

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Session, MemoryJsStorage, user, assistant, lines } from './helpers.mjs';
-import { fsStorage } from './fs-storage.mjs';
+import { nodeStorage as fsStorage } from '../../pkg/node-storage.mjs';
 
 const STORAGES = {
   'Map storage': () => {
@@ -459,7 +459,7 @@ test('Session.open reports parse progress from 0 to the total, never backwards',
   const current = path.join(root, 'current.jsonl');
   fs.writeFileSync(current, lines.join('\n') + '\n');
   const v1 = path.join(root, 'v1.jsonl');
-  fs.copyFileSync(new URL('../../../shared/fixtures/real/large-session.jsonl', import.meta.url), v1);
+  fs.copyFileSync(new URL('../fixtures/real/large-session.jsonl', import.meta.url), v1);
   for (const file of [current, v1]) {
     const seen = [];
     const s = Session.open(fsStorage(), file, { readOnly: true, onProgress: (done, total) => seen.push([done, total]) });

@@ -1,9 +1,11 @@
-// A JsStorage over Node's synchronous fs API. fs errors are thrown as they are: their
-// `code` ('ENOENT', 'EEXIST', 'EACCES') is what the package looks at.
+// `nodeStorage()`: a JsStorage over Node's synchronous `node:fs` API, shipped in the Node
+// build of the package as `node-storage.mjs`. fs errors are thrown as they are: their
+// `code` ('ENOENT', 'EEXIST', 'EACCES') is what the package looks at. Large sessions are
+// read straight into wasm memory (`readInto`); writer locks use exclusive create.
 import fs from 'node:fs';
 import os from 'node:os';
 
-export function fsStorage() {
+export function nodeStorage() {
   return {
     read: (path) => fs.readFileSync(path),
     readInto(path, dest, position) {
