@@ -1,0 +1,297 @@
+//! Recording changes: the `append_*` methods, each adding one entry at the leaf, and the
+//! session name kept in the header.
+
+use super::{Persistence, Session};
+use crate::entry::{compose_line, Entry, EntryType, Text};
+use crate::error::{Result, SessionError};
+use crate::ids::entry_id;
+use crate::json::{push_quoted, quote, to_text};
+use crate::time::iso_from_ms;
+use serde_json::Value;
+
+/// The fields of a compaction entry (`appendCompaction`).
+#[derive(Debug, Clone, Default)]
+pub struct CompactionInput {
+    pub summary: String,
+    pub short_summary: Option<String>,
+    pub first_kept_entry_id: String,
+    pub tokens_before: u64,
+    /// JSON text.
+    pub details: Option<String>,
+    pub from_extension: Option<bool>,
+    /// JSON text.
+    pub preserve_data: Option<String>,
+}
+
+fn sanitize_name(name: &str) -> String {
+    let first = name.split(['\n', '\r']).next().unwrap_or("");
+    first
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect::<String>()
+        .trim()
+        .to_string()
+}
+
+pub(super) fn json_arg(what: &str, text: &str) -> Result<String> {
+    serde_json::from_str::<Value>(text)
+        .map(|v| to_text(&v))
+        .map_err(|e| SessionError::InvalidInput(format!("{what} is not valid JSON: {e}")))
+}
+
+fn list_json(items: &[String]) -> String {
+    let mut out = String::from("[");
+    for (i, s) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_quoted(&mut out, s);
+    }
+    out.push(']');
+    out
+}
+
+impl Session {
+    /// Append one entry given as (key, JSON text) payload fields; returns its id.
+    pub fn append_fields(&mut self, type_name: &str, fields: &[(&str, String)]) -> Result<String> {
+        self.check_writable()?;
+        if type_name == "session" {
+            return Err(SessionError::InvalidInput(
+                "\"session\" is the header type, not an entry type".into(),
+            ));
+        }
+        let storage = self.storage.clone();
+        let id = entry_id(&self.by_id, || storage.random_u64());
+        let timestamp = iso_from_ms(self.storage.now_ms());
+        let borrowed: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let line = compose_line(type_name, &id, self.leaf.as_deref(), &timestamp, &borrowed);
+        let entry = Entry::parse(Text::from(line))
+            .map_err(|e| SessionError::InvalidInput(e.to_string()))?;
+        self.push_entry(entry);
+        self.persist_last()?;
+        Ok(id)
+    }
+
+    /// Append an entry given as a JSON object without `id`, `parentId` and `timestamp`
+    /// (they are assigned); its other keys keep their order.
+    pub fn append_entry_json(&mut self, json: &str) -> Result<String> {
+        let value: Value = serde_json::from_str(json)
+            .map_err(|e| SessionError::InvalidInput(format!("entry is not valid JSON: {e}")))?;
+        let Value::Object(obj) = value else {
+            return Err(SessionError::InvalidInput(
+                "entry must be a JSON object".into(),
+            ));
+        };
+        let Some(Value::String(ty)) = obj.get("type") else {
+            return Err(SessionError::InvalidInput(
+                "entry needs a string \"type\"".into(),
+            ));
+        };
+        for reserved in ["id", "parentId", "timestamp"] {
+            if obj.contains_key(reserved) {
+                return Err(SessionError::InvalidInput(format!(
+                    "entry must not contain \"{reserved}\": it is assigned on append"
+                )));
+            }
+        }
+        match EntryType::parse(ty) {
+            EntryType::Message if !obj.get("message").is_some_and(Value::is_object) => {
+                return Err(SessionError::InvalidInput(
+                    "a message entry needs a \"message\" object".into(),
+                ));
+            }
+            EntryType::Label => {
+                let target = obj
+                    .get("targetId")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                self.entry(target)?;
+            }
+            _ => {}
+        }
+        let ty = ty.clone();
+        let fields: Vec<(&str, String)> = obj
+            .iter()
+            .filter(|(k, _)| *k != "type")
+            .map(|(k, v)| (k.as_str(), to_text(v)))
+            .collect();
+        self.append_fields(&ty, &fields)
+    }
+
+    /// `appendMessage`: the message object as JSON text.
+    pub fn append_message(&mut self, message_json: &str) -> Result<String> {
+        let m = json_arg("message", message_json)?;
+        if !m.starts_with('{') {
+            return Err(SessionError::InvalidInput(
+                "message must be a JSON object".into(),
+            ));
+        }
+        self.append_fields("message", &[("message", m)])
+    }
+
+    /// `appendThinkingLevelChange`; an absent level is written as `null`.
+    pub fn append_thinking_level_change(&mut self, level: Option<&str>) -> Result<String> {
+        self.append_fields(
+            "thinking_level_change",
+            &[(
+                "thinkingLevel",
+                level.map(quote).unwrap_or_else(|| "null".into()),
+            )],
+        )
+    }
+
+    /// `appendModelChange`: `model` is `provider/id`.
+    pub fn append_model_change(&mut self, model: &str, role: Option<&str>) -> Result<String> {
+        let mut fields = vec![("model", quote(model))];
+        if let Some(r) = role {
+            fields.push(("role", quote(r)));
+        }
+        self.append_fields("model_change", &fields)
+    }
+
+    pub fn append_compaction(&mut self, c: &CompactionInput) -> Result<String> {
+        let mut fields = vec![("summary", quote(&c.summary))];
+        if let Some(s) = &c.short_summary {
+            fields.push(("shortSummary", quote(s)));
+        }
+        fields.push(("firstKeptEntryId", quote(&c.first_kept_entry_id)));
+        fields.push(("tokensBefore", c.tokens_before.to_string()));
+        if let Some(d) = &c.details {
+            fields.push(("details", json_arg("details", d)?));
+        }
+        if let Some(f) = c.from_extension {
+            fields.push(("fromExtension", f.to_string()));
+        }
+        if let Some(p) = &c.preserve_data {
+            fields.push(("preserveData", json_arg("preserveData", p)?));
+        }
+        self.append_fields("compaction", &fields)
+    }
+
+    /// `appendCustomEntry`: extension state, ignored by context building.
+    pub fn append_custom_entry(&mut self, custom_type: &str, data: Option<&str>) -> Result<String> {
+        let mut fields = vec![("customType", quote(custom_type))];
+        if let Some(d) = data {
+            fields.push(("data", json_arg("data", d)?));
+        }
+        self.append_fields("custom", &fields)
+    }
+
+    /// `appendCustomMessageEntry`: `content` is a string or a block array, as JSON text.
+    pub fn append_custom_message_entry(
+        &mut self,
+        custom_type: &str,
+        content: &str,
+        display: bool,
+        details: Option<&str>,
+        attribution: Option<&str>,
+    ) -> Result<String> {
+        let mut fields = vec![
+            ("customType", quote(custom_type)),
+            ("content", json_arg("content", content)?),
+            ("display", display.to_string()),
+        ];
+        if let Some(d) = details {
+            fields.push(("details", json_arg("details", d)?));
+        }
+        fields.push(("attribution", quote(attribution.unwrap_or("agent"))));
+        self.append_fields("custom_message", &fields)
+    }
+
+    /// `appendLabelChange`: `None` clears the label. The target must exist.
+    pub fn append_label_change(&mut self, target_id: &str, label: Option<&str>) -> Result<String> {
+        self.entry(target_id)?;
+        let mut fields = vec![("targetId", quote(target_id))];
+        if let Some(l) = label {
+            fields.push(("label", quote(l)));
+        }
+        self.append_fields("label", &fields)
+    }
+
+    pub fn append_ttsr_injection(&mut self, rules: &[String]) -> Result<String> {
+        self.append_fields("ttsr_injection", &[("injectedRules", list_json(rules))])
+    }
+
+    pub fn append_session_init(
+        &mut self,
+        system_prompt: &str,
+        task: &str,
+        tools: &[String],
+        output_schema: Option<&str>,
+    ) -> Result<String> {
+        let mut fields = vec![
+            ("systemPrompt", quote(system_prompt)),
+            ("task", quote(task)),
+            ("tools", list_json(tools)),
+        ];
+        if let Some(s) = output_schema {
+            fields.push(("outputSchema", json_arg("outputSchema", s)?));
+        }
+        self.append_fields("session_init", &fields)
+    }
+
+    pub fn append_mode_change(&mut self, mode: &str, data: Option<&str>) -> Result<String> {
+        let mut fields = vec![("mode", quote(mode))];
+        if let Some(d) = data {
+            fields.push(("data", json_arg("data", d)?));
+        }
+        self.append_fields("mode_change", &fields)
+    }
+
+    pub fn append_context_change(
+        &mut self,
+        context_name: &str,
+        tenant: &str,
+        namespace: &str,
+    ) -> Result<String> {
+        self.append_fields(
+            "context_change",
+            &[
+                ("contextName", quote(context_name)),
+                ("tenant", quote(tenant)),
+                ("namespace", quote(namespace)),
+            ],
+        )
+    }
+
+    pub fn append_service_tier_change(&mut self, tier: Option<&str>) -> Result<String> {
+        self.append_fields(
+            "service_tier_change",
+            &[(
+                "serviceTier",
+                tier.map(quote).unwrap_or_else(|| "null".into()),
+            )],
+        )
+    }
+
+    pub fn append_mcp_tool_selection(&mut self, names: &[String]) -> Result<String> {
+        self.append_fields(
+            "mcp_tool_selection",
+            &[("selectedToolNames", list_json(names))],
+        )
+    }
+
+    /// `setSessionName`: sanitized (first line, no control characters, trimmed).
+    /// Returns whether the stored title changed.
+    pub fn set_session_name(&mut self, name: &str, source: &str) -> Result<bool> {
+        self.check_writable()?;
+        let clean = sanitize_name(name);
+        if clean.is_empty() {
+            return Err(SessionError::InvalidInput(
+                "session name is empty after sanitizing".into(),
+            ));
+        }
+        if self.header.title() == Some(clean.as_str())
+            && self.header.str_field("titleSource") == Some(source)
+        {
+            return Ok(false);
+        }
+        self.header.set("title", Value::String(clean));
+        self.header
+            .set("titleSource", Value::String(source.to_string()));
+        if self.persistence == Persistence::Persistent && self.flushed {
+            self.write_whole()?;
+        }
+        Ok(true)
+    }
+}

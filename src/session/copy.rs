@@ -1,0 +1,270 @@
+//! Sessions made from this one: `fork`, `fork_from` (another project's file), `move_to`
+//! (another cwd) and `create_branched_session` (one path of the tree).
+
+use super::{CreateOptions, OpenOptions, Persistence, Session};
+use crate::entry::{Entry, EntryType, Header, Text};
+use crate::error::{Result, SessionError};
+use crate::json::to_text;
+use crate::paths;
+use crate::storage::{join, parent, Storage, StorageError};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// What a fork did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForkResult {
+    pub old_file: Option<String>,
+    pub new_file: Option<String>,
+    /// Artifact copy failures other than "not found" (the fork still completes).
+    pub warnings: Vec<String>,
+}
+
+impl Session {
+    /// A copy of this session's entries under a new header, at `file`.
+    fn copy_to(&self, header: Header, file: Option<String>) -> Session {
+        let mut next = Session::blank(self.storage.clone(), self.persistence, file, "", header);
+        next.blobs_dir = self.blobs_dir.clone();
+        for e in &self.entries {
+            next.push_entry(e.clone());
+        }
+        next.leaf = self.leaf.clone();
+        next
+    }
+
+    fn write_new_file(&mut self) -> Result<()> {
+        if self.persistence == Persistence::Persistent && self.file.is_some() {
+            self.write_whole()?;
+        }
+        Ok(())
+    }
+
+    /// `fork()`: the same entries under a new session id and file in the same directory,
+    /// linked by `parentSession` to the old file; the artifacts directory is copied. This
+    /// session then continues in the new file.
+    pub fn fork(&mut self) -> Result<ForkResult> {
+        self.check_writable()?;
+        let old_file = self.file.clone();
+        let header = Self::new_header(
+            &*self.storage,
+            self.header.cwd().unwrap_or_default(),
+            old_file.as_deref().or(Some(self.header.id())),
+        );
+        let new_file = old_file.as_ref().map(|f| {
+            join(
+                parent(f),
+                &paths::session_file_name(header.timestamp().unwrap_or_default(), header.id()),
+            )
+        });
+        let mut next = self.copy_to(header, new_file.clone());
+        next.write_new_file()?;
+        let mut warnings = Vec::new();
+        if let (Some(old), Some(new)) = (&old_file, &new_file) {
+            warnings.extend(crate::artifacts::copy_for_fork(
+                &*self.storage,
+                &paths::artifacts_dir(old),
+                &paths::artifacts_dir(new),
+            ));
+        }
+        next.warnings.extend(warnings.iter().cloned());
+        *self = next;
+        Ok(ForkResult {
+            old_file,
+            new_file,
+            warnings,
+        })
+    }
+
+    /// `forkFrom`: a new session in `target_cwd`'s project holding a copy of another
+    /// project's session file; the source is only read.
+    pub fn fork_from(
+        storage: Rc<dyn Storage>,
+        source: &str,
+        options: &CreateOptions,
+    ) -> Result<(Session, ForkResult)> {
+        let source_session = Session::open(
+            storage.clone(),
+            source,
+            &OpenOptions {
+                persistence: Persistence::ReadOnly,
+                agent_dir: options.agent_dir.clone(),
+                cwd: options.cwd.clone(),
+            },
+        )?;
+        if !source_session.report.file_existed {
+            return Err(StorageError::NotFound(source.to_string()).into());
+        }
+        let fresh = Session::create(
+            storage.clone(),
+            &CreateOptions {
+                parent_session: Some(source.to_string()),
+                ..options.clone()
+            },
+        );
+        let mut next = source_session.copy_to(fresh.header.clone(), fresh.file.clone());
+        next.persistence = Persistence::Persistent;
+        next.write_new_file()?;
+        let mut warnings = Vec::new();
+        if let Some(new) = &next.file {
+            warnings.extend(crate::artifacts::copy_for_fork(
+                &*storage,
+                &paths::artifacts_dir(source),
+                &paths::artifacts_dir(new),
+            ));
+        }
+        let result = ForkResult {
+            old_file: Some(source.to_string()),
+            new_file: next.file.clone(),
+            warnings,
+        };
+        Ok((next, result))
+    }
+
+    /// `moveTo`: move the session file and its artifacts directory into `new_cwd`'s
+    /// session directory (the header's cwd updated). A failing step undoes the earlier
+    /// ones, so the session is never split between two places.
+    pub fn move_to(&mut self, agent_dir: &str, new_cwd: &str) -> Result<String> {
+        self.check_writable()?;
+        let Some(old_file) = self.file.clone() else {
+            return Err(SessionError::InvalidInput(
+                "an in-memory session has no file to move".into(),
+            ));
+        };
+        let new_dir = paths::session_dir_for_cwd(agent_dir, new_cwd);
+        let new_file = join(&new_dir, crate::storage::basename(&old_file));
+        if new_file == old_file {
+            return Ok(new_file);
+        }
+        if self.storage.exists(&new_file) {
+            return Err(StorageError::AlreadyExists(new_file).into());
+        }
+        let (old_art, new_art) = (
+            paths::artifacts_dir(&old_file),
+            paths::artifacts_dir(&new_file),
+        );
+        let storage = self.storage.clone();
+        let mut header = self.header.clone();
+        header.set("cwd", Value::String(new_cwd.to_string()));
+        // 1. the new file, complete, written atomically
+        let mut moved = self.copy_to(header, Some(new_file.clone()));
+        moved.flushed = self.flushed;
+        if self.flushed {
+            self.guard_write()?;
+            storage.mkdir_all(&new_dir)?;
+            moved.write_whole()?;
+        }
+        // 2. the artifacts directory
+        let had_artifacts = storage.exists(&old_art);
+        if had_artifacts {
+            if let Err(e) = storage
+                .mkdir_all(&new_dir)
+                .and_then(|_| storage.rename(&old_art, &new_art))
+            {
+                let _ = storage.unlink(&new_file);
+                return Err(e.into());
+            }
+        }
+        // 3. the old file
+        if self.flushed {
+            if let Err(e) = storage.unlink(&old_file) {
+                if had_artifacts {
+                    let _ = storage.rename(&new_art, &old_art);
+                }
+                let _ = storage.unlink(&new_file);
+                return Err(e.into());
+            }
+        }
+        moved.report = self.report.clone();
+        moved.warnings = std::mem::take(&mut self.warnings);
+        moved.has_assistant = self.has_assistant;
+        *self = moved;
+        Ok(new_file)
+    }
+
+    /// `createBranchedSession`: a new session holding the path root → `leaf_id`, with the
+    /// labels of its entries re-created at the end. Label entries on the path are dropped
+    /// and their children re-attached to the label's parent, so no `parentId` dangles.
+    /// This session then continues in the new file; returns its path (`None` in memory).
+    pub fn create_branched_session(&mut self, leaf_id: &str) -> Result<Option<String>> {
+        self.check_writable()?;
+        let path: Vec<Entry> = self
+            .branch_path(Some(leaf_id))?
+            .into_iter()
+            .cloned()
+            .collect();
+        let mut replaced: HashMap<String, Option<String>> = HashMap::new();
+        let mut kept: Vec<Entry> = Vec::new();
+        for entry in path {
+            let parent = entry
+                .parent_id
+                .clone()
+                .map(|p| replaced.get(&p).cloned().unwrap_or(Some(p)))
+                .unwrap_or(None);
+            if entry.entry_type == EntryType::Label {
+                replaced.insert(entry.id.clone(), parent);
+                continue;
+            }
+            kept.push(if parent != entry.parent_id {
+                reparent(&entry, parent.as_deref())?
+            } else {
+                entry
+            });
+        }
+        let labels: Vec<(String, String)> = kept
+            .iter()
+            .filter_map(|e| self.labels.get(&e.id).map(|l| (e.id.clone(), l.clone())))
+            .collect();
+        let old_file = self.file.clone();
+        let header = Self::new_header(
+            &*self.storage,
+            self.header.cwd().unwrap_or_default(),
+            old_file.as_deref().or(Some(self.header.id())),
+        );
+        let new_file = old_file.as_ref().map(|f| {
+            join(
+                parent(f),
+                &paths::session_file_name(header.timestamp().unwrap_or_default(), header.id()),
+            )
+        });
+        let agent_dir = self
+            .blobs_dir
+            .strip_suffix("/blobs")
+            .unwrap_or("")
+            .to_string();
+        let mut next = Self::blank(
+            self.storage.clone(),
+            self.persistence,
+            new_file.clone(),
+            &agent_dir,
+            header,
+        );
+        next.blobs_dir = self.blobs_dir.clone();
+        for e in kept {
+            next.push_entry(e);
+        }
+        let saved_persistence = next.persistence;
+        next.persistence = Persistence::InMemory;
+        for (target, label) in labels {
+            next.append_label_change(&target, Some(&label))?;
+        }
+        next.persistence = saved_persistence;
+        if next.persistence == Persistence::Persistent && next.has_assistant {
+            next.write_whole()?;
+        }
+        *self = next;
+        Ok(new_file)
+    }
+}
+
+fn reparent(entry: &Entry, parent: Option<&str>) -> Result<Entry> {
+    let mut v = entry.to_value();
+    if let Value::Object(obj) = &mut v {
+        obj.insert(
+            "parentId".into(),
+            parent
+                .map(|p| Value::String(p.into()))
+                .unwrap_or(Value::Null),
+        );
+    }
+    Entry::parse(Text::from(to_text(&v))).map_err(|e| SessionError::InvalidInput(e.to_string()))
+}

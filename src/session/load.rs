@@ -1,0 +1,240 @@
+//! Loading: a session file (or a session's text) made into a [`Session`], with the load
+//! report, progress while parsing, the bytes kept aside after a lossy read, and the repair
+//! write that a migration or a salvaged header needs.
+
+use super::parse::{utf8, Candidate, ProgressTick};
+use super::{OpenOptions, Persistence, Session};
+use crate::blob::{self, BlobStore};
+use crate::entry::Entry;
+use crate::error::Result;
+use crate::jsonl::{Issue, IssueKind};
+use crate::migration::Migration;
+use crate::storage::Storage;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// A record that parsed as JSON but is not an entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NonEntry {
+    pub offset: usize,
+    pub reason: String,
+}
+
+/// What loading found and did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadReport {
+    pub file_existed: bool,
+    /// Lines skipped, torn tail dropped, glued records recovered.
+    pub issues: Vec<Issue>,
+    pub non_entries: Vec<NonEntry>,
+    /// The first record was not a valid header; what follows was salvaged.
+    pub header_problem: Option<String>,
+    pub invalid_utf8: bool,
+    pub duplicate_ids: Vec<String>,
+    pub migration: Option<Migration>,
+    /// Where the original bytes were kept before a rewrite.
+    pub backup_path: Option<String>,
+    pub missing_blobs: Vec<String>,
+    /// The version written in the file before migration.
+    pub file_version: u64,
+}
+
+impl LoadReport {
+    /// Did reading drop anything the file holds? Then its bytes are kept before a rewrite.
+    pub fn lossy(&self) -> bool {
+        self.invalid_utf8
+            || self.header_problem.is_some()
+            || !self.non_entries.is_empty()
+            || self.issues.iter().any(|i| i.kind != IssueKind::GluedRecord)
+    }
+}
+
+/// The original content of a file whose load was lossy, kept aside before a rewrite.
+pub(super) enum Backup {
+    Text(Arc<String>),
+    Bytes(Vec<u8>),
+}
+
+impl Backup {
+    pub(super) fn bytes(&self) -> &[u8] {
+        match self {
+            Backup::Text(t) => t.as_bytes(),
+            Backup::Bytes(b) => b,
+        }
+    }
+}
+
+impl Session {
+    /// Load a session file. A missing file gives a new empty session at that path.
+    pub fn open(storage: Rc<dyn Storage>, path: &str, options: &OpenOptions) -> Result<Session> {
+        Self::open_with_progress(storage, path, options, &mut |_, _| {})
+    }
+
+    /// [`Session::open`], calling `progress(bytes done, total bytes)` while the file is
+    /// parsed: `(0, total)` first, `(total, total)` last, never backwards, about every 1%
+    /// in between (native builds parse files of 8 MB or more on all cores, and only
+    /// report the start and the end of that).
+    pub fn open_with_progress(
+        storage: Rc<dyn Storage>,
+        path: &str,
+        options: &OpenOptions,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Session> {
+        let bytes = match storage.read(path) {
+            Ok(b) => Some(b),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => return Err(e.into()),
+        };
+        let mut session = match bytes {
+            Some(bytes) if !bytes.is_empty() => {
+                let (text, original) = match utf8(bytes) {
+                    Ok(s) => (s, None),
+                    Err(e) => {
+                        let bytes = e.into_bytes();
+                        (String::from_utf8_lossy(&bytes).into_owned(), Some(bytes))
+                    }
+                };
+                let invalid_utf8 = original.is_some();
+                let mut s = Self::from_text_with(
+                    storage,
+                    options.persistence,
+                    Some(path.to_string()),
+                    &options.agent_dir,
+                    &options.cwd,
+                    Arc::new(text),
+                    progress,
+                );
+                s.report.invalid_utf8 = invalid_utf8;
+                if let Some(bytes) = original {
+                    // What is kept aside is the file as it was, not the repaired text.
+                    s.pending_backup = Some(Backup::Bytes(bytes));
+                }
+                s.report.file_existed = true;
+                s
+            }
+            other => {
+                let header = Self::new_header(&*storage, &options.cwd, None);
+                let mut s = Self::blank(
+                    storage,
+                    options.persistence,
+                    Some(path.to_string()),
+                    &options.agent_dir,
+                    header,
+                );
+                s.report.file_existed = other.is_some();
+                s
+            }
+        };
+        if session.persistence == Persistence::Persistent && session.report.file_existed {
+            session.flushed = true;
+            session.take_lock()?;
+            session.disk = session.storage.stat(path).ok();
+            let repair =
+                session.report.migration.is_some() || session.report.header_problem.is_some();
+            if repair {
+                session.write_whole()?;
+            }
+        }
+        Ok(session)
+    }
+
+    /// Read a session from its text without any file (viewers, `parseSession`).
+    pub fn from_text(storage: Rc<dyn Storage>, text: &str, agent_dir: &str) -> Session {
+        Self::from_string(storage, text.to_string(), agent_dir)
+    }
+
+    /// [`Session::from_text`] taking the text by value (no copy).
+    pub fn from_string(storage: Rc<dyn Storage>, text: String, agent_dir: &str) -> Session {
+        Self::from_string_with_progress(storage, text, agent_dir, &mut |_, _| {})
+    }
+
+    /// [`Session::from_string`] reporting `(bytes done, total bytes)` as it goes, so a
+    /// viewer can show progress on a large file.
+    pub fn from_string_with_progress(
+        storage: Rc<dyn Storage>,
+        text: String,
+        agent_dir: &str,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Session {
+        Self::from_text_with(
+            storage,
+            Persistence::ReadOnly,
+            None,
+            agent_dir,
+            "",
+            Arc::new(text),
+            progress,
+        )
+    }
+
+    fn from_text_with(
+        storage: Rc<dyn Storage>,
+        persistence: Persistence,
+        file: Option<String>,
+        agent_dir: &str,
+        cwd: &str,
+        text: Arc<String>,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Session {
+        let total = text.len();
+        progress(0, total);
+        let (header, candidates, mut report) = match Self::read_fast(&text, progress) {
+            Some(read) => read,
+            None => Self::read_lenient(&*storage, cwd, &text),
+        };
+        let mut session = Self::blank(storage, persistence, file, agent_dir, header);
+        let mut tick = ProgressTick::new(total);
+        session.entries.reserve_exact(candidates.len());
+        session.by_id.reserve(candidates.len());
+        let count = candidates.len().max(1);
+        for (i, candidate) in candidates.into_iter().enumerate() {
+            let parsed_already = matches!(candidate, Candidate::Parsed(..));
+            let (parsed, offset) = match candidate {
+                Candidate::Parsed(entry, offset) => (Ok(entry), offset),
+                Candidate::Raw(text, offset) => (Entry::parse(text), offset),
+            };
+            // Records the fast reader left unparsed are parsed here: report those
+            // (migrated records have no offset in the file: estimate by position).
+            if !parsed_already {
+                let estimate = (i as u64 * total as u64 / count as u64) as usize;
+                tick.at(offset.max(estimate), progress);
+            }
+            match parsed {
+                Ok(entry) if entry.type_name() == "session" => report.non_entries.push(NonEntry {
+                    offset,
+                    reason: "a second session header".into(),
+                }),
+                Ok(entry) => {
+                    if session.by_id.contains_key(&entry.id) {
+                        report.duplicate_ids.push(entry.id.clone());
+                    }
+                    session.push_entry(entry);
+                }
+                Err(e) => report.non_entries.push(NonEntry {
+                    offset,
+                    reason: e.to_string(),
+                }),
+            }
+        }
+        let store = BlobStore::new(&*session.storage, session.blobs_dir.clone());
+        for entry in session.entries.iter().filter(|e| e.has_blob_refs()) {
+            for hash in blob::referenced_hashes(entry.json()) {
+                if !store.exists(&hash) && !report.missing_blobs.contains(&hash) {
+                    report.missing_blobs.push(hash);
+                }
+            }
+        }
+        for hash in &report.missing_blobs {
+            session
+                .warnings
+                .push(format!("blob {hash} not found; the reference is kept"));
+        }
+        session.needs_newline = !text.ends_with('\n');
+        progress(total, total);
+        if report.lossy() {
+            session.pending_backup = Some(Backup::Text(text));
+        }
+        session.report = report;
+        session
+    }
+}

@@ -1,0 +1,276 @@
+//! The session manager: an append-only tree of entries with a movable leaf, loaded from
+//! and persisted to a JSONL file through the storage port.
+//!
+//! Persistence follows the agent: nothing is written before the first assistant message
+//! (unless [`Session::ensure_on_disk`] asks for it), then the whole session is written by
+//! an atomic rewrite, then each new entry is appended. The first persistence failure is
+//! latched and returned by every later operation. Unlike the agent, opening a file never
+//! destroys data: a file with an invalid header or unreadable lines is copied aside
+//! (`<file>.corrupt-<timestamp>`) before anything rewrites it.
+
+mod append;
+mod copy;
+mod load;
+mod parse;
+mod tree;
+mod write;
+
+pub use append::CompactionInput;
+pub use copy::ForkResult;
+pub use load::{LoadReport, NonEntry};
+pub use parse::utf8;
+pub use tree::Tree;
+
+use crate::blob::{self, BlobStore};
+use crate::context::{self, Leaf, SessionContext};
+use crate::entry::{Entry, Header, Payload};
+use crate::error::{Result, SessionError};
+use crate::ids::SessionIdGen;
+use crate::paths;
+use crate::storage::{join, Storage};
+use crate::time::iso_from_ms;
+use load::Backup;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// How a session relates to its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Persistence {
+    /// No file (the agent's `SessionManager.inMemory`).
+    InMemory,
+    /// Loaded for viewing: never writes, not even a migration.
+    ReadOnly,
+    /// Writes through to its file.
+    Persistent,
+}
+
+/// Options for [`Session::open`].
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    pub persistence: Persistence,
+    /// `~/.xcsh/agent` (blobs live in `<agent_dir>/blobs`).
+    pub agent_dir: String,
+    /// cwd for a header that has to be created (missing or unreadable file).
+    pub cwd: String,
+}
+
+/// Options for [`Session::create`].
+#[derive(Debug, Clone, Default)]
+pub struct CreateOptions {
+    pub agent_dir: String,
+    pub cwd: String,
+    /// Explicit session directory; default: the cwd's directory under the agent dir.
+    pub session_dir: Option<String>,
+    pub parent_session: Option<String>,
+}
+
+/// One session.
+pub struct Session {
+    storage: Rc<dyn Storage>,
+    persistence: Persistence,
+    file: Option<String>,
+    blobs_dir: String,
+    header: Header,
+    entries: Vec<Entry>,
+    by_id: HashMap<String, usize>,
+    leaf: Option<String>,
+    labels: HashMap<String, String>,
+    has_assistant: bool,
+    /// The file holds the whole session (appends may go straight to it).
+    flushed: bool,
+    /// The file on disk does not end in a newline (torn tail): write one before appending.
+    needs_newline: bool,
+    /// Original bytes to keep aside before the first rewrite (lossy load).
+    pending_backup: Option<Backup>,
+    persist_error: Option<SessionError>,
+    /// This session's writer lock (taken at open for writing, or at the first write).
+    lock: Option<crate::lock::SessionLock>,
+    /// What the file looked like after our last read or write: a different size or
+    /// mtime means someone else changed it.
+    disk: Option<crate::storage::FileStat>,
+    warnings: Vec<String>,
+    report: LoadReport,
+}
+
+impl Session {
+    fn blank(
+        storage: Rc<dyn Storage>,
+        persistence: Persistence,
+        file: Option<String>,
+        agent_dir: &str,
+        header: Header,
+    ) -> Session {
+        Session {
+            storage,
+            persistence,
+            file,
+            blobs_dir: paths::blobs_dir(agent_dir),
+            header,
+            entries: Vec::new(),
+            by_id: HashMap::new(),
+            leaf: None,
+            labels: HashMap::new(),
+            has_assistant: false,
+            flushed: false,
+            needs_newline: false,
+            pending_backup: None,
+            persist_error: None,
+            lock: None,
+            disk: None,
+            warnings: Vec::new(),
+            report: LoadReport {
+                file_version: crate::entry::CURRENT_SESSION_VERSION,
+                ..LoadReport::default()
+            },
+        }
+    }
+
+    fn new_header(storage: &dyn Storage, cwd: &str, parent_session: Option<&str>) -> Header {
+        let now = storage.now_ms();
+        let id = SessionIdGen::new(storage.random_u64()).next(now);
+        Header::new(&id, &iso_from_ms(now), cwd, parent_session)
+    }
+
+    /// A session that is never written (`SessionManager.inMemory`).
+    pub fn in_memory(storage: Rc<dyn Storage>, cwd: &str) -> Session {
+        let header = Self::new_header(&*storage, cwd, None);
+        Self::blank(storage, Persistence::InMemory, None, "", header)
+    }
+
+    /// A new persistent session; its file appears with the first assistant message.
+    pub fn create(storage: Rc<dyn Storage>, options: &CreateOptions) -> Session {
+        let header = Self::new_header(&*storage, &options.cwd, options.parent_session.as_deref());
+        let dir = options
+            .session_dir
+            .clone()
+            .unwrap_or_else(|| paths::session_dir_for_cwd(&options.agent_dir, &options.cwd));
+        let name = paths::session_file_name(header.timestamp().unwrap_or_default(), header.id());
+        Self::blank(
+            storage,
+            Persistence::Persistent,
+            Some(join(&dir, &name)),
+            &options.agent_dir,
+            header,
+        )
+    }
+
+    fn push_entry(&mut self, entry: Entry) {
+        if entry.is_assistant_message() {
+            self.has_assistant = true;
+        }
+        if let Payload::Label {
+            target_id: Some(target),
+            label,
+        } = &entry.payload
+        {
+            match label {
+                Some(l) => self.labels.insert(target.clone(), l.clone()),
+                None => self.labels.remove(target),
+            };
+        }
+        // Reuse the leaf's buffer: loading pushes every entry of the file through here.
+        match &mut self.leaf {
+            Some(leaf) => {
+                leaf.clear();
+                leaf.push_str(&entry.id);
+            }
+            None => self.leaf = Some(entry.id.clone()),
+        }
+        self.by_id.insert(entry.id.clone(), self.entries.len());
+        self.entries.push(entry);
+    }
+
+    // ---- reading ----
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    pub fn session_id(&self) -> &str {
+        self.header.id()
+    }
+
+    pub fn file(&self) -> Option<&str> {
+        self.file.as_deref()
+    }
+
+    /// The storage port this session uses (shared with sessions it opens).
+    pub fn storage(&self) -> Rc<dyn Storage> {
+        self.storage.clone()
+    }
+
+    pub fn persistence(&self) -> Persistence {
+        self.persistence
+    }
+
+    pub fn report(&self) -> &LoadReport {
+        &self.report
+    }
+
+    /// Warnings gathered so far (missing blobs, the latched persistence error once).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// All entries in insertion order (the header excluded).
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    pub fn by_id(&self) -> &HashMap<String, usize> {
+        &self.by_id
+    }
+
+    pub fn entry(&self, id: &str) -> Result<&Entry> {
+        self.by_id
+            .get(id)
+            .map(|&i| &self.entries[i])
+            .ok_or_else(|| SessionError::EntryNotFound(id.to_string()))
+    }
+
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.leaf.as_deref()
+    }
+
+    pub fn leaf_entry(&self) -> Option<&Entry> {
+        self.leaf.as_deref().and_then(|id| self.entry(id).ok())
+    }
+
+    /// The entry's JSON with blob references resolved (what `getEntries` hands out).
+    pub fn entry_json<'e>(&self, entry: &'e Entry) -> Cow<'e, str> {
+        if entry.has_blob_refs() {
+            blob::rehydrate(
+                entry.json(),
+                &BlobStore::new(&*self.storage, self.blobs_dir.clone()),
+            )
+        } else {
+            Cow::Borrowed(entry.json())
+        }
+    }
+
+    /// `buildSessionContext` for the current leaf (`Leaf::Last` when there is none yet
+    /// because nothing was appended, `Leaf::Null` after `reset_leaf`).
+    pub fn context(&self) -> SessionContext<'_> {
+        match &self.leaf {
+            Some(id) => self.context_at(Leaf::Id(id)),
+            None if self.entries.is_empty() => SessionContext::empty(),
+            None => self.context_at(Leaf::Null),
+        }
+    }
+
+    pub fn context_at<'s>(&'s self, leaf: Leaf) -> SessionContext<'s> {
+        let store = BlobStore::new(&*self.storage, self.blobs_dir.clone());
+        let text = |e: &'s Entry| message_text(e, &store);
+        context::build_session_context(&self.entries, &self.by_id, leaf, &text)
+    }
+}
+
+fn message_text<'e>(e: &'e Entry, store: &BlobStore) -> Cow<'e, str> {
+    let m = e.message_json().unwrap_or("null");
+    if e.has_blob_refs() {
+        blob::rehydrate(m, store)
+    } else {
+        Cow::Borrowed(m)
+    }
+}

@@ -1,0 +1,181 @@
+//! The entry tree and its leaf: labels, children, the path to a root, the whole tree (and
+//! its JSON), and moving the leaf (`branch`, `reset_leaf`, `branch_with_summary`).
+
+use super::append::json_arg;
+use super::Session;
+use crate::context;
+use crate::entry::Entry;
+use crate::error::{Result, SessionError};
+use crate::json::{push_quoted, quote};
+use crate::time::ms_from_iso;
+
+impl Session {
+    pub fn label(&self, id: &str) -> Option<&str> {
+        self.labels.get(id).map(String::as_str)
+    }
+
+    /// Entries whose parent is `id`, in insertion order.
+    pub fn children(&self, id: &str) -> Vec<&Entry> {
+        self.entries
+            .iter()
+            .filter(|e| e.parent_id.as_deref() == Some(id))
+            .collect()
+    }
+
+    /// The path root → `from` (default: the leaf; no leaf: empty).
+    pub fn branch_path(&self, from: Option<&str>) -> Result<Vec<&Entry>> {
+        let start = match from {
+            Some(id) => Some(
+                *self
+                    .by_id
+                    .get(id)
+                    .ok_or_else(|| SessionError::EntryNotFound(id.to_string()))?,
+            ),
+            None => self
+                .leaf
+                .as_deref()
+                .and_then(|id| self.by_id.get(id).copied()),
+        };
+        Ok(match start {
+            Some(i) => context::path_to_root(&self.entries, &self.by_id, i)
+                .0
+                .into_iter()
+                .map(|i| &self.entries[i])
+                .collect(),
+            None => Vec::new(),
+        })
+    }
+
+    /// The tree of all entries: roots are entries with a null, self or missing parent;
+    /// children are ordered by timestamp.
+    pub fn tree(&self) -> Tree {
+        let mut roots = Vec::new();
+        let mut children = vec![Vec::new(); self.entries.len()];
+        for (i, e) in self.entries.iter().enumerate() {
+            match e
+                .parent_id
+                .as_deref()
+                .and_then(|p| self.by_id.get(p).copied())
+            {
+                Some(p) if p != i && self.by_id.get(&e.id) == Some(&i) => children[p].push(i),
+                _ => roots.push(i),
+            }
+        }
+        let key = |i: &usize| ms_from_iso(self.entries[*i].timestamp()).unwrap_or(i64::MAX);
+        roots.sort_by_key(key);
+        for c in children.iter_mut() {
+            c.sort_by_key(key);
+        }
+        // A cycle among non-root entries has no root: show it from its first entry.
+        let mut reached = vec![false; self.entries.len()];
+        let mut stack: Vec<usize> = roots.clone();
+        while let Some(i) = stack.pop() {
+            if !std::mem::replace(&mut reached[i], true) {
+                stack.extend(&children[i]);
+            }
+        }
+        for i in 0..self.entries.len() {
+            if !reached[i] {
+                roots.push(i);
+                let mut stack = vec![i];
+                while let Some(j) = stack.pop() {
+                    if !std::mem::replace(&mut reached[j], true) {
+                        stack.extend(&children[j]);
+                    }
+                }
+                children.iter_mut().for_each(|c| c.retain(|&k| k != i));
+            }
+        }
+        Tree { roots, children }
+    }
+
+    /// Move the leaf to an existing entry; nothing is written.
+    pub fn branch(&mut self, id: &str) -> Result<()> {
+        self.entry(id)?;
+        self.leaf = Some(id.to_string());
+        Ok(())
+    }
+
+    /// The next append starts a new root.
+    pub fn reset_leaf(&mut self) {
+        self.leaf = None;
+    }
+
+    /// Move the leaf to `from` (`None`: before the first entry) and record a summary of the
+    /// abandoned path there.
+    pub fn branch_with_summary(
+        &mut self,
+        from: Option<&str>,
+        summary: &str,
+        details: Option<&str>,
+        from_extension: Option<bool>,
+    ) -> Result<String> {
+        match from {
+            Some(id) => self.branch(id)?,
+            None => self.reset_leaf(),
+        }
+        let mut fields = vec![
+            ("fromId", quote(from.unwrap_or("root"))),
+            ("summary", quote(summary)),
+        ];
+        if let Some(d) = details {
+            fields.push(("details", json_arg("details", d)?));
+        }
+        if let Some(f) = from_extension {
+            fields.push(("fromExtension", f.to_string()));
+        }
+        self.append_fields("branch_summary", &fields)
+    }
+}
+
+/// The entry tree as indices into [`Session::entries`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tree {
+    pub roots: Vec<usize>,
+    pub children: Vec<Vec<usize>>,
+}
+
+impl Tree {
+    /// Nested JSON `[{entry, label?, children: [...]}, ...]`, written without recursion
+    /// (a linear session is as deep as it is long).
+    pub fn to_json(&self, session: &Session) -> String {
+        let mut out = String::from("[");
+        // (node, next child position) frames.
+        let mut stack: Vec<(usize, usize)> = Vec::new();
+        let mut first = true;
+        let mut pending = self.roots.iter().rev().copied().collect::<Vec<_>>();
+        let open = |out: &mut String, i: usize, first: bool| {
+            if !first {
+                out.push(',');
+            }
+            let e = &session.entries[i];
+            out.push_str("{\"entry\":");
+            out.push_str(&session.entry_json(e));
+            if let Some(l) = session.label(&e.id) {
+                out.push_str(",\"label\":");
+                push_quoted(out, l);
+            }
+            out.push_str(",\"children\":[");
+        };
+        while let Some(root) = pending.pop() {
+            open(&mut out, root, first);
+            first = false;
+            stack.push((root, 0));
+            while let Some((node, pos)) = stack.last_mut() {
+                let kids = &self.children[*node];
+                if *pos < kids.len() {
+                    let child = kids[*pos];
+                    let is_first = *pos == 0;
+                    *pos += 1;
+                    open(&mut out, child, is_first);
+                    stack.push((child, 0));
+                } else {
+                    out.push_str("]}");
+                    stack.pop();
+                }
+            }
+        }
+        out.push(']');
+        out
+    }
+}

@@ -1,0 +1,246 @@
+//! Persistence: the writability check, the latched first failure, the first write and
+//! atomic rewrites (keeping a lossy file's bytes aside), appends, fsync, and the writer
+//! lock taken before any write and released on close or drop.
+
+use super::{Persistence, Session};
+use crate::blob::{self, BlobStore};
+use crate::entry::Entry;
+use crate::error::{Result, SessionError};
+use crate::persist::prepare_for_persistence;
+use crate::storage::{atomic_write, StorageError};
+use crate::time::iso_from_ms;
+use std::borrow::Cow;
+
+impl Session {
+    pub(super) fn check_writable(&self) -> Result<()> {
+        if let Some(e) = &self.persist_error {
+            return Err(e.clone());
+        }
+        if self.persistence == Persistence::ReadOnly {
+            return Err(SessionError::ReadOnly(
+                self.file.clone().unwrap_or_default(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn latch<T>(&mut self, result: std::result::Result<T, StorageError>) -> Result<T> {
+        result.map_err(|e| {
+            let err = SessionError::Persistence {
+                file: self.file.clone().unwrap_or_default(),
+                cause: e.to_string(),
+            };
+            if self.persist_error.is_none() {
+                self.warnings.push(err.to_string());
+                self.persist_error = Some(err.clone());
+            }
+            err
+        })
+    }
+
+    fn persisted_line<'e>(
+        &self,
+        entry: &'e Entry,
+    ) -> std::result::Result<Cow<'e, str>, StorageError> {
+        let store = BlobStore::new(&*self.storage, self.blobs_dir.clone());
+        prepare_for_persistence(entry.json(), &mut |bytes: &[u8]| {
+            store.put(bytes).map(|p| p.reference).map_err(|e| match e {
+                blob::BlobError::Storage(s) => s,
+                other => StorageError::Other(other.to_string()),
+            })
+        })
+    }
+
+    fn keep_backup(&mut self) -> std::result::Result<(), StorageError> {
+        let (Some(original), Some(file)) = (self.pending_backup.as_ref(), self.file.as_ref())
+        else {
+            return Ok(());
+        };
+        let stamp = iso_from_ms(self.storage.now_ms()).replace([':', '.'], "-");
+        let backup = format!("{file}.corrupt-{stamp}");
+        atomic_write(&*self.storage, &backup, original.bytes())?;
+        self.report.backup_path = Some(backup.clone());
+        self.warnings.push(format!(
+            "{file} had unreadable content; its original bytes are kept in {backup}"
+        ));
+        self.pending_backup = None;
+        Ok(())
+    }
+
+    /// The whole file as this session would write it.
+    pub fn to_jsonl(&self) -> std::result::Result<String, StorageError> {
+        let mut out = String::with_capacity(
+            self.entries
+                .iter()
+                .map(|e| e.json().len() + 1)
+                .sum::<usize>()
+                + 256,
+        );
+        out.push_str(&self.header.to_json());
+        out.push('\n');
+        for e in &self.entries {
+            out.push_str(&self.persisted_line(e)?);
+            out.push('\n');
+        }
+        Ok(out)
+    }
+
+    /// Take the writer lock if this session does not hold it yet.
+    pub(super) fn take_lock(&mut self) -> Result<()> {
+        if self.lock.is_some() || self.persistence != Persistence::Persistent {
+            return Ok(());
+        }
+        let Some(file) = self.file.clone() else {
+            return Ok(());
+        };
+        match crate::lock::SessionLock::acquire(&*self.storage, &file) {
+            Ok(lock) => {
+                self.lock = Some(lock);
+                Ok(())
+            }
+            Err(crate::lock::LockError::Held(owner)) => Err(SessionError::Locked {
+                file,
+                owner: owner.to_string(),
+            }),
+            Err(crate::lock::LockError::Unreadable) => Err(SessionError::Locked {
+                file,
+                owner: "an unreadable lock file (another writer may be starting)".into(),
+            }),
+            // A write that fails while taking the lock is a persistence failure like any other.
+            Err(crate::lock::LockError::Storage(e)) => self.latch(Err(e)),
+        }
+    }
+
+    /// Before any write: hold the lock, and make sure nobody changed the file since we
+    /// last read or wrote it (a full rewrite would silently drop their change).
+    pub(super) fn guard_write(&mut self) -> Result<()> {
+        self.take_lock()?;
+        let (Some(expected), Some(file)) = (self.disk, self.file.clone()) else {
+            return Ok(());
+        };
+        if !self.flushed {
+            return Ok(());
+        }
+        let now = match self.storage.stat(&file) {
+            Ok(s) => Some(s),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => return Err(e.into()),
+        };
+        if now.map(|n| (n.size, n.mtime_ms)) != Some((expected.size, expected.mtime_ms)) {
+            return Err(SessionError::ExternallyModified { file });
+        }
+        Ok(())
+    }
+
+    fn remember_disk(&mut self) {
+        self.disk = self.file.as_deref().and_then(|f| self.storage.stat(f).ok());
+    }
+
+    /// Guarded, latched atomic rewrite of the whole file.
+    pub(super) fn write_whole(&mut self) -> Result<()> {
+        self.guard_write()?;
+        let r = self.rewrite_file();
+        self.latch(r)?;
+        self.remember_disk();
+        Ok(())
+    }
+
+    fn rewrite_file(&mut self) -> std::result::Result<(), StorageError> {
+        let Some(file) = self.file.clone() else {
+            return Ok(());
+        };
+        self.keep_backup()?;
+        let content = self.to_jsonl()?;
+        atomic_write(&*self.storage, &file, content.as_bytes())?;
+        self.needs_newline = false;
+        self.flushed = true;
+        Ok(())
+    }
+
+    pub(super) fn persist_last(&mut self) -> Result<()> {
+        if self.persistence != Persistence::Persistent || self.file.is_none() {
+            return Ok(());
+        }
+        if !self.flushed {
+            if !self.has_assistant {
+                return Ok(());
+            }
+            return self.write_whole();
+        }
+        self.guard_write()?;
+        let entry = self.entries.last().expect("called after a push");
+        let r = self.persisted_line(entry).and_then(|line| {
+            let mut data = String::with_capacity(line.len() + 2);
+            if self.needs_newline {
+                data.push('\n');
+            }
+            data.push_str(&line);
+            data.push('\n');
+            self.storage
+                .append(self.file.as_deref().unwrap_or_default(), data.as_bytes())
+        });
+        if r.is_ok() {
+            self.needs_newline = false;
+        }
+        self.latch(r)?;
+        self.remember_disk();
+        Ok(())
+    }
+
+    /// Write the session now even without an assistant message (a new session is not lost
+    /// when the process is interrupted before the first reply).
+    pub fn ensure_on_disk(&mut self) -> Result<()> {
+        self.check_writable()?;
+        if self.persistence == Persistence::Persistent && !self.flushed {
+            self.write_whole()?;
+        }
+        Ok(())
+    }
+
+    /// fsync the session file.
+    pub fn flush(&mut self) -> Result<()> {
+        if let Some(e) = &self.persist_error {
+            return Err(e.clone());
+        }
+        if self.persistence == Persistence::Persistent && self.flushed {
+            let file = self.file.clone().unwrap_or_default();
+            let r = self.storage.fsync(&file);
+            self.latch(r)?;
+        }
+        Ok(())
+    }
+
+    /// Is the session's file written (entries appended from now on reach it)? Before the
+    /// first assistant message, or `ensure_on_disk`, it is not, and `flush` has nothing
+    /// to make durable.
+    pub fn is_on_disk(&self) -> bool {
+        self.persistence == Persistence::Persistent && self.flushed
+    }
+
+    /// The latched persistence error, if any.
+    pub fn persist_error(&self) -> Option<&SessionError> {
+        self.persist_error.as_ref()
+    }
+
+    /// fsync and release the writer lock; later writes take it again.
+    pub fn close(&mut self) -> Result<()> {
+        let flushed = self.flush();
+        if let Some(lock) = self.lock.take() {
+            lock.release(&*self.storage);
+        }
+        flushed
+    }
+
+    /// The writer lock this session holds, if any.
+    pub fn lock(&self) -> Option<&crate::lock::SessionLock> {
+        self.lock.as_ref()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(lock) = self.lock.take() {
+            lock.release(&*self.storage);
+        }
+    }
+}
