@@ -2,6 +2,7 @@
 //! storage port and plain arguments and returning JSON text. Shells only convert
 //! arguments and print; the three hosts therefore print identical bytes.
 
+pub use crate::api_error::{ApiError, ApiResult, ErrorKind};
 use crate::context::Leaf;
 use crate::error::Result;
 use crate::json::{push_quoted, quote};
@@ -116,8 +117,28 @@ pub fn context_json(session: &Session, leaf: Option<&str>) -> String {
     }
 }
 
-pub fn show_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str) -> Result<String> {
-    Ok(show_json(&open(
+/// An existing session file, opened: a missing file is [`ErrorKind::NotFound`] instead of
+/// a new, empty session (the file commands other than `append` never invent one, and
+/// `migrate` creates nothing). An empty file exists and opens.
+fn open_existing(
+    storage: Rc<dyn Storage>,
+    path: &str,
+    agent_dir: &str,
+    persistence: Persistence,
+) -> std::result::Result<Session, ApiError> {
+    let s = open(storage, path, agent_dir, persistence)?;
+    if !s.report().file_existed {
+        return Err(ApiError::new(
+            ErrorKind::NotFound,
+            format!("Session file {path} not found"),
+        ));
+    }
+    Ok(s)
+}
+
+/// `show`; a missing file is `NotFound`.
+pub fn show_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str) -> ApiResult {
+    Ok(show_json(&open_existing(
         storage,
         path,
         agent_dir,
@@ -125,27 +146,30 @@ pub fn show_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str) -> Resul
     )?))
 }
 
+/// `context` (for `leaf`, default the last entry); a missing file is `NotFound`.
 pub fn context_file(
     storage: Rc<dyn Storage>,
     path: &str,
     agent_dir: &str,
     leaf: Option<&str>,
-) -> Result<String> {
-    let s = open(storage, path, agent_dir, Persistence::ReadOnly)?;
+) -> ApiResult {
+    let s = open_existing(storage, path, agent_dir, Persistence::ReadOnly)?;
     if let Some(id) = leaf {
         s.entry(id)?;
     }
     Ok(context_json(&s, leaf))
 }
 
-pub fn tree_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str) -> Result<String> {
-    let s = open(storage, path, agent_dir, Persistence::ReadOnly)?;
+/// `tree`; a missing file is `NotFound`.
+pub fn tree_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str) -> ApiResult {
+    let s = open_existing(storage, path, agent_dir, Persistence::ReadOnly)?;
     Ok(s.tree().to_json(&s))
 }
 
-/// `migrate`: open for writing (which migrates and rewrites) and say what changed.
-pub fn migrate_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str) -> Result<String> {
-    let s = open(storage, path, agent_dir, Persistence::Persistent)?;
+/// `migrate`: open for writing (which migrates and rewrites) and say what changed; a
+/// missing file is `NotFound` (nothing is created).
+pub fn migrate_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str) -> ApiResult {
+    let s = open_existing(storage, path, agent_dir, Persistence::Persistent)?;
     Ok(report_json(s.report()))
 }
 
@@ -166,81 +190,6 @@ pub fn append_file(
     s.ensure_on_disk()?;
     s.flush()?;
     Ok(format!("{{\"id\":{}}}", quote(&id)))
-}
-
-/// The error categories every shell reports (WIT `error-kind`, JS `error.kind`, CLI exit
-/// codes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    EntryNotFound,
-    NotFound,
-    InvalidInput,
-    ReadOnly,
-    Persistence,
-    Storage,
-    /// A resume prefix matched several sessions (details: the candidates).
-    Ambiguous,
-    /// The session belongs to another project and was not confirmed.
-    OtherProject,
-    /// Another process holds the session's writer lock, or the file changed on disk.
-    Conflict,
-}
-
-impl ErrorKind {
-    pub fn of(e: &crate::error::SessionError) -> ErrorKind {
-        use crate::error::SessionError as E;
-        match e {
-            E::EntryNotFound(_) => ErrorKind::EntryNotFound,
-            E::Storage(s) if s.is_not_found() => ErrorKind::NotFound,
-            E::Storage(_) => ErrorKind::Storage,
-            E::InvalidInput(_) => ErrorKind::InvalidInput,
-            E::ReadOnly(_) => ErrorKind::ReadOnly,
-            E::Persistence { .. } => ErrorKind::Persistence,
-            E::Locked { .. } | E::ExternallyModified { .. } => ErrorKind::Conflict,
-        }
-    }
-
-    /// camelCase name used in JS errors and JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::EntryNotFound => "entryNotFound",
-            ErrorKind::NotFound => "notFound",
-            ErrorKind::InvalidInput => "invalidInput",
-            ErrorKind::ReadOnly => "readOnly",
-            ErrorKind::Persistence => "persistence",
-            ErrorKind::Storage => "storage",
-            ErrorKind::Ambiguous => "ambiguous",
-            ErrorKind::OtherProject => "otherProject",
-            ErrorKind::Conflict => "conflict",
-        }
-    }
-}
-
-/// An error of the JSON façade: a kind, the message, and optional JSON details (the
-/// candidates of an ambiguous resume).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiError {
-    pub kind: ErrorKind,
-    pub message: String,
-    pub details: Option<String>,
-}
-
-impl std::fmt::Display for ApiError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for ApiError {}
-
-impl ApiError {
-    fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        ApiError {
-            kind,
-            message: message.into(),
-            details: None,
-        }
-    }
 }
 
 impl From<crate::error::SessionError> for ApiError {
@@ -298,8 +247,6 @@ impl From<crate::blob::BlobError> for ApiError {
         }
     }
 }
-
-pub type ApiResult = std::result::Result<String, ApiError>;
 
 /// `recent`: the light list of a project's directory, newest first.
 pub fn recent(storage: Rc<dyn Storage>, agent_dir: &str, cwd: &str, limit: usize) -> ApiResult {
@@ -486,4 +433,54 @@ pub fn gc(storage: Rc<dyn Storage>, agent_dir: &str, dry_run: bool) -> ApiResult
         list(&r.deleted),
         list(&r.kept_recent)
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::MemoryStorage;
+
+    #[test]
+    fn file_commands_other_than_append_report_a_missing_file_and_create_nothing() {
+        let storage = Rc::new(MemoryStorage::new());
+        storage.mkdir_all("/s").expect("mkdir");
+        let path = "/s/missing/x.jsonl";
+        let results = [
+            ("show", show_file(storage.clone(), path, "/agent")),
+            (
+                "context",
+                context_file(storage.clone(), path, "/agent", None),
+            ),
+            (
+                "context --leaf",
+                context_file(storage.clone(), path, "/agent", Some("abc")),
+            ),
+            ("tree", tree_file(storage.clone(), path, "/agent")),
+            ("migrate", migrate_file(storage.clone(), path, "/agent")),
+        ];
+        for (what, r) in results {
+            let e = r.expect_err(what);
+            assert_eq!(e.kind, ErrorKind::NotFound, "{what}");
+            assert_eq!(
+                e.message,
+                format!("Session file {path} not found"),
+                "{what}"
+            );
+        }
+        assert!(!storage.exists("/s/missing"), "a directory was created");
+        assert!(!storage.exists("/agent"), "the agent directory was created");
+
+        // An empty file exists: it opens. `append` still creates a missing file.
+        storage.write("/s/empty.jsonl", b"").expect("write");
+        show_file(storage.clone(), "/s/empty.jsonl", "/agent").expect("empty file");
+        append_file(
+            storage.clone(),
+            "/s/new.jsonl",
+            "/agent",
+            "/work",
+            r#"{"type":"custom","customType":"t"}"#,
+        )
+        .expect("append");
+        show_file(storage.clone(), "/s/new.jsonl", "/agent").expect("created by append");
+    }
 }

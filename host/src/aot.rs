@@ -20,14 +20,40 @@ pub const WASMTIME_VERSION: &str = env!("XCSH_WASMTIME_VERSION");
 const COMPONENT_FILE: &str = "xcsh_session_component.wasm";
 const MAGIC: &[u8; 8] = b"XCSHAOT1";
 
-/// `--component PATH` > `$XCSH_SESSION_COMPONENT` > next to the executable >
-/// `<exe dir>/../component/`.
-pub fn locate_component(flag: Option<&Path>) -> Result<PathBuf> {
+/// The component embedded at build time (`XCSH_SESSION_EMBED`, see build.rs), if any.
+#[cfg(xcsh_embedded_component)]
+pub const EMBEDDED: Option<&[u8]> = Some(include_bytes!(env!("XCSH_SESSION_EMBEDDED_COMPONENT")));
+#[cfg(not(xcsh_embedded_component))]
+pub const EMBEDDED: Option<&[u8]> = None;
+
+/// Where the component's bytes come from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    File(PathBuf),
+    /// Embedded in the executable.
+    Embedded(&'static [u8]),
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::File(p) => write!(f, "component {}", p.display()),
+            Source::Embedded(_) => f.write_str("the embedded component"),
+        }
+    }
+}
+
+/// `--component PATH` > `$XCSH_SESSION_COMPONENT` > the component embedded in the
+/// executable > next to the executable > `<exe dir>/../component/`.
+pub fn locate_component(flag: Option<&Path>) -> Result<Source> {
     if let Some(p) = flag {
-        return Ok(p.to_path_buf());
+        return Ok(Source::File(p.to_path_buf()));
     }
     if let Some(p) = std::env::var_os("XCSH_SESSION_COMPONENT").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(p));
+        return Ok(Source::File(PathBuf::from(p)));
+    }
+    if let Some(bytes) = EMBEDDED {
+        return Ok(Source::Embedded(bytes));
     }
     let exe = std::env::current_exe().context("locating the executable")?;
     let dir = exe.parent().unwrap_or(Path::new("."));
@@ -35,9 +61,10 @@ pub fn locate_component(flag: Option<&Path>) -> Result<PathBuf> {
         dir.join(COMPONENT_FILE),
         dir.join("../component").join(COMPONENT_FILE),
     ];
-    candidates.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
+    let found = candidates.iter().find(|p| p.is_file()).cloned();
+    found.map(Source::File).ok_or_else(|| {
         anyhow!(
-            "component not found (looked for {} and {}); pass --component or set XCSH_SESSION_COMPONENT",
+            "component not found (none embedded in this build; looked for {} and {}); pass --component or set XCSH_SESSION_COMPONENT",
             candidates[0].display(),
             candidates[1].display()
         )
@@ -137,11 +164,20 @@ fn write_atomic(file: &Path, body: &[u8]) -> std::io::Result<()> {
     result
 }
 
-/// Load the component at `path`: from the cache when valid, else compile and cache it.
-/// `force` skips the cache lookup (`precompile`).
-pub fn load(engine: &Engine, path: &Path, force: bool) -> Result<(Component, CacheOutcome)> {
-    let wasm = fs::read(path).with_context(|| format!("reading component {}", path.display()))?;
-    let file = cache_file(&wasm);
+/// Load the component: from the cache when valid, else compile and cache it. `force`
+/// skips the cache lookup (`precompile`). The cache is keyed by the wasm bytes, wherever
+/// they come from (a file or the executable).
+pub fn load(engine: &Engine, source: &Source, force: bool) -> Result<(Component, CacheOutcome)> {
+    let read;
+    let wasm: &[u8] = match source {
+        Source::File(path) => {
+            read =
+                fs::read(path).with_context(|| format!("reading component {}", path.display()))?;
+            &read
+        }
+        Source::Embedded(bytes) => bytes,
+    };
+    let file = cache_file(wasm);
     let why = match (&file, force) {
         (None, _) => "no cache directory".to_string(),
         (Some(_), true) => "precompile".to_string(),
@@ -153,9 +189,9 @@ pub fn load(engine: &Engine, path: &Path, force: bool) -> Result<(Component, Cac
             },
         },
     };
-    let component = Component::new(engine, &wasm)
+    let component = Component::new(engine, wasm)
         .map_err(anyhow::Error::from)
-        .with_context(|| format!("compiling component {}", path.display()))?;
+        .with_context(|| format!("compiling {source}"))?;
     let mut write_error = None;
     if let Some(f) = &file {
         match component.serialize() {

@@ -2,6 +2,10 @@
 //! (`xcsh_session_component.wasm`) on wasmtime and gives it the real filesystem, confined
 //! to a list of root directories, and the prompt-history database (`history.db`) through
 //! SQLite (`history.rs`). Output is the JSON text the component returns.
+//!
+//! The component is embedded in the executable when it is built with
+//! `XCSH_SESSION_EMBED=<file.wasm>` (`scripts/install`, `scripts/test-component`; see
+//! build.rs and [`aot::locate_component`]), so the binary is self-contained.
 
 mod aot;
 mod confine;
@@ -44,10 +48,12 @@ struct Cli {
     /// of the session file for commands that take one).
     #[arg(long, global = true, value_name = "DIR")]
     root: Option<PathBuf>,
-    /// The component to run (default: $XCSH_SESSION_COMPONENT, then next to the binary).
+    /// The component to run (default: $XCSH_SESSION_COMPONENT, then the one embedded in
+    /// this binary, then `xcsh_session_component.wasm` next to it).
     #[arg(long, global = true, value_name = "PATH")]
     component: Option<PathBuf>,
-    /// Say on stderr whether the compiled component came from the cache.
+    /// Say on stderr which component runs and whether its compiled code came from the
+    /// cache.
     #[arg(short, long, global = true)]
     verbose: bool,
     #[command(subcommand)]
@@ -330,7 +336,9 @@ struct Scope {
 }
 
 /// Exit codes: 1 for errors, 2 for usage errors and ambiguous resume prefixes, 3 when an
-/// entry or a file does not exist, 4 for a session of another project.
+/// entry or a file does not exist (a session file given to show, context, tree, migrate,
+/// fork or move), 4 for a session of another project. Output cut short by its reader
+/// (`| head`) is a normal end.
 const EXIT_ERROR: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 const EXIT_NOT_FOUND: u8 = 3;
@@ -399,9 +407,10 @@ struct Target {
     roots: confine::Roots,
 }
 
-/// Roots: `--root` alone when given; else the agent dir and the directory of each file
-/// argument (`files`: session files, made absolute with their last component kept).
-fn target(cli: &Cli, files: &[&Path]) -> Result<Target> {
+/// Roots: `--root` alone when given; else the agent dir (created first by a command that
+/// may write; a read-only one creates nothing) and the directory of each file argument
+/// (`files`: session files, made absolute with their last component kept).
+fn target(cli: &Cli, files: &[&Path], writable: bool) -> Result<Target> {
     let files = files
         .iter()
         .map(|f| confine::absolute_file(f))
@@ -413,8 +422,11 @@ fn target(cli: &Cli, files: &[&Path]) -> Result<Target> {
     let roots = match &cli.root {
         Some(root) => vec![confine::absolute_dir(root)?],
         None => {
-            std::fs::create_dir_all(&agent_dir)
-                .with_context(|| format!("creating the agent directory {}", agent_dir.display()))?;
+            if writable {
+                std::fs::create_dir_all(&agent_dir).with_context(|| {
+                    format!("creating the agent directory {}", agent_dir.display())
+                })?;
+            }
             let mut roots: Vec<PathBuf> = files
                 .iter()
                 .map(|f| f.parent().unwrap_or(Path::new("/")).to_path_buf())
@@ -533,28 +545,32 @@ fn field(json: &str, name: &str) -> Result<String> {
 }
 
 fn print(output: Output) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    match output {
-        Output::Json(json) => {
-            out.write_all(json.as_bytes())?;
-            out.write_all(b"\n")?;
-        }
-        Output::Field(json, name) => {
-            out.write_all(field(&json, name)?.as_bytes())?;
-            out.write_all(b"\n")?;
-        }
+    let (body, newline) = match output {
+        Output::Json(json) => (json.into_bytes(), true),
+        Output::Field(json, name) => (field(&json, name)?.into_bytes(), true),
         Output::Content(json) => {
             let content = field(&json, "content")?;
-            out.write_all(content.as_bytes())?;
-            if !content.is_empty() && !content.ends_with('\n') {
-                out.write_all(b"\n")?;
-            }
+            let newline = !content.is_empty() && !content.ends_with('\n');
+            (content.into_bytes(), newline)
         }
-        Output::Bytes(bytes) => out.write_all(&bytes)?,
-        Output::Nothing => {}
+        Output::Bytes(bytes) => (bytes, false),
+        Output::Nothing => return Ok(()),
+    };
+    write_stdout(&[&body, if newline { b"\n" } else { b"" }])
+}
+
+/// Write to stdout. A reader that stops reading early (`| head`) ends the output
+/// normally: a closed pipe (EPIPE; Rust ignores SIGPIPE) is not an error.
+fn write_stdout(parts: &[&[u8]]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let written = parts
+        .iter()
+        .try_for_each(|p| out.write_all(p))
+        .and_then(|()| out.flush());
+    match written {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other.context("writing to stdout")?),
     }
-    out.flush()?;
-    Ok(())
 }
 
 /// How a command runs: its session-file arguments (their directories become roots) and
@@ -579,8 +595,8 @@ fn plan(command: &Command) -> (Vec<&Path>, bool) {
     }
 }
 
-fn precompile(cli: &Cli, engine: &Engine, component_path: &Path) -> Result<ExitCode> {
-    let (_, outcome) = aot::load(engine, component_path, true)?;
+fn precompile(cli: &Cli, engine: &Engine, component: &aot::Source) -> Result<ExitCode> {
+    let (_, outcome) = aot::load(engine, component, true)?;
     report_cache(cli.verbose, &outcome);
     if let aot::CacheOutcome::Compiled {
         file: Some(f),
@@ -588,7 +604,7 @@ fn precompile(cli: &Cli, engine: &Engine, component_path: &Path) -> Result<ExitC
         ..
     } = &outcome
     {
-        println!("{}", f.display());
+        write_stdout(&[f.as_os_str().as_encoded_bytes(), b"\n"])?;
         return Ok(ExitCode::SUCCESS);
     }
     if let aot::CacheOutcome::Compiled {
@@ -603,13 +619,16 @@ fn precompile(cli: &Cli, engine: &Engine, component_path: &Path) -> Result<ExitC
 
 fn run(cli: Cli) -> Result<ExitCode> {
     let engine = engine()?;
-    let component_path = aot::locate_component(cli.component.as_deref())?;
+    let component = aot::locate_component(cli.component.as_deref())?;
+    if cli.verbose {
+        eprintln!("xcsh-session: using {component}");
+    }
     if let Command::Precompile = cli.command {
-        return precompile(&cli, &engine, &component_path);
+        return precompile(&cli, &engine, &component);
     }
 
     let (files, writable) = plan(&cli.command);
-    let t = target(&cli, &files)?;
+    let t = target(&cli, &files, writable)?;
     if cli.verbose {
         let dirs: Vec<String> = t
             .roots
@@ -661,7 +680,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         _ => None,
     };
 
-    let (component, outcome) = aot::load(&engine, &component_path, false)?;
+    let (component, outcome) = aot::load(&engine, &component, false)?;
     report_cache(cli.verbose, &outcome);
     let mut linker = Linker::new(&engine);
     SessionComponent::add_to_linker::<_, HasSelf<fshost::FsHost>>(&mut linker, |h| h)?;

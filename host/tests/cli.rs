@@ -14,7 +14,7 @@ use xcsh_session::api;
 use xcsh_session::fs::FsStorage;
 
 const BIN: &str = env!("CARGO_BIN_EXE_xcsh-session");
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/fixtures/real");
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/real");
 const FIXTURE_NAMES: [&str; 4] = [
     "before-compaction.jsonl",
     "historical-compact.jsonl",
@@ -73,6 +73,13 @@ impl Cli {
     }
 
     fn cmd(&self) -> Command {
+        let mut c = self.cmd_without_agent_dir();
+        c.arg("--agent-dir").arg(self.agent.path());
+        c
+    }
+
+    /// [`Cli::cmd`] without `--agent-dir`.
+    fn cmd_without_agent_dir(&self) -> Command {
         let mut c = Command::new(BIN);
         c.env("XCSH_SESSION_CACHE_DIR", &self.cache)
             .env_remove("XCSH_SESSION_COMPONENT");
@@ -85,7 +92,6 @@ impl Cli {
         ] {
             c.env_remove(var);
         }
-        c.arg("--agent-dir").arg(self.agent.path());
         c
     }
 
@@ -139,7 +145,7 @@ fn context_show_and_tree_print_exactly_what_the_native_core_prints() {
         let before = fs::read(&path).expect("read fixture");
         let p = path_str(&path);
         let a = path_str(&agent);
-        let native = |r: xcsh_session::error::Result<String>| r.expect("native core") + "\n";
+        let native = |r: api::ApiResult| r.expect("native core") + "\n";
 
         let expected = native(api::context_file(Rc::new(FsStorage::new()), p, a, None));
         assert!(
@@ -360,6 +366,72 @@ fn unknown_leaf_is_entry_not_found_with_exit_code_3() {
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(stderr(&out), "Entry unknownid not found\n");
     assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_missing_session_file_is_not_found_with_exit_code_3_and_nothing_is_created() {
+    let cli = Cli::new();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = fs::canonicalize(tmp.path()).expect("canonical");
+    // An agent dir that does not exist yet: the read-only commands must not create it.
+    let agent = base.join("agent");
+    let in_existing_dir = base.join("missing.jsonl");
+    let in_missing_dirs = base.join("no/such/dir/s.jsonl");
+    let commands: [&[&str]; 5] = [
+        &["show", "--json"],
+        &["context", "--json"],
+        &["context", "--leaf", "abc", "--json"],
+        &["tree", "--json"],
+        &["migrate"],
+    ];
+    for file in [&in_existing_dir, &in_missing_dirs] {
+        for args in commands {
+            let out = cli
+                .cmd_without_agent_dir()
+                .arg("--agent-dir")
+                .arg(&agent)
+                .arg(args[0])
+                .arg(file)
+                .args(&args[1..])
+                .stdin(Stdio::null())
+                .output()
+                .expect("run");
+            assert_eq!(
+                out.status.code(),
+                Some(3),
+                "{args:?} {}: {}",
+                file.display(),
+                stderr(&out)
+            );
+            assert_eq!(
+                stderr(&out),
+                format!("Session file {} not found\n", file.display()),
+                "{args:?}"
+            );
+            assert!(out.stdout.is_empty(), "{args:?} printed something");
+            if args[0] == "migrate" {
+                // A writing command creates the agent dir (only that, empty).
+                fs::remove_dir(&agent).expect("an empty agent dir");
+            }
+            let created: Vec<_> = fs::read_dir(&base)
+                .expect("ls")
+                .map(|e| e.expect("entry").file_name())
+                .collect();
+            assert!(created.is_empty(), "{args:?} created {created:?}");
+        }
+    }
+    // `append` still creates a new file (and its header).
+    let out = cli.run([
+        "append",
+        path_str(&in_existing_dir),
+        "--json",
+        r#"{"type":"custom","customType":"t"}"#,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        json(&cli.ok(["show", path_str(&in_existing_dir)]))["entryCount"],
+        1
+    );
 }
 
 #[test]
@@ -611,6 +683,159 @@ fn a_missing_component_is_a_clear_error() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn output_cut_short_by_the_reader_is_a_normal_end() {
+    // `xcsh-session context <large> --json | head -c 120`: the output is far larger than a
+    // pipe holds, so the write really hits the closed pipe.
+    use std::io::Read;
+    let cli = Cli::new();
+    let path = fixture("large-session.jsonl");
+    let p = path_str(&path);
+    let agent = cli.agent_dir();
+    let full = api::context_file(Rc::new(FsStorage::new()), p, path_str(&agent), None)
+        .expect("native core");
+    // Linux pipes hold 64 KiB unless a program enlarges them.
+    assert!(
+        full.len() > 256 << 10,
+        "only {} bytes of output",
+        full.len()
+    );
+    for args in [vec!["context", p, "--json"], vec!["tree", p]] {
+        let mut child = cli
+            .cmd()
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let mut head = [0u8; 120];
+        child
+            .stdout
+            .take()
+            .expect("stdout")
+            .read_exact(&mut head)
+            .expect("read the first bytes");
+        // The pipe's read end is closed here (dropped with the ChildStdout).
+        let out = child.wait_with_output().expect("wait");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "", "{args:?}");
+        if args[0] == "context" {
+            assert_eq!(head[..], full.as_bytes()[..120]);
+        }
+    }
+}
+
+/// The component the binary embeds (the file named by XCSH_SESSION_EMBED at build time).
+fn embedded_component() -> PathBuf {
+    // A runtime failure, not a compile error: the other tests still run without it.
+    let Some(path) = option_env!("XCSH_SESSION_EMBEDDED_COMPONENT") else {
+        panic!("built without an embedded component: build with XCSH_SESSION_EMBED set (scripts/test-component)");
+    };
+    PathBuf::from(path)
+}
+
+#[test]
+fn the_binary_alone_runs_its_embedded_component() {
+    // Copied alone into an empty directory: no .wasm beside it or in ../component.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let bin_dir = tmp.path().join("bin");
+    fs::create_dir(&bin_dir).expect("mkdir");
+    let bin = bin_dir.join("xcsh-session");
+    fs::copy(BIN, &bin).expect("copy the binary");
+    let cache = tmp.path().join("cache");
+    let agent = tmp.path().join("agent");
+    let path = fixture("historical-session.jsonl");
+    let run = |args: &[&str]| {
+        Command::new(&bin)
+            .current_dir(tmp.path())
+            .env("XCSH_SESSION_CACHE_DIR", &cache)
+            .env_remove("XCSH_SESSION_COMPONENT")
+            .arg("--agent-dir")
+            .arg(&agent)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run the copied binary")
+    };
+    let out = run(&["--verbose", "show", path_str(&path), "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("using the embedded component"),
+        "{}",
+        stderr(&out)
+    );
+    let expected = api::show_file(Rc::new(FsStorage::new()), path_str(&path), path_str(&agent))
+        .expect("native core")
+        + "\n";
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
+    let names: Vec<_> = fs::read_dir(&bin_dir)
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("xcsh-session")]);
+}
+
+#[test]
+fn component_flag_and_environment_override_the_embedded_component() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let cli = Cli::with_cache(cache.path());
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let copy = tmp.path().join("copy.wasm");
+    fs::copy(embedded_component(), &copy).expect("copy the component");
+    let garbage = tmp.path().join("garbage.wasm");
+    fs::write(&garbage, b"not a component").expect("write");
+    let path = fixture("historical-session.jsonl");
+    let p = path_str(&path);
+    let verbose_show = |env: Option<&Path>, flag: Option<&Path>| {
+        let mut c = cli.cmd();
+        if let Some(e) = env {
+            c.env("XCSH_SESSION_COMPONENT", e);
+        }
+        if let Some(f) = flag {
+            c.arg("--component").arg(f);
+        }
+        c.args(["--verbose", "show", p]).output().expect("run")
+    };
+
+    // The embedded component, compiled into the cache under the hash of its bytes.
+    let out = verbose_show(None, None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("using the embedded component")
+            && stderr(&out).contains("compiled (cache miss)"),
+        "{}",
+        stderr(&out)
+    );
+    let expected = out.stdout;
+    assert_eq!(cwasm_files(cache.path()).len(), 1);
+
+    // $XCSH_SESSION_COMPONENT wins over the embedded one: garbage fails, naming the file.
+    let out = verbose_show(Some(&garbage), None);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("compiling component {}", garbage.display())),
+        "{}",
+        stderr(&out)
+    );
+    // --component wins over $XCSH_SESSION_COMPONENT. The same bytes from a file hit the
+    // cache entry the embedded bytes made.
+    for (env, flag) in [(Some(&garbage), Some(&copy)), (Some(&copy), None)] {
+        let out = verbose_show(env.map(PathBuf::as_path), flag.map(PathBuf::as_path));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("using component {}", copy.display()))
+                && err.contains("cache hit"),
+            "{err}"
+        );
+        assert_eq!(out.stdout, expected);
+    }
+    let out = verbose_show(None, Some(&garbage));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(cwasm_files(cache.path()).len(), 1);
 }
 
 // ---- listing, search, resume, continue, blobs, URLs, fork/move, GC ----

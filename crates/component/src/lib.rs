@@ -262,19 +262,19 @@ struct Component;
 
 impl Guest for Component {
     fn show(path: String, agent_dir: String) -> Result<String, ApiError> {
-        api::show_file(storage(), &path, &agent_dir).map_err(session_err)
+        api::show_file(storage(), &path, &agent_dir).map_err(to_wit)
     }
 
     fn context(path: String, agent_dir: String, leaf: Option<String>) -> Result<String, ApiError> {
-        api::context_file(storage(), &path, &agent_dir, leaf.as_deref()).map_err(session_err)
+        api::context_file(storage(), &path, &agent_dir, leaf.as_deref()).map_err(to_wit)
     }
 
     fn tree(path: String, agent_dir: String) -> Result<String, ApiError> {
-        api::tree_file(storage(), &path, &agent_dir).map_err(session_err)
+        api::tree_file(storage(), &path, &agent_dir).map_err(to_wit)
     }
 
     fn migrate(path: String, agent_dir: String) -> Result<String, ApiError> {
-        api::migrate_file(storage(), &path, &agent_dir).map_err(session_err)
+        api::migrate_file(storage(), &path, &agent_dir).map_err(to_wit)
     }
 
     fn append(
