@@ -17,6 +17,7 @@
 //! ```
 
 pub mod api;
+mod api_error;
 pub mod artifacts;
 pub mod blob;
 pub mod context;
