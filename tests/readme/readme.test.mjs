@@ -4,7 +4,8 @@
 //   ```text      a diagram or a synopsis: not code, nothing to run.
 //   ```console   a terminal session: each `$ ` line is a command run by bash (with
 //                pipefail, so a command that fails inside a pipe fails the block) and the
-//                lines up to the next `$ ` are its expected output (stdout and stderr),
+//                lines up to the next `$ ` are its expected output (stdout and stderr as a
+//                terminal shows them),
 //                where `…` stands for any text on that line.
 //   ```js        an ES module, written to a file and run with node; it must exit 0.
 //   ```sh        the quick start: exactly `scripts/demo` and `scripts/test`. scripts/demo is
@@ -75,8 +76,9 @@ function scratch() {
 
 function runConsole(block, dir, env) {
   for (const { command, expected } of consoleSteps(block.lines)) {
-    const r = spawnSync('bash', ['-o', 'pipefail', '-c', command], { cwd: dir, env, encoding: 'utf8' });
-    const output = r.stdout + r.stderr;
+    // stderr joins stdout in the order they are written, as a terminal shows them.
+    const r = spawnSync('bash', ['-o', 'pipefail', '-c', `{ ${command}\n} 2>&1`], { cwd: dir, env, encoding: 'utf8' });
+    const output = r.stdout;
     assert.equal(r.status, 0, `line ${block.line}: \`${command}\` exited ${r.status}:\n${output}`);
     assert.ok(
       matches(expected, output),
