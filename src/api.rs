@@ -5,8 +5,6 @@
 pub use crate::api_error::{ApiError, ApiResult, ErrorKind};
 use crate::context::Leaf;
 use crate::error::Result;
-use crate::json::{push_quoted, quote};
-use crate::jsonl::IssueKind;
 use crate::session::{LoadReport, OpenOptions, Persistence, Session};
 use crate::storage::Storage;
 use std::rc::Rc;
@@ -41,72 +39,12 @@ fn open_in(
 
 /// The load report as JSON: issues, salvage, migration, backup, missing blobs.
 pub fn report_json(report: &LoadReport) -> String {
-    let mut out = String::from("{\"issues\":[");
-    for (i, issue) in report.issues.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        let kind = match issue.kind {
-            IssueKind::Unparsable => "unparsable",
-            IssueKind::TornTail => "tornTail",
-            IssueKind::GluedRecord => "gluedRecord",
-        };
-        out.push_str(&format!(
-            "{{\"line\":{},\"kind\":\"{kind}\",\"detail\":{}}}",
-            issue.line,
-            quote(&issue.detail)
-        ));
-    }
-    out.push_str("],\"nonEntries\":");
-    out.push_str(&report.non_entries.len().to_string());
-    if let Some(h) = &report.header_problem {
-        out.push_str(",\"headerProblem\":");
-        push_quoted(&mut out, h);
-    }
-    if report.invalid_utf8 {
-        out.push_str(",\"invalidUtf8\":true");
-    }
-    if !report.duplicate_ids.is_empty() {
-        out.push_str(&format!(",\"duplicateIds\":{}", report.duplicate_ids.len()));
-    }
-    if let Some(m) = &report.migration {
-        out.push_str(&format!(
-            ",\"migration\":{{\"fromVersion\":{},\"toVersion\":{},\"entriesChanged\":{}}}",
-            m.from_version, m.to_version, m.entries_changed
-        ));
-    }
-    if let Some(b) = &report.backup_path {
-        out.push_str(",\"backupPath\":");
-        push_quoted(&mut out, b);
-    }
-    if !report.missing_blobs.is_empty() {
-        out.push_str(",\"missingBlobs\":[");
-        out.push_str(
-            &report
-                .missing_blobs
-                .iter()
-                .map(|h| quote(h))
-                .collect::<Vec<_>>()
-                .join(","),
-        );
-        out.push(']');
-    }
-    out.push('}');
-    out
+    crate::json::record(&report.record())
 }
 
 /// `show`: header, entry count, leaf id, version on disk, whether a migration is needed.
 pub fn show_json(session: &Session) -> String {
-    let r = session.report();
-    format!(
-        "{{\"header\":{},\"entryCount\":{},\"leafId\":{},\"version\":{},\"migrationNeeded\":{},\"report\":{}}}",
-        session.header().to_json(),
-        session.entries().len(),
-        session.leaf_id().map(quote).unwrap_or_else(|| "null".into()),
-        r.file_version,
-        r.migration.is_some(),
-        report_json(r)
-    )
+    crate::json::record(&session.show_record())
 }
 
 /// `context`: the SessionContext as the agent builds it.
@@ -189,7 +127,9 @@ pub fn append_file(
     // assistant message that this process will never see.
     s.ensure_on_disk()?;
     s.flush()?;
-    Ok(format!("{{\"id\":{}}}", quote(&id)))
+    Ok(crate::json::record(&crate::session::AppendedRecord {
+        id: &id,
+    }))
 }
 
 impl From<crate::error::SessionError> for ApiError {
@@ -277,14 +217,7 @@ pub fn search(
         None => crate::listing::list_all(storage, agent_dir)?,
     };
     let ranked = crate::picker::search(&items, query);
-    let parts: Vec<String> = ranked
-        .iter()
-        .map(|(info, score)| {
-            let one = crate::listing::list_json(std::slice::from_ref(*info));
-            format!("{{\"score\":{score},{}", &one[2..one.len() - 1])
-        })
-        .collect();
-    Ok(format!("[{}]", parts.join(",")))
+    Ok(crate::listing::search_json(&ranked))
 }
 
 /// `resume`: the session file for an id prefix or path (`confirm` forks another
@@ -298,7 +231,9 @@ pub fn resume(
 ) -> ApiResult {
     let target = crate::resume::resolve(storage.clone(), agent_dir, cwd, arg, None)?;
     let path = crate::resume::open_target(storage, agent_dir, cwd, arg, target, confirm)?;
-    Ok(format!("{{\"path\":{}}}", quote(&path)))
+    Ok(crate::json::record(&crate::resume::ResumedRecord {
+        path: &path,
+    }))
 }
 
 /// `continue`: `{"path", "source": "breadcrumb" | "mostRecent" | "new"}`; for a new
@@ -309,11 +244,11 @@ pub fn continue_recent(
     cwd: &str,
     terminal: Option<&str>,
 ) -> ApiResult {
-    use crate::resume::ContinueTarget as C;
+    use crate::resume::{ContinueSource as S, ContinueTarget as C};
     let (path, source) =
         match crate::resume::continue_recent(&*storage, agent_dir, cwd, None, terminal)? {
-            C::Breadcrumb(p) => (p, "breadcrumb"),
-            C::MostRecent(p) => (p, "mostRecent"),
+            C::Breadcrumb(p) => (p, S::Breadcrumb),
+            C::MostRecent(p) => (p, S::MostRecent),
             C::New => {
                 let s = Session::create(
                     storage.clone(),
@@ -323,29 +258,24 @@ pub fn continue_recent(
                         ..Default::default()
                     },
                 );
-                (s.file().unwrap_or_default().to_string(), "new")
+                (s.file().unwrap_or_default().to_string(), S::New)
             }
         };
     if let Some(t) = terminal {
         // Best effort: a breadcrumb that cannot be written never fails the caller.
         let _ = crate::resume::write_breadcrumb(&*storage, agent_dir, t, cwd, &path);
     }
-    Ok(format!(
-        "{{\"path\":{},\"source\":\"{source}\"}}",
-        quote(&path)
-    ))
+    Ok(crate::json::record(&crate::resume::ContinuedRecord {
+        path: &path,
+        source,
+    }))
 }
 
 /// `blob put`: `{"hash", "ref", "path"}`.
 pub fn blob_put(storage: Rc<dyn Storage>, agent_dir: &str, bytes: &[u8]) -> ApiResult {
     let put =
         crate::blob::BlobStore::new(&*storage, crate::paths::blobs_dir(agent_dir)).put(bytes)?;
-    Ok(format!(
-        "{{\"hash\":{},\"ref\":{},\"path\":{}}}",
-        quote(&put.hash),
-        quote(&put.reference),
-        quote(&put.path)
-    ))
+    Ok(crate::json::record(&put))
 }
 
 /// `blob get`: the bytes (a hash or a `blob:sha256:` reference).
@@ -378,12 +308,7 @@ pub fn resolve_url(
         url,
         crate::urls::Paging { offset, limit },
     )?;
-    Ok(format!(
-        "{{\"content\":{},\"mimeType\":\"{}\",\"size\":{}}}",
-        quote(&r.content),
-        r.mime_type,
-        r.size
-    ))
+    Ok(crate::json::record(&r))
 }
 
 /// `fork`: `{"oldFile", "newFile", "warnings"}`.
@@ -393,13 +318,7 @@ pub fn fork(storage: Rc<dyn Storage>, agent_dir: &str, file: &str) -> ApiResult 
         return Err(crate::storage::StorageError::NotFound(file.to_string()).into());
     }
     let r = s.fork()?;
-    let warnings: Vec<String> = r.warnings.iter().map(|w| quote(w)).collect();
-    Ok(format!(
-        "{{\"oldFile\":{},\"newFile\":{},\"warnings\":[{}]}}",
-        quote(r.old_file.as_deref().unwrap_or_default()),
-        quote(r.new_file.as_deref().unwrap_or_default()),
-        warnings.join(",")
-    ))
+    Ok(crate::json::record(&r.record()))
 }
 
 /// `move`: `{"newFile"}`.
@@ -414,7 +333,9 @@ pub fn move_session(
         return Err(crate::storage::StorageError::NotFound(file.to_string()).into());
     }
     let new_file = s.move_to(agent_dir, to_cwd)?;
-    Ok(format!("{{\"newFile\":{}}}", quote(&new_file)))
+    Ok(crate::json::record(&crate::session::MovedRecord {
+        new_file: &new_file,
+    }))
 }
 
 /// Blobs younger than this are never collected (a session may be about to reference
@@ -424,21 +345,54 @@ pub const GC_GRACE_MS: i64 = 60 * 60 * 1000;
 /// `gc`: `{"dryRun", "scannedFiles", "referenced", "deleted": [...], "keptRecent": [...]}`.
 pub fn gc(storage: Rc<dyn Storage>, agent_dir: &str, dry_run: bool) -> ApiResult {
     let r = crate::blob::collect_garbage(&*storage, agent_dir, dry_run, GC_GRACE_MS)?;
-    let list = |v: &[String]| v.iter().map(|h| quote(h)).collect::<Vec<_>>().join(",");
-    Ok(format!(
-        "{{\"dryRun\":{},\"scannedFiles\":{},\"referenced\":{},\"deleted\":[{}],\"keptRecent\":[{}]}}",
-        r.dry_run,
-        r.scanned_files,
-        r.referenced,
-        list(&r.deleted),
-        list(&r.kept_recent)
-    ))
+    Ok(crate::json::record(&r))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::jsonl::IssueKind;
     use crate::storage::MemoryStorage;
+
+    const WEIRD: &str =
+        "q\"b\\s/c\u{0}\u{1}\u{1f}\u{7f}\t\n\r\u{8}\u{c} é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'";
+
+    /// The exact bytes of the load report, every field set and none.
+    #[test]
+    fn report_json_bytes() {
+        use crate::jsonl::Issue;
+        let issue = |line, kind, detail: &str| Issue {
+            line,
+            offset: 9,
+            kind,
+            detail: detail.into(),
+        };
+        let full = LoadReport {
+            file_existed: true,
+            issues: vec![
+                issue(1, IssueKind::Unparsable, WEIRD),
+                issue(2, IssueKind::TornTail, ""),
+                issue(30, IssueKind::GluedRecord, "glued"),
+            ],
+            non_entries: vec![crate::session::NonEntry {
+                offset: 3,
+                reason: WEIRD.into(),
+            }],
+            header_problem: Some(WEIRD.into()),
+            invalid_utf8: true,
+            duplicate_ids: vec!["a".into(), "b".into()],
+            migration: Some(crate::migration::Migration {
+                from_version: 1,
+                to_version: 3,
+                entries_changed: 7,
+            }),
+            backup_path: Some(WEIRD.into()),
+            missing_blobs: vec![WEIRD.into(), "x".into()],
+            file_version: 1,
+        };
+        assert_eq!(report_json(&full), GOLDEN_FULL);
+        assert_eq!(report_json(&LoadReport::default()), GOLDEN_EMPTY);
+    }
 
     #[test]
     fn file_commands_other_than_append_report_a_missing_file_and_create_nothing() {
@@ -483,4 +437,8 @@ mod tests {
         .expect("append");
         show_file(storage.clone(), "/s/new.jsonl", "/agent").expect("created by append");
     }
+
+    const GOLDEN_FULL: &str = "{\"issues\":[{\"line\":1,\"kind\":\"unparsable\",\"detail\":\"q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\"},{\"line\":2,\"kind\":\"tornTail\",\"detail\":\"\"},{\"line\":30,\"kind\":\"gluedRecord\",\"detail\":\"glued\"}],\"nonEntries\":1,\"headerProblem\":\"q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"invalidUtf8\":true,\"duplicateIds\":2,\"migration\":{\"fromVersion\":1,\"toVersion\":3,\"entriesChanged\":7},\"backupPath\":\"q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"missingBlobs\":[\"q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"x\"]}";
+
+    const GOLDEN_EMPTY: &str = "{\"issues\":[],\"nonEntries\":0}";
 }

@@ -27,12 +27,14 @@ pub enum BlobError {
     Storage(#[from] StorageError),
 }
 
-/// What `put` returns.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What `put` returns; `blob put` prints it as `{"hash", "ref", "path"}` (the field order
+/// is the key order).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct BlobPut {
     pub hash: String,
-    pub path: String,
+    #[serde(rename = "ref")]
     pub reference: String,
+    pub path: String,
 }
 
 /// True for exactly 64 lowercase hex characters: nothing else may name a blob file.
@@ -174,9 +176,12 @@ fn walk_refs(value: &mut Value, store: &BlobStore, changed: &mut bool) {
     }
 }
 
-/// What a garbage collection found and did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What a garbage collection found and did; `gc` prints it as `{"dryRun", "scannedFiles",
+/// "referenced", "deleted", "keptRecent"}` (the field order is the key order).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct GcReport {
+    pub dry_run: bool,
     /// Files read under `<agentDir>/sessions` (every file, any name, recursively).
     pub scanned_files: usize,
     pub referenced: usize,
@@ -184,7 +189,6 @@ pub struct GcReport {
     pub deleted: Vec<String>,
     /// Unreferenced but recent: kept, a session may be about to reference it.
     pub kept_recent: Vec<String>,
-    pub dry_run: bool,
 }
 
 fn scan_refs(

@@ -72,6 +72,15 @@ pub fn push_quoted(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// Compact JSON text of a typed record (`#[derive(Serialize)]`): serde_json escapes
+/// strings exactly as [`push_quoted`] does (`\"`, `\\`, `\b\f\n\r\t`, other control
+/// characters as lowercase `\u00xx`, everything else as is, DEL and U+2028 included) and
+/// writes integers as `format!` does, so the bytes are the ones the shells always printed.
+pub fn record<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    // Records have string keys and no failing `Serialize` impls: this cannot fail.
+    serde_json::to_string(value).expect("a record serializes")
+}
+
 /// Compact JSON text of a value in its own key order (numbers kept as written).
 pub fn to_text(value: &serde_json::Value) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "null".to_string())
@@ -179,6 +188,17 @@ mod tests {
     #[test]
     fn quote_matches_json_stringify() {
         assert_eq!(quote("a\"b\\c\n\u{1}é/"), "\"a\\\"b\\\\c\\n\\u0001é/\"");
+    }
+
+    #[test]
+    fn records_escape_as_quote_does() {
+        let all: String = (0u32..0x80)
+            .chain([0xe9, 0x2028, 0x2029, 0xfeff, 0x1f389])
+            .filter_map(char::from_u32)
+            .collect();
+        assert_eq!(record(&all), quote(&all));
+        assert_eq!(record(&[u64::MAX]), format!("[{}]", u64::MAX));
+        assert_eq!(record(&[i64::MIN]), format!("[{}]", i64::MIN));
     }
 
     #[test]

@@ -14,8 +14,10 @@ pub struct Record {
     pub end: usize,
 }
 
-/// Why a piece of the file was not read as a record.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+/// Why a piece of the file was not read as a record (JSON: `"unparsable"`, `"tornTail"`,
+/// `"gluedRecord"`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub enum IssueKind {
     /// A line that is not JSON; skipped.
     Unparsable,
@@ -25,10 +27,12 @@ pub enum IssueKind {
     GluedRecord,
 }
 
-/// Something the reader skipped or repaired, with its 1-based line number.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Something the reader skipped or repaired, with its 1-based line number (JSON:
+/// `{"line", "kind", "detail"}`; the byte offset stays internal).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Issue {
     pub line: usize,
+    #[serde(skip)]
     pub offset: usize,
     pub kind: IssueKind,
     pub detail: String,

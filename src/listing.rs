@@ -2,14 +2,13 @@
 //! `SessionInfo` lists of one project or of all projects (whole-file reads).
 
 use crate::entry::{pick, Header, Payload};
-use crate::json::{push_quoted, quote, raw_str};
+use crate::json::raw_str;
 use crate::jsonl::parse_lenient;
 use crate::paths;
 use crate::session::Session;
 use crate::storage::{join, Storage, StorageResult};
 use crate::time::iso_from_ms;
 use serde_json::value::RawValue;
-use serde_json::Value;
 use std::rc::Rc;
 
 /// How much of each file the recent list reads.
@@ -322,63 +321,104 @@ pub fn list_all(storage: Rc<dyn Storage>, agent_dir: &str) -> StorageResult<Vec<
     Ok(sorted(infos))
 }
 
+/// One item of the recent list as the shells print it (`name` and `timeAgo` computed).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecentRecord<'a> {
+    pub path: &'a str,
+    pub id: &'a str,
+    pub cwd: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<&'a str>,
+    pub name: String,
+    pub time_ago: String,
+    /// ISO-8601 mtime.
+    pub modified: String,
+}
+
+impl RecentSessionInfo {
+    /// The record the shells print, with the relative time at `now_ms`.
+    pub fn record(&self, now_ms: i64) -> RecentRecord<'_> {
+        RecentRecord {
+            path: &self.path,
+            id: &self.id,
+            cwd: &self.cwd,
+            title: self.title.as_deref(),
+            name: self.name(),
+            time_ago: self.time_ago(now_ms),
+            modified: iso_from_ms(self.mtime_ms),
+        }
+    }
+}
+
 /// JSON of a recent list (camelCase keys; `name` and `timeAgo` computed at `now_ms`).
 pub fn recent_json(items: &[RecentSessionInfo], now_ms: i64) -> String {
-    let parts: Vec<String> = items
-        .iter()
-        .map(|r| {
-            let mut o = String::from("{\"path\":");
-            push_quoted(&mut o, &r.path);
-            o.push_str(&format!(
-                ",\"id\":{},\"cwd\":{},",
-                quote(&r.id),
-                quote(&r.cwd)
-            ));
-            if let Some(t) = &r.title {
-                o.push_str(&format!("\"title\":{},", quote(t)));
-            }
-            o.push_str(&format!(
-                "\"name\":{},\"timeAgo\":{},\"modified\":{}}}",
-                quote(&r.name()),
-                quote(&r.time_ago(now_ms)),
-                quote(&iso_from_ms(r.mtime_ms))
-            ));
-            o
-        })
-        .collect();
-    format!("[{}]", parts.join(","))
+    let records: Vec<RecentRecord> = items.iter().map(|r| r.record(now_ms)).collect();
+    crate::json::record(&records)
+}
+
+/// A `SessionInfo` as the shells print it (camelCase keys as in the agent's
+/// `SessionInfo`; an absent title or parent is left out).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfoRecord<'a> {
+    pub path: &'a str,
+    pub id: &'a str,
+    pub cwd: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_session_path: Option<&'a str>,
+    pub created: &'a str,
+    /// ISO-8601 mtime.
+    pub modified: String,
+    pub message_count: usize,
+    pub first_message: &'a str,
+    pub all_messages_text: &'a str,
+}
+
+impl SessionInfo {
+    /// The record the shells print.
+    pub fn record(&self) -> SessionInfoRecord<'_> {
+        SessionInfoRecord {
+            path: &self.path,
+            id: &self.id,
+            cwd: &self.cwd,
+            title: self.title.as_deref(),
+            parent_session_path: self.parent_session_path.as_deref(),
+            created: &self.created,
+            modified: iso_from_ms(self.modified_ms),
+            message_count: self.message_count,
+            first_message: &self.first_message,
+            all_messages_text: &self.all_messages_text,
+        }
+    }
+}
+
+/// A search hit: the picker's score, then the session's fields.
+#[derive(serde::Serialize)]
+pub struct SearchHitRecord<'a> {
+    pub score: u32,
+    #[serde(flatten)]
+    pub info: SessionInfoRecord<'a>,
 }
 
 /// JSON of a full listing (camelCase keys as in the agent's `SessionInfo`).
 pub fn list_json(items: &[SessionInfo]) -> String {
-    let parts: Vec<String> = items
+    let records: Vec<SessionInfoRecord> = items.iter().map(SessionInfo::record).collect();
+    crate::json::record(&records)
+}
+
+/// JSON of ranked search hits (`score` first, then the `SessionInfo` fields).
+pub fn search_json(hits: &[(&SessionInfo, u32)]) -> String {
+    let records: Vec<SearchHitRecord> = hits
         .iter()
-        .map(|i| {
-            let mut v = serde_json::Map::new();
-            v.insert("path".into(), Value::String(i.path.clone()));
-            v.insert("id".into(), Value::String(i.id.clone()));
-            v.insert("cwd".into(), Value::String(i.cwd.clone()));
-            if let Some(t) = &i.title {
-                v.insert("title".into(), Value::String(t.clone()));
-            }
-            if let Some(p) = &i.parent_session_path {
-                v.insert("parentSessionPath".into(), Value::String(p.clone()));
-            }
-            v.insert("created".into(), Value::String(i.created.clone()));
-            v.insert("modified".into(), Value::String(iso_from_ms(i.modified_ms)));
-            v.insert("messageCount".into(), Value::from(i.message_count));
-            v.insert(
-                "firstMessage".into(),
-                Value::String(i.first_message.clone()),
-            );
-            v.insert(
-                "allMessagesText".into(),
-                Value::String(i.all_messages_text.clone()),
-            );
-            crate::json::to_text(&Value::Object(v))
+        .map(|(info, score)| SearchHitRecord {
+            score: *score,
+            info: info.record(),
         })
         .collect();
-    format!("[{}]", parts.join(","))
+    crate::json::record(&records)
 }
 
 #[cfg(test)]

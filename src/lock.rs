@@ -4,15 +4,16 @@
 //! lock makes a second writer fail with a clear error instead of silently interleaving
 //! writes (users of the reference lost hours of work to that).
 
-use crate::json::quote;
 use crate::storage::{Storage, StorageError};
 use crate::time::iso_from_ms;
 
 /// An unreadable lock file older than this is taken to be a crash leftover.
 pub const TORN_LOCK_GRACE_MS: i64 = 10_000;
 
-/// Who holds a lock.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Who holds a lock; the lock file is its JSON (`{"pid", "host", "startedAt", "token"}`)
+/// and a newline.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct LockOwner {
     pub pid: u32,
     pub host: String,
@@ -23,13 +24,9 @@ pub struct LockOwner {
 
 impl LockOwner {
     fn to_json(&self) -> String {
-        format!(
-            "{{\"pid\":{},\"host\":{},\"startedAt\":{},\"token\":{}}}\n",
-            self.pid,
-            quote(&self.host),
-            quote(&self.started_at),
-            quote(&self.token)
-        )
+        let mut line = crate::json::record(self);
+        line.push('\n');
+        line
     }
 
     fn parse(bytes: &[u8]) -> Option<LockOwner> {
@@ -156,6 +153,24 @@ impl SessionLock {
 mod tests {
     use super::*;
     use crate::storage::{MemoryStorage, ProcessIdentity};
+
+    /// The exact bytes of a lock file (a JSON line).
+    #[test]
+    fn lock_file_bytes() {
+        let owner = LockOwner {
+            pid: 4_294_967_295,
+            host: "q\"b\\s/c\u{0}\u{1}\u{1f}\u{7f}\t\n\r\u{8}\u{c} é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'".into(),
+            started_at: "2026-01-01T00:00:00.000Z".into(),
+            token: "00000000000000ff".into(),
+        };
+        assert_eq!(owner.to_json(), GOLDEN_LOCK);
+        assert_eq!(LockOwner::parse(owner.to_json().as_bytes()), Some(owner));
+        let s = MemoryStorage::with_seed(3, 1_760_000_000_000);
+        let lock = SessionLock::acquire(&s, "/d/s.jsonl").unwrap();
+        let text = String::from_utf8(s.read("/d/s.jsonl.lock").unwrap()).unwrap();
+        assert_eq!(text, GOLDEN_LOCK_FILE);
+        assert_eq!(text, lock.owner.to_json());
+    }
 
     /// A storage that reports a chosen identity and a liveness oracle.
     struct Proc<'a> {
@@ -296,4 +311,9 @@ mod tests {
         a.release(&s);
         assert!(b.still_held(&s), "a's release must not remove b's lock");
     }
+
+    const GOLDEN_LOCK: &str = "{\"pid\":4294967295,\"host\":\"q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"startedAt\":\"2026-01-01T00:00:00.000Z\",\"token\":\"00000000000000ff\"}\n";
+
+    const GOLDEN_LOCK_FILE: &str =
+        "{\"pid\":0,\"host\":\"unknown\",\"startedAt\":\"2025-10-09T08:53:20.001Z\",\"token\":\"00000000c18660c3\"}\n";
 }

@@ -12,8 +12,9 @@ use crate::ids::{entry_id, SeededIds};
 use serde_json::Value;
 use std::collections::HashMap;
 
-/// What a migration did.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a migration did (JSON: `{"fromVersion", "toVersion", "entriesChanged"}`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Migration {
     pub from_version: u64,
     pub to_version: u64,

@@ -218,6 +218,29 @@ pub fn read_breadcrumb(
     (!cwd.is_empty() && !file.is_empty()).then_some((cwd, file))
 }
 
+/// `resume`: the session file to open.
+#[derive(serde::Serialize)]
+pub struct ResumedRecord<'a> {
+    pub path: &'a str,
+}
+
+/// Where `continue`'s path came from (JSON: `"breadcrumb"`, `"mostRecent"`, `"new"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ContinueSource {
+    Breadcrumb,
+    MostRecent,
+    New,
+}
+
+/// `continue`: the session file and where it came from (for a new session, where it will
+/// be written).
+#[derive(serde::Serialize)]
+pub struct ContinuedRecord<'a> {
+    pub path: &'a str,
+    pub source: ContinueSource,
+}
+
 /// Why `--continue` chose what it chose.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ContinueTarget {

@@ -50,8 +50,9 @@ pub enum UrlError {
     Storage(#[from] StorageError),
 }
 
-/// What a URL resolves to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a URL resolves to; `url` prints it as `{"content", "mimeType", "size"}`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Resource {
     pub content: String,
     pub mime_type: &'static str,

@@ -116,3 +116,364 @@ fn listing_resume_and_continue_through_the_facade() {
     assert_eq!(fresh["source"], "new");
     assert!(!storage.exists(fresh["path"].as_str().unwrap()));
 }
+
+/// Every awkward character a JSON writer must treat exactly as `JSON.stringify` does.
+const WEIRD: &str =
+    "q\"b\\s/c\u{0}\u{1}\u{1f}\u{7f}\t\n\r\u{8}\u{c} é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'";
+
+/// The façade's output of every result whose shape is known, on a deterministic storage.
+fn golden_outputs() -> Vec<(&'static str, String)> {
+    use std::rc::Rc;
+    use xcsh_session::storage::MemoryStorage;
+    let storage = Rc::new(MemoryStorage::with_seed(7, 1_760_000_000_000));
+    let cwd = format!("/work/{WEIRD}");
+    let dir = xcsh_session::paths::session_dir_for_cwd("/agent", &cwd);
+    let q = |s: &str| serde_json::to_string(s).unwrap();
+    let missing = "ab".repeat(32);
+    let file = format!("{dir}/2026-01-01T00-00-00-000Z_0123abcd-0000-4000-8000-000000000001.jsonl");
+    let text = [
+        format!(
+            r#"{{"type":"session","version":3,"id":"0123abcd-0000-4000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":{},"title":{}}}"#,
+            q(&cwd),
+            q(WEIRD)
+        ),
+        format!(
+            r#"{{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{}}}"#,
+            user(&format!("find {WEIRD}"))
+        ),
+        format!(
+            r#"{{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":{}}},{{"type":"image","data":"blob:sha256:{missing}","mimeType":"image/png"}}],"timestamp":1760000000001}}}}"#,
+            q(WEIRD)
+        ),
+        format!(
+            r#"{{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","message":{}}}"#,
+            assistant("dup 1.50e3 0.000003")
+        ),
+        "{not json at all \u{1}".to_string(),
+        r#"{"noType":1}"#.to_string(),
+        r#"{"type":"message","id":"a3","parentId":"a2","timestamp":"2026-01-01T00:0"#.to_string(),
+    ]
+    .join("\n");
+    put(&storage, &file, &text);
+    // A second project session, an old (v1) file elsewhere, and a file without a header.
+    let other = "/agent/sessions/--work-other--/2026-01-02T00-00-00-000Z_0123abcd-0000-4000-8000-000000000002.jsonl";
+    put(
+        &storage,
+        other,
+        &format!(
+            "{}\n{}\n",
+            r#"{"type":"session","version":3,"id":"0123abcd-0000-4000-8000-000000000002","timestamp":"2026-01-02T00:00:00.000Z","cwd":"/work/other","parentSession":"/p\"q.jsonl"}"#,
+            format_args!(
+                r#"{{"type":"message","id":"b1","parentId":null,"timestamp":"2026-01-02T00:00:01.000Z","message":{}}}"#,
+                user("hello other \\ \"quoted\"")
+            )
+        ),
+    );
+    let old = common::fixture_text("historical-session.jsonl");
+    put(&storage, "/old/v1.jsonl", &format!("{old}\n{{torn"));
+    put(
+        &storage,
+        "/old/headless.jsonl",
+        "{\"type\":\"message\",\"x\":1}\n[1,2]\n",
+    );
+
+    let mut out: Vec<(&'static str, String)> = Vec::new();
+    let ok = |r: api::ApiResult| r.unwrap_or_else(|e| panic!("{e:?}"));
+    out.push(("show", ok(api::show_file(storage.clone(), &file, "/agent"))));
+    out.push((
+        "show v1",
+        ok(api::show_file(storage.clone(), "/old/v1.jsonl", "/agent")),
+    ));
+    out.push((
+        "show headless",
+        ok(api::show_file(
+            storage.clone(),
+            "/old/headless.jsonl",
+            "/agent",
+        )),
+    ));
+    out.push((
+        "migrate v1",
+        ok(api::migrate_file(
+            storage.clone(),
+            "/old/v1.jsonl",
+            "/agent",
+        )),
+    ));
+    out.push((
+        "migrate headless",
+        ok(api::migrate_file(
+            storage.clone(),
+            "/old/headless.jsonl",
+            "/agent",
+        )),
+    ));
+    out.push((
+        "recent",
+        ok(api::recent(storage.clone(), "/agent", &cwd, 10)),
+    ));
+    out.push((
+        "recent other",
+        ok(api::recent(storage.clone(), "/agent", "/work/other", 10)),
+    ));
+    out.push((
+        "list cwd",
+        ok(api::list(storage.clone(), "/agent", Some(&cwd))),
+    ));
+    out.push(("list all", ok(api::list(storage.clone(), "/agent", None))));
+    out.push((
+        "search",
+        ok(api::search(storage.clone(), "/agent", None, "find")),
+    ));
+    out.push((
+        "search weird",
+        ok(api::search(
+            storage.clone(),
+            "/agent",
+            Some(&cwd),
+            "日本 🎉",
+        )),
+    ));
+    out.push((
+        "search none",
+        ok(api::search(storage.clone(), "/agent", None, "zzzzqqq")),
+    ));
+    out.push((
+        "resume",
+        ok(api::resume(
+            storage.clone(),
+            "/agent",
+            &cwd,
+            "0123abcd-0000-4000-8000-000000000001",
+            false,
+        )),
+    ));
+    out.push((
+        "resume path",
+        ok(api::resume(storage.clone(), "/agent", &cwd, &file, false)),
+    ));
+    out.push((
+        "continue",
+        ok(api::continue_recent(
+            storage.clone(),
+            "/agent",
+            &cwd,
+            Some("pts-1"),
+        )),
+    ));
+    out.push((
+        "continue breadcrumb",
+        ok(api::continue_recent(
+            storage.clone(),
+            "/agent",
+            &cwd,
+            Some("pts-1"),
+        )),
+    ));
+    out.push((
+        "continue new",
+        ok(api::continue_recent(
+            storage.clone(),
+            "/agent",
+            &format!("/new/{WEIRD}"),
+            None,
+        )),
+    ));
+    out.push((
+        "append",
+        api::append_file(
+            storage.clone(),
+            "/s/new.jsonl",
+            "/agent",
+            WEIRD,
+            r#"{"type":"custom","customType":"t"}"#,
+        )
+        .unwrap(),
+    ));
+    let agent = format!("/ag{WEIRD}");
+    out.push((
+        "blob put",
+        ok(api::blob_put(storage.clone(), &agent, WEIRD.as_bytes())),
+    ));
+    out.push((
+        "blob put again",
+        ok(api::blob_put(storage.clone(), &agent, b"second")),
+    ));
+    for f in storage
+        .list_dir(&xcsh_session::paths::blobs_dir(&agent))
+        .unwrap()
+    {
+        let p = xcsh_session::storage::join(&xcsh_session::paths::blobs_dir(&agent), &f.name);
+        if !f
+            .name
+            .starts_with(&xcsh_session::blob::sha256_hex(b"second")[..8])
+        {
+            storage.set_mtime(&p, 0);
+        }
+    }
+    out.push(("gc empty", ok(api::gc(storage.clone(), "/nowhere", true))));
+    out.push(("gc dry", ok(api::gc(storage.clone(), &agent, true))));
+    out.push(("gc", ok(api::gc(storage.clone(), &agent, false))));
+    out.push(("fork", ok(api::fork(storage.clone(), "/agent", other))));
+    out.push((
+        "move",
+        ok(api::move_session(
+            storage.clone(),
+            "/agent",
+            other,
+            &format!("/moved/{WEIRD}"),
+        )),
+    ));
+    let mut m = xcsh_session::artifacts::ArtifactManager::for_session(&*storage, &file);
+    m.save(&format!("{WEIRD}\nline two"), "bash").unwrap();
+    out.push((
+        "url",
+        ok(api::resolve_url(
+            storage.clone(),
+            &file,
+            "artifact://0",
+            None,
+            None,
+        )),
+    ));
+    out.push((
+        "url paged",
+        ok(api::resolve_url(
+            storage.clone(),
+            &file,
+            "artifact://0",
+            Some(2),
+            Some(1),
+        )),
+    ));
+    out
+}
+
+/// The exact bytes of each output, recorded from the hand-written JSON before the
+/// switch to serde records (`GOLDEN_PRINT=1` prints the current ones).
+#[test]
+fn facade_output_bytes_are_unchanged() {
+    let got = golden_outputs();
+    if std::env::var_os("GOLDEN_PRINT").is_some() {
+        for (name, text) in &got {
+            println!("GOLDEN\t{name}\t{text}");
+        }
+    }
+    assert_eq!(got.len(), GOLDEN.len(), "one golden string per output");
+    for ((name, text), (gname, gtext)) in got.iter().zip(GOLDEN) {
+        assert_eq!(name, gname);
+        assert_eq!(text, gtext, "{name}");
+        let _: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+const GOLDEN: &[(&str, &str)] = &[
+    (
+        "show",
+        "{\"header\":{\"type\":\"session\",\"version\":3,\"id\":\"0123abcd-0000-4000-8000-000000000001\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/work/q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"title\":\"q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\"},\"entryCount\":3,\"leafId\":\"a2\",\"version\":3,\"migrationNeeded\":false,\"report\":{\"issues\":[{\"line\":5,\"kind\":\"unparsable\",\"detail\":\"key must be a string at line 1 column 2\"},{\"line\":7,\"kind\":\"tornTail\",\"detail\":\"EOF while parsing a string at line 2 column 72\"}],\"nonEntries\":1,\"duplicateIds\":1,\"missingBlobs\":[\"abababababababababababababababababababababababababababababababab\"]}}",
+    ),
+    (
+        "show v1",
+        "{\"header\":{\"type\":\"session\",\"id\":\"5fd1e58c-9635-410e-a644-133a96057c90\",\"timestamp\":\"2025-12-17T19:39:21.535Z\",\"cwd\":\"/Users/badlogic/workspaces/pi-mono\",\"provider\":\"anthropic\",\"modelId\":\"claude-opus-4-5\",\"thinkingLevel\":\"off\",\"version\":3},\"entryCount\":463,\"leafId\":\"bb2c466a\",\"version\":1,\"migrationNeeded\":true,\"report\":{\"issues\":[{\"line\":440,\"kind\":\"gluedRecord\",\"detail\":\"record glued to the previous one on the same line\"},{\"line\":465,\"kind\":\"tornTail\",\"detail\":\"key must be a string at line 465 column 2\"}],\"nonEntries\":0,\"migration\":{\"fromVersion\":1,\"toVersion\":3,\"entriesChanged\":463}}}",
+    ),
+    (
+        "show headless",
+        "{\"header\":{\"type\":\"session\",\"id\":\"13c95884014ee1c8\",\"timestamp\":\"2025-10-09T08:53:20.005Z\",\"cwd\":\"\",\"version\":3},\"entryCount\":1,\"leafId\":\"d88bcaa1\",\"version\":1,\"migrationNeeded\":true,\"report\":{\"issues\":[],\"nonEntries\":1,\"headerProblem\":\"the first record is not a session header (type \\\"session\\\" with a string id); a new header was made and the entries salvaged\",\"migration\":{\"fromVersion\":1,\"toVersion\":3,\"entriesChanged\":1}}}",
+    ),
+    (
+        "migrate v1",
+        "{\"issues\":[{\"line\":440,\"kind\":\"gluedRecord\",\"detail\":\"record glued to the previous one on the same line\"},{\"line\":465,\"kind\":\"tornTail\",\"detail\":\"key must be a string at line 465 column 2\"}],\"nonEntries\":0,\"migration\":{\"fromVersion\":1,\"toVersion\":3,\"entriesChanged\":463},\"backupPath\":\"/old/v1.jsonl.corrupt-2025-10-09T08-53-20-008Z\"}",
+    ),
+    (
+        "migrate headless",
+        "{\"issues\":[],\"nonEntries\":1,\"headerProblem\":\"the first record is not a session header (type \\\"session\\\" with a string id); a new header was made and the entries salvaged\",\"migration\":{\"fromVersion\":1,\"toVersion\":3,\"entriesChanged\":1},\"backupPath\":\"/old/headless.jsonl.corrupt-2025-10-09T08-53-20-014Z\"}",
+    ),
+    (
+        "recent",
+        "[{\"path\":\"/agent/sessions/--work-q\\\"b-s-c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'--/2026-01-01T00-00-00-000Z_0123abcd-0000-4000-8000-000000000001.jsonl\",\"id\":\"0123abcd-0000-4000-8000-000000000001\",\"cwd\":\"/work/q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"title\":\"q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"name\":\"q\\\"b\\\\s/c\",\"timeAgo\":\"just now\",\"modified\":\"2025-10-09T08:53:20.001Z\"}]",
+    ),
+    (
+        "recent other",
+        "[{\"path\":\"/agent/sessions/--work-other--/2026-01-02T00-00-00-000Z_0123abcd-0000-4000-8000-000000000002.jsonl\",\"id\":\"0123abcd-0000-4000-8000-000000000002\",\"cwd\":\"/work/other\",\"name\":\"hello other \\\\ \\\"quoted\\\"\",\"timeAgo\":\"just now\",\"modified\":\"2025-10-09T08:53:20.002Z\"}]",
+    ),
+    (
+        "list cwd",
+        "[{\"path\":\"/agent/sessions/--work-q\\\"b-s-c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'--/2026-01-01T00-00-00-000Z_0123abcd-0000-4000-8000-000000000001.jsonl\",\"id\":\"0123abcd-0000-4000-8000-000000000001\",\"cwd\":\"/work/q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"title\":\"q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"created\":\"2026-01-01T00:00:00.000Z\",\"modified\":\"2025-10-09T08:53:20.001Z\",\"messageCount\":3,\"firstMessage\":\"find q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"allMessagesText\":\"find q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&' q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&' dup 1.50e3 0.000003\"}]",
+    ),
+    (
+        "list all",
+        "[{\"path\":\"/agent/sessions/--work-other--/2026-01-02T00-00-00-000Z_0123abcd-0000-4000-8000-000000000002.jsonl\",\"id\":\"0123abcd-0000-4000-8000-000000000002\",\"cwd\":\"/work/other\",\"parentSessionPath\":\"/p\\\"q.jsonl\",\"created\":\"2026-01-02T00:00:00.000Z\",\"modified\":\"2025-10-09T08:53:20.002Z\",\"messageCount\":1,\"firstMessage\":\"hello other \\\\ \\\"quoted\\\"\",\"allMessagesText\":\"hello other \\\\ \\\"quoted\\\"\"},{\"path\":\"/agent/sessions/--work-q\\\"b-s-c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'--/2026-01-01T00-00-00-000Z_0123abcd-0000-4000-8000-000000000001.jsonl\",\"id\":\"0123abcd-0000-4000-8000-000000000001\",\"cwd\":\"/work/q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"title\":\"q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"created\":\"2026-01-01T00:00:00.000Z\",\"modified\":\"2025-10-09T08:53:20.001Z\",\"messageCount\":3,\"firstMessage\":\"find q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"allMessagesText\":\"find q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&' q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&' dup 1.50e3 0.000003\"}]",
+    ),
+    (
+        "search",
+        "[{\"score\":2400,\"path\":\"/agent/sessions/--work-q\\\"b-s-c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'--/2026-01-01T00-00-00-000Z_0123abcd-0000-4000-8000-000000000001.jsonl\",\"id\":\"0123abcd-0000-4000-8000-000000000001\",\"cwd\":\"/work/q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"title\":\"q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"created\":\"2026-01-01T00:00:00.000Z\",\"modified\":\"2025-10-09T08:53:20.001Z\",\"messageCount\":3,\"firstMessage\":\"find q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"allMessagesText\":\"find q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&' q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&' dup 1.50e3 0.000003\"}]",
+    ),
+    (
+        "search weird",
+        "[{\"score\":7059,\"path\":\"/agent/sessions/--work-q\\\"b-s-c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'--/2026-01-01T00-00-00-000Z_0123abcd-0000-4000-8000-000000000001.jsonl\",\"id\":\"0123abcd-0000-4000-8000-000000000001\",\"cwd\":\"/work/q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"title\":\"q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"created\":\"2026-01-01T00:00:00.000Z\",\"modified\":\"2025-10-09T08:53:20.001Z\",\"messageCount\":3,\"firstMessage\":\"find q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"allMessagesText\":\"find q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&' q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&' dup 1.50e3 0.000003\"}]",
+    ),
+    (
+        "search none",
+        "[]",
+    ),
+    (
+        "resume",
+        "{\"path\":\"/agent/sessions/--work-q\\\"b-s-c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'--/2026-01-01T00-00-00-000Z_0123abcd-0000-4000-8000-000000000001.jsonl\"}",
+    ),
+    (
+        "resume path",
+        "{\"path\":\"/agent/sessions/--work-q\\\"b-s-c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'--/2026-01-01T00-00-00-000Z_0123abcd-0000-4000-8000-000000000001.jsonl\"}",
+    ),
+    (
+        "continue",
+        "{\"path\":\"/agent/sessions/--work-q\\\"b-s-c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'--/2026-01-01T00-00-00-000Z_0123abcd-0000-4000-8000-000000000001.jsonl\",\"source\":\"mostRecent\"}",
+    ),
+    (
+        "continue breadcrumb",
+        "{\"path\":\"/agent/sessions/--work-q\\\"b-s-c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'--/2026-01-01T00-00-00-000Z_0123abcd-0000-4000-8000-000000000001.jsonl\",\"source\":\"mostRecent\"}",
+    ),
+    (
+        "continue new",
+        "{\"path\":\"/agent/sessions/--new-q\\\"b-s-c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'--/2025-10-09T08-53-20-021Z_13c95884054cd3f6.jsonl\",\"source\":\"new\"}",
+    ),
+    (
+        "append",
+        "{\"id\":\"bdba2abc\"}",
+    ),
+    (
+        "blob put",
+        "{\"hash\":\"31e090ff8875902e5671bdec3d3d9fc6ed5c2a0f25cd6f31901274ec0323e9d9\",\"ref\":\"blob:sha256:31e090ff8875902e5671bdec3d3d9fc6ed5c2a0f25cd6f31901274ec0323e9d9\",\"path\":\"/agq\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'/blobs/31e090ff8875902e5671bdec3d3d9fc6ed5c2a0f25cd6f31901274ec0323e9d9\"}",
+    ),
+    (
+        "blob put again",
+        "{\"hash\":\"16367aacb67a4a017c8da8ab95682ccb390863780f7114dda0a0e0c55644c7c4\",\"ref\":\"blob:sha256:16367aacb67a4a017c8da8ab95682ccb390863780f7114dda0a0e0c55644c7c4\",\"path\":\"/agq\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'/blobs/16367aacb67a4a017c8da8ab95682ccb390863780f7114dda0a0e0c55644c7c4\"}",
+    ),
+    (
+        "gc empty",
+        "{\"dryRun\":true,\"scannedFiles\":0,\"referenced\":0,\"deleted\":[],\"keptRecent\":[]}",
+    ),
+    (
+        "gc dry",
+        "{\"dryRun\":true,\"scannedFiles\":0,\"referenced\":0,\"deleted\":[\"31e090ff8875902e5671bdec3d3d9fc6ed5c2a0f25cd6f31901274ec0323e9d9\"],\"keptRecent\":[\"16367aacb67a4a017c8da8ab95682ccb390863780f7114dda0a0e0c55644c7c4\"]}",
+    ),
+    (
+        "gc",
+        "{\"dryRun\":false,\"scannedFiles\":0,\"referenced\":0,\"deleted\":[\"31e090ff8875902e5671bdec3d3d9fc6ed5c2a0f25cd6f31901274ec0323e9d9\"],\"keptRecent\":[\"16367aacb67a4a017c8da8ab95682ccb390863780f7114dda0a0e0c55644c7c4\"]}",
+    ),
+    (
+        "fork",
+        "{\"oldFile\":\"/agent/sessions/--work-other--/2026-01-02T00-00-00-000Z_0123abcd-0000-4000-8000-000000000002.jsonl\",\"newFile\":\"/agent/sessions/--work-other--/2025-10-09T08-53-20-033Z_13c95884087d8d22.jsonl\",\"warnings\":[]}",
+    ),
+    (
+        "move",
+        "{\"newFile\":\"/agent/sessions/--moved-q\\\"b-s-c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'--/2026-01-02T00-00-00-000Z_0123abcd-0000-4000-8000-000000000002.jsonl\"}",
+    ),
+    (
+        "url",
+        "{\"content\":\"q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\\nline two\",\"mimeType\":\"text/plain\",\"size\":54}",
+    ),
+    (
+        "url paged",
+        "{\"content\":\"\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"mimeType\":\"text/plain\",\"size\":32}",
+    ),
+];

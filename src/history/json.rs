@@ -6,7 +6,6 @@ use super::{
     LastPromptCache,
 };
 use crate::api_error::{ApiError, ApiResult, ErrorKind};
-use crate::json::push_quoted;
 
 impl From<HistoryError> for ApiError {
     fn from(e: HistoryError) -> Self {
@@ -22,26 +21,42 @@ impl From<HistoryError> for ApiError {
     }
 }
 
+/// A history row as the shells print it: `cwd` is `null` when unknown.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryRecord<'a> {
+    pub id: i64,
+    pub prompt: &'a str,
+    /// ISO-8601.
+    pub created_at: String,
+    pub cwd: Option<&'a str>,
+}
+
+impl HistoryEntry {
+    /// The record the shells print.
+    pub fn record(&self) -> HistoryRecord<'_> {
+        HistoryRecord {
+            id: self.id,
+            prompt: &self.prompt,
+            created_at: crate::time::iso_from_ms(created_at_ms(self.created_at)),
+            cwd: self.cwd.as_deref(),
+        }
+    }
+}
+
+/// What [`add`] did: `{"added":true}`, or `{"added":false,"reason":"empty"}` /
+/// `"duplicate"`.
+#[derive(serde::Serialize)]
+pub struct AddedRecord {
+    pub added: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'static str>,
+}
+
 /// `[{"id", "prompt", "createdAt", "cwd"}]`.
 pub fn entries_json(entries: &[HistoryEntry]) -> String {
-    let mut out = String::from("[");
-    for (i, e) in entries.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(&format!("{{\"id\":{},\"prompt\":", e.id));
-        push_quoted(&mut out, &e.prompt);
-        out.push_str(",\"createdAt\":\"");
-        out.push_str(&crate::time::iso_from_ms(created_at_ms(e.created_at)));
-        out.push_str("\",\"cwd\":");
-        match &e.cwd {
-            Some(c) => push_quoted(&mut out, c),
-            None => out.push_str("null"),
-        }
-        out.push('}');
-    }
-    out.push(']');
-    out
+    let records: Vec<HistoryRecord> = entries.iter().map(HistoryEntry::record).collect();
+    crate::json::record(&records)
 }
 
 /// [`add`] for the shells: `{"added":true}`, or `{"added":false,"reason":"empty"}` /
@@ -53,13 +68,12 @@ pub fn add_json(
     cwd: Option<&str>,
     now_ms: i64,
 ) -> ApiResult {
-    Ok(
-        match add(store, cache, prompt, cwd, now_ms.div_euclid(1000))? {
-            Added::Stored => "{\"added\":true}".to_string(),
-            Added::Empty => "{\"added\":false,\"reason\":\"empty\"}".to_string(),
-            Added::Duplicate => "{\"added\":false,\"reason\":\"duplicate\"}".to_string(),
-        },
-    )
+    let (added, reason) = match add(store, cache, prompt, cwd, now_ms.div_euclid(1000))? {
+        Added::Stored => (true, None),
+        Added::Empty => (false, Some("empty")),
+        Added::Duplicate => (false, Some("duplicate")),
+    };
+    Ok(crate::json::record(&AddedRecord { added, reason }))
 }
 
 /// [`search`] for the shells, as [`entries_json`].
@@ -81,6 +95,26 @@ pub fn recent_json(store: &dyn HistoryStore, limit: usize, cwd: Option<&str>) ->
 mod tests {
     use super::*;
     use crate::history::MemoryHistory;
+
+    /// The exact bytes of history rows with awkward text.
+    #[test]
+    fn entries_json_bytes() {
+        let rows = vec![
+            HistoryEntry {
+                id: i64::MAX,
+                prompt: "q\"b\\s/c\u{0}\u{1}\u{1f}\u{7f}\t\n\r\u{8}\u{c} é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'".into(),
+                created_at: -1,
+                cwd: Some("/w/日本 \\ \"🎉\"".into()),
+            },
+            HistoryEntry {
+                id: 0,
+                prompt: String::new(),
+                created_at: 0,
+                cwd: None,
+            },
+        ];
+        assert_eq!(entries_json(&rows), GOLDEN_ROWS);
+    }
 
     #[test]
     fn json_shape() {
@@ -133,4 +167,6 @@ mod tests {
             recent_json(&s, 5, None).unwrap()
         );
     }
+
+    const GOLDEN_ROWS: &str = "[{\"id\":9223372036854775807,\"prompt\":\"q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"createdAt\":\"1969-12-31T23:59:59.000Z\",\"cwd\":\"/w/日本 \\\\ \\\"🎉\\\"\"},{\"id\":0,\"prompt\":\"\",\"createdAt\":\"1970-01-01T00:00:00.000Z\",\"cwd\":null}]";
 }

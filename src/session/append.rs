@@ -9,6 +9,12 @@ use crate::json::{push_quoted, quote, to_text};
 use crate::time::iso_from_ms;
 use serde_json::Value;
 
+/// `append`: the id of the entry written.
+#[derive(serde::Serialize)]
+pub struct AppendedRecord<'a> {
+    pub id: &'a str,
+}
+
 /// The fields of a compaction entry (`appendCompaction`).
 #[derive(Debug, Clone, Default)]
 pub struct CompactionInput {

@@ -20,6 +20,33 @@ pub struct ForkResult {
     pub warnings: Vec<String>,
 }
 
+/// `fork` as the shells print it: a file that is not there is `""`.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkRecord<'a> {
+    pub old_file: &'a str,
+    pub new_file: &'a str,
+    pub warnings: &'a [String],
+}
+
+impl ForkResult {
+    /// The record the shells print.
+    pub fn record(&self) -> ForkRecord<'_> {
+        ForkRecord {
+            old_file: self.old_file.as_deref().unwrap_or_default(),
+            new_file: self.new_file.as_deref().unwrap_or_default(),
+            warnings: &self.warnings,
+        }
+    }
+}
+
+/// `move`: where the session file is now.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MovedRecord<'a> {
+    pub new_file: &'a str,
+}
+
 impl Session {
     /// A copy of this session's entries under a new header, at `file`.
     fn copy_to(&self, header: Header, file: Option<String>) -> Session {

@@ -49,6 +49,49 @@ impl LoadReport {
     }
 }
 
+/// The load report as the shells print it: issues, salvage, migration, backup, missing
+/// blobs; the flags and lists that are unset are left out.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadReportRecord<'a> {
+    pub issues: &'a [Issue],
+    /// How many records were not entries.
+    pub non_entries: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub header_problem: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub invalid_utf8: bool,
+    /// How many entries repeated an earlier id.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub duplicate_ids: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub migration: Option<&'a Migration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backup_path: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub missing_blobs: &'a [String],
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl LoadReport {
+    /// The record the shells print.
+    pub fn record(&self) -> LoadReportRecord<'_> {
+        LoadReportRecord {
+            issues: &self.issues,
+            non_entries: self.non_entries.len(),
+            header_problem: self.header_problem.as_deref(),
+            invalid_utf8: self.invalid_utf8,
+            duplicate_ids: self.duplicate_ids.len(),
+            migration: self.migration.as_ref(),
+            backup_path: self.backup_path.as_deref(),
+            missing_blobs: &self.missing_blobs,
+        }
+    }
+}
+
 /// The original content of a file whose load was lossy, kept aside before a rewrite.
 pub(super) enum Backup {
     Text(Arc<String>),

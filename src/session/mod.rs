@@ -15,9 +15,9 @@ mod parse;
 mod tree;
 mod write;
 
-pub use append::CompactionInput;
-pub use copy::ForkResult;
-pub use load::{LoadReport, NonEntry};
+pub use append::{AppendedRecord, CompactionInput};
+pub use copy::{ForkRecord, ForkResult, MovedRecord};
+pub use load::{LoadReport, LoadReportRecord, NonEntry};
 pub use parse::utf8;
 pub use tree::Tree;
 
@@ -33,6 +33,20 @@ use load::Backup;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::rc::Rc;
+
+/// `show`: the header (its fields in file order, numbers as written), entry count, leaf id
+/// (`null` for an empty session), version on disk, whether a migration is needed, and the
+/// load report.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShowRecord<'a> {
+    pub header: &'a serde_json::Map<String, serde_json::Value>,
+    pub entry_count: usize,
+    pub leaf_id: Option<&'a str>,
+    pub version: u64,
+    pub migration_needed: bool,
+    pub report: LoadReportRecord<'a>,
+}
 
 /// How a session relates to its file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,6 +220,18 @@ impl Session {
 
     pub fn report(&self) -> &LoadReport {
         &self.report
+    }
+
+    /// What `show` prints: the header, entry count, leaf, version on disk, report.
+    pub fn show_record(&self) -> ShowRecord<'_> {
+        ShowRecord {
+            header: self.header.fields(),
+            entry_count: self.entries.len(),
+            leaf_id: self.leaf_id(),
+            version: self.report.file_version,
+            migration_needed: self.report.migration.is_some(),
+            report: self.report.record(),
+        }
     }
 
     /// Warnings gathered so far (missing blobs, the latched persistence error once).
