@@ -66,23 +66,30 @@ impl Session {
         Ok(())
     }
 
+    /// A fresh header for a copy of this session, linked to `old_file` (else to this
+    /// session's id) by `parentSession`, and the copy's file beside the old one.
+    fn sibling_header(&self, old_file: Option<&str>) -> (Header, Option<String>) {
+        let header = Self::new_header(
+            &*self.storage,
+            self.header.cwd().unwrap_or_default(),
+            old_file.or(Some(self.header.id())),
+        );
+        let new_file = old_file.map(|f| {
+            join(
+                parent(f),
+                &paths::session_file_name(header.timestamp().unwrap_or_default(), header.id()),
+            )
+        });
+        (header, new_file)
+    }
+
     /// `fork()`: the same entries under a new session id and file in the same directory,
     /// linked by `parentSession` to the old file; the artifacts directory is copied. This
     /// session then continues in the new file.
     pub fn fork(&mut self) -> Result<ForkResult> {
         self.check_writable()?;
         let old_file = self.file.clone();
-        let header = Self::new_header(
-            &*self.storage,
-            self.header.cwd().unwrap_or_default(),
-            old_file.as_deref().or(Some(self.header.id())),
-        );
-        let new_file = old_file.as_ref().map(|f| {
-            join(
-                parent(f),
-                &paths::session_file_name(header.timestamp().unwrap_or_default(), header.id()),
-            )
-        });
+        let (header, new_file) = self.sibling_header(old_file.as_deref());
         let mut next = self.copy_to(header, new_file.clone());
         next.write_new_file()?;
         let mut warnings = Vec::new();
@@ -242,17 +249,7 @@ impl Session {
             .filter_map(|e| self.labels.get(&e.id).map(|l| (e.id.clone(), l.clone())))
             .collect();
         let old_file = self.file.clone();
-        let header = Self::new_header(
-            &*self.storage,
-            self.header.cwd().unwrap_or_default(),
-            old_file.as_deref().or(Some(self.header.id())),
-        );
-        let new_file = old_file.as_ref().map(|f| {
-            join(
-                parent(f),
-                &paths::session_file_name(header.timestamp().unwrap_or_default(), header.id()),
-            )
-        });
+        let (header, new_file) = self.sibling_header(old_file.as_deref());
         let agent_dir = self
             .blobs_dir
             .strip_suffix("/blobs")
