@@ -5,12 +5,10 @@
 //! for byte. The few fields the core needs (ids, and what context building reads) are
 //! extracted once into a typed [`Payload`]; large payloads stay raw text.
 
-use crate::json::{push_quoted, str_of_json, truthy};
-use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+use crate::json::{push_quoted, truthy};
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::borrow::Cow;
-use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -197,212 +195,14 @@ pub enum EntryError {
     MissingId,
 }
 
-// ---- picking fields out of a JSON object without building a tree ----
-
-struct KeySeed<'n>(&'n [&'static str]);
-
-impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
-    type Value = Option<usize>;
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for KeySeed<'_> {
-    type Value = Option<usize>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a key")
-    }
-    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(self.0.iter().position(|n| *n == v))
-    }
-}
-
-struct Pick<'n>(&'n [&'static str]);
-
-impl<'de> DeserializeSeed<'de> for Pick<'_> {
-    type Value = Vec<Option<&'de RawValue>>;
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Pick<'_> {
-    type Value = Vec<Option<&'de RawValue>>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out = vec![None; self.0.len()];
-        while let Some(key) = map.next_key_seed(KeySeed(self.0))? {
-            match key {
-                // Duplicate keys: the last one wins, as in JSON.parse.
-                Some(i) => out[i] = Some(map.next_value::<&'de RawValue>()?),
-                None => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(out)
-    }
-}
-
-/// The named fields of a JSON object, as raw values; an error when it is not an object.
-pub fn pick<'a>(
-    text: &'a str,
-    names: &[&'static str],
-) -> Result<Vec<Option<&'a RawValue>>, serde_json::Error> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let out = Pick(names).deserialize(&mut de)?;
-    de.end()?;
-    Ok(out)
-}
-
-/// A string field of an entry: where it sits in the entry's text, or (when it was written
-/// with escapes) its decoded copy.
-#[derive(Debug, Clone)]
-enum Slice {
-    At(Range<usize>),
-    Owned(Box<str>),
-}
-
-impl Slice {
-    /// The string inside the raw JSON value `raw` (a slice of `text`); empty when absent
-    /// or not a string.
-    fn of_string(text: &str, raw: Option<&str>) -> Slice {
-        match raw {
-            Some(r) if r.len() >= 2 && r.starts_with('"') && !r[1..r.len() - 1].contains('\\') => {
-                let start = r.as_ptr() as usize - text.as_ptr() as usize + 1;
-                Slice::At(start..start + r.len() - 2)
-            }
-            r => Slice::Owned(string(r).unwrap_or_default().into_boxed_str()),
-        }
-    }
-
-    fn get<'t>(&'t self, text: &'t str) -> &'t str {
-        match self {
-            Slice::At(range) => &text[range.clone()],
-            Slice::Owned(s) => s,
-        }
-    }
-}
-
-/// A message role; the agent's roles are shared constants, others are copied.
-fn role(raw: Option<&str>) -> Option<Cow<'static, str>> {
-    const KNOWN: &[&str] = &[
-        "user",
-        "assistant",
-        "toolResult",
-        "bashExecution",
-        "custom",
-        "hookMessage",
-        "branchSummary",
-        "compactionSummary",
-        "fileMention",
-    ];
-    let value = str_of_json(raw?)?;
-    Some(match KNOWN.iter().find(|k| **k == value) {
-        Some(k) => Cow::Borrowed(*k),
-        None => Cow::Owned(value.into_owned()),
-    })
-}
-
-/// Raw JSON text already validated by the reader, as an owned raw value.
-fn owned(raw: &str) -> Option<Json> {
-    RawValue::from_string(raw.to_owned()).ok()
-}
-
-fn non_null(raw: Option<&str>) -> Option<Json> {
-    raw.filter(|r| *r != "null").and_then(owned)
-}
-
-fn string(raw: Option<&str>) -> Option<String> {
-    raw.and_then(str_of_json).map(|s| s.into_owned())
-}
-
-fn string_list(raw: Option<&str>) -> Vec<String> {
-    raw.and_then(|r| serde_json::from_str::<Vec<Value>>(r).ok())
-        .map(|items| {
-            items
-                .into_iter()
-                .map(|v| match v {
-                    Value::String(s) => s,
-                    other => other.to_string(),
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// JS template-literal coercion of a field (`${entry.message.provider}`).
-fn js_string(json: Option<&str>) -> String {
-    match json {
-        None => "undefined".to_string(),
-        Some(t) => crate::json::str_of_json(t)
-            .map(|s| s.into_owned())
-            .unwrap_or_else(|| t.to_string()),
-    }
-}
-
-const ENTRY_FIELDS: &[&str] = &[
-    "type",
-    "id",
-    "parentId",
-    "timestamp",
-    "message",
-    "thinkingLevel",
-    "model",
-    "role",
-    "firstKeptEntryId",
-    "summary",
-    "targetId",
-    "label",
-    "injectedRules",
-    "mode",
-    "data",
-    "contextName",
-    "tenant",
-    "serviceTier",
-    "selectedToolNames",
-];
-
-const MESSAGE_FIELDS: &[&str] = &["role", "provider", "model"];
-
-const BLOB_MARK: &str = "blob:sha256:";
-
-/// Does the text hold a blob reference? (SIMD substring search: it runs over every
-/// message when a session is opened.)
-fn has_blob_mark(text: &str) -> bool {
-    static FINDER: std::sync::OnceLock<memchr::memmem::Finder<'static>> =
-        std::sync::OnceLock::new();
-    FINDER
-        .get_or_init(|| memchr::memmem::Finder::new(BLOB_MARK))
-        .find(text.as_bytes())
-        .is_some()
-}
-
 impl Entry {
     /// Read an entry from its JSON text.
     pub fn parse(text: Text) -> Result<Entry, EntryError> {
         let s = text.as_str();
-        // One validating pass that also finds the message's keys; serde_json decides
-        // (and explains) whenever that pass cannot vouch for the line.
-        let (f, m) = match crate::scan::scan_object(s, ENTRY_FIELDS, Some((4, MESSAGE_FIELDS))) {
-            Some(scan) => (scan.fields, scan.nested),
-            None => {
-                let f: Vec<Option<&str>> = pick(s, ENTRY_FIELDS)
-                    .map_err(|e| EntryError::NotAnObject(e.to_string()))?
-                    .into_iter()
-                    .map(|r| r.map(RawValue::get))
-                    .collect();
-                // The message was validated by the pick above: find its keys without a
-                // second validating pass.
-                let m = f[4]
-                    .and_then(|raw| crate::json::object_fields(raw, MESSAGE_FIELDS))
-                    .unwrap_or_else(|| vec![None; MESSAGE_FIELDS.len()]);
-                (f, m)
-            }
-        };
+        let EntryFields {
+            entry: f,
+            message: m,
+        } = entry_fields(s).map_err(|e| EntryError::NotAnObject(e.to_string()))?;
         let type_name = string(f[0]).ok_or(EntryError::MissingType)?;
         let id = string(f[1]).ok_or(EntryError::MissingId)?;
         let parent_id = string(f[2]);
@@ -579,93 +379,15 @@ pub fn compose_line(
     out
 }
 
-/// The session header (first line). Kept as an ordered JSON object so v1 extras
-/// (`provider`, `modelId`, `thinkingLevel`, `branchedFrom`) and unknown fields survive.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Header {
-    fields: Map<String, Value>,
-}
+mod fields;
+mod header;
 
-impl Header {
-    /// A valid header is an object with `type: "session"` and a string `id`.
-    pub fn from_json(text: &str) -> Option<Header> {
-        match serde_json::from_str::<Value>(text).ok()? {
-            Value::Object(fields)
-                if fields.get("type").and_then(Value::as_str) == Some("session")
-                    && fields.get("id").is_some_and(Value::is_string) =>
-            {
-                Some(Header { fields })
-            }
-            _ => None,
-        }
-    }
-
-    /// A new v3 header in the agent's key order.
-    pub fn new(id: &str, timestamp: &str, cwd: &str, parent_session: Option<&str>) -> Header {
-        let mut fields = Map::new();
-        fields.insert("type".into(), "session".into());
-        fields.insert("version".into(), CURRENT_SESSION_VERSION.into());
-        fields.insert("id".into(), id.into());
-        fields.insert("timestamp".into(), timestamp.into());
-        fields.insert("cwd".into(), cwd.into());
-        if let Some(p) = parent_session {
-            fields.insert("parentSession".into(), p.into());
-        }
-        Header { fields }
-    }
-
-    pub fn id(&self) -> &str {
-        self.str_field("id").unwrap_or_default()
-    }
-
-    /// Absent `version` means v1.
-    pub fn version(&self) -> u64 {
-        self.fields
-            .get("version")
-            .and_then(Value::as_u64)
-            .unwrap_or(1)
-    }
-
-    pub fn set_version(&mut self, v: u64) {
-        self.fields.insert("version".into(), v.into());
-    }
-
-    pub fn cwd(&self) -> Option<&str> {
-        self.str_field("cwd")
-    }
-
-    pub fn timestamp(&self) -> Option<&str> {
-        self.str_field("timestamp")
-    }
-
-    pub fn title(&self) -> Option<&str> {
-        self.str_field("title")
-    }
-
-    pub fn parent_session(&self) -> Option<&str> {
-        self.str_field("parentSession")
-    }
-
-    pub fn str_field(&self, key: &str) -> Option<&str> {
-        self.fields.get(key).and_then(Value::as_str)
-    }
-
-    pub fn set(&mut self, key: &str, value: Value) {
-        self.fields.insert(key.to_string(), value);
-    }
-
-    pub fn remove(&mut self, key: &str) {
-        self.fields.shift_remove(key);
-    }
-
-    pub fn fields(&self) -> &Map<String, Value> {
-        &self.fields
-    }
-
-    pub fn to_json(&self) -> String {
-        crate::json::to_text(&Value::Object(self.fields.clone()))
-    }
-}
+pub use fields::pick;
+use fields::{
+    entry_fields, has_blob_mark, js_string, non_null, owned, role, string, string_list,
+    EntryFields, Slice,
+};
+pub use header::Header;
 
 #[cfg(test)]
 mod tests {
