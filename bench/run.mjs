@@ -297,6 +297,14 @@ for (const k of ['one', 'all']) {
 }
 results.recent = recent;
 
+// The hand-written passes kept for speed, against the library alternatives, on the real
+// fixtures' entry lines repeated (bench_native parsers): a number per choice.
+const REAL = path.join(ROOT, 'tests', 'fixtures', 'real');
+const realFiles = fs.readdirSync(REAL).filter((f) => f.endsWith('.jsonl')).map((f) => path.join(REAL, f));
+const parserMb = QUICK ? 4 : 100;
+log(`parsers: real fixtures repeated to ${parserMb} MB`);
+results.parsers = json(NATIVE, ['parsers', String(parserMb), String(QUICK ? 1 : 5), ...realFiles]);
+
 log('memory');
 const rss = json(NATIVE, ['rss', big.path, big.agentDir]);
 const memText = json(process.execPath, [path.join(here, 'open.mjs'), 'memory', 'wasm-text', big.path, big.agentDir]);
@@ -370,6 +378,10 @@ row('memory.wasmNode', `Peak wasm memory, Node fromText (vs file size)`, memText
 row('memory.wasmNodeOpen', `Peak wasm memory, Node Session.open (vs file size)`, memOpen.wasmMemoryPeakBytes, fmtBytes, fileBytes, { limit: 2, target: '≤ 2×' });
 if (cliRss) row('memory.wasmtime', `Peak RSS, wasmtime CLI process (vs file size)`, cliRss, fmtBytes, fileBytes, {});
 row('memory.js', `Peak RSS, plain JS baseline process (vs file size)`, memJs.maxRssBytes, fmtBytes, fileBytes, {});
+const p = results.parsers;
+const PM = fmtBytes(p.bytes);
+row('parse.fields', `Validate + pick entry fields, real lines (${PM}): scan.rs (vs serde_json)`, p.fieldsScanMs, fmtMs, p.fieldsSerdeMs, { limit: 1, target: '< 1× (else serde_json)' });
+row('parse.utf8', `UTF-8 check, real text (${PM}): simdutf8 (vs std::str::from_utf8)`, p.utf8Simdutf8Ms, fmtMs, p.utf8StdMs, { limit: 1, target: '≤ 1× (else std)' });
 const sz = results.sizes;
 if (sz.jsPackage) {
   row('size.jsGzip', 'JS package .wasm, gzip -9 (vs raw)', sz.jsPackage.gzip9, fmtBytes, sz.jsPackage.raw, { limit: 300_000, on: 'value', target: '≤ 300 kB' });

@@ -9,12 +9,14 @@
 //! bench_native rss    <FILE> <AGENT_DIR>                  one open; peak RSS (VmHWM)
 //! bench_native append <BIG> <SMALL> <TMP_DIR> <REPS>      append_message + flush, both sizes
 //! bench_native recent <AGENT_DIR> <PROJECT_DIR> <REPS>    recent_sessions, bytes read per file
+//! bench_native parsers <MB> <REPS> <FILE>...               hand-written passes vs libraries
 //! ```
 use std::cell::Cell;
 use std::io::Read;
 use std::rc::Rc;
 use std::time::Instant;
 use xcsh_session::fs::FsStorage;
+use xcsh_session::internals;
 use xcsh_session::json::quote;
 use xcsh_session::listing::{self, RecentSessionInfo, DEFAULT_RECENT_LIMIT};
 use xcsh_session::storage::{DirEntry, FileStat, Storage, StorageResult};
@@ -518,6 +520,76 @@ fn cmd_recent(agent_dir: &str, project_dir: &str, reps: usize) {
     );
 }
 
+/// The median time (ms) of `reps` runs of `f`, after one untimed run.
+fn time_median(reps: usize, mut f: impl FnMut() -> usize) -> (f64, usize) {
+    let mut out = f();
+    let mut times: Vec<f64> = (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            out = std::hint::black_box(f());
+            ms(t.elapsed())
+        })
+        .collect();
+    (median(&mut times), out)
+}
+
+/// The hand-written passes kept for speed against the library alternatives, on the entry
+/// lines of real sessions (the headers dropped) repeated to `mb` MB: UTF-8 validation of
+/// the whole text, and validating each line while picking the fields the core indexes.
+fn cmd_parsers(mb: usize, reps: usize, files: &[String]) {
+    let mut lines: Vec<String> = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(file).unwrap_or_else(|e| die(format!("{file}: {e}")));
+        lines.extend(
+            text.lines()
+                .skip(1)
+                .filter(|l| !l.is_empty())
+                .map(String::from),
+        );
+    }
+    if lines.is_empty() {
+        die("no entry lines in the given files");
+    }
+    let mut text = String::new();
+    'fill: loop {
+        for line in &lines {
+            if text.len() >= mb << 20 {
+                break 'fill;
+            }
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    let bytes = text.as_bytes();
+    let all: Vec<&str> = text.lines().collect();
+    let (utf8_simdutf8, _) =
+        time_median(reps, || simdutf8::basic::from_utf8(bytes).is_ok() as usize);
+    let (utf8_std, _) = time_median(reps, || std::str::from_utf8(bytes).is_ok() as usize);
+    let (scan, scanned) = time_median(reps, || {
+        all.iter()
+            .filter(|l| internals::scan_entry_fields(l).is_some())
+            .count()
+    });
+    let (serde, parsed) = time_median(reps, || {
+        all.iter()
+            .filter(|l| internals::serde_entry_fields(l).is_ok())
+            .count()
+    });
+    // The fixtures hold a few lines that are not JSON (as real files do): both passes
+    // must reject the same ones.
+    if scanned != parsed {
+        die(format!(
+            "of {} lines the scanner vouched for {scanned} and serde_json parsed {parsed}",
+            all.len()
+        ));
+    }
+    println!(
+        "{{\"bytes\":{},\"lines\":{},\"validLines\":{parsed},\"utf8Simdutf8Ms\":{utf8_simdutf8},\"utf8StdMs\":{utf8_std},\"fieldsScanMs\":{scan},\"fieldsSerdeMs\":{serde}}}",
+        bytes.len(),
+        all.len()
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let a = |i: usize| -> &str {
@@ -533,6 +605,7 @@ fn main() {
         "rss" => cmd_rss(a(1), a(2)),
         "append" => cmd_append(a(1), a(2), a(3), n(4)),
         "recent" => cmd_recent(a(1), a(2), n(3)),
+        "parsers" => cmd_parsers(n(1), n(2), &args[3..]),
         other => die(format!("unknown command {other:?}")),
     }
 }

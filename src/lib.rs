@@ -27,6 +27,8 @@ pub mod error;
 pub mod fs;
 pub mod history;
 pub mod ids;
+#[doc(hidden)]
+pub mod internals;
 pub mod json;
 pub mod jsonl;
 pub mod listing;

@@ -379,7 +379,7 @@ pub fn compose_line(
     out
 }
 
-mod fields;
+pub(crate) mod fields;
 mod header;
 
 pub use fields::pick;

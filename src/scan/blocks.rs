@@ -147,20 +147,6 @@ pub mod simd {
         }
         m
     }
-
-    /// Are all bytes of a 64-byte run below 0x80?
-    #[inline]
-    pub fn all_ascii(run: &[u8]) -> bool {
-        assert_eq!(run.len(), 64);
-        // SAFETY: four 16-byte loads inside the 64 bytes asserted above.
-        let any = unsafe {
-            or(
-                or(load(run, 0), load(run, 16)),
-                or(load(run, 32), load(run, 48)),
-            )
-        };
-        bits(any) == 0
-    }
 }
 
 #[cfg(not(any(
@@ -198,15 +184,5 @@ pub mod swar {
             | zero_bytes(v & (ONES * 0xe0));
         // Gather the eight 0x80 flags into the low byte, byte k to bit k.
         Some(((hit >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32)
-    }
-
-    /// Are all bytes of a run below 0x80?
-    #[inline]
-    pub fn all_ascii(run: &[u8]) -> bool {
-        run.chunks_exact(8)
-            .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0x80; 8])))
-            .fold(0, |acc, w| acc | w)
-            & (ONES * 0x80)
-            == 0
     }
 }

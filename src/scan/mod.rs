@@ -71,25 +71,6 @@ pub fn is_valid_json(text: &str) -> Option<bool> {
     }
 }
 
-/// Is `bytes` valid UTF-8? Agent files are mostly ASCII: 64-byte runs of it are crossed
-/// with a vector test, and only the stretches between them go to `std::str::from_utf8`
-/// (an ASCII byte never continues a multi-byte character, so the cuts are safe).
-pub fn is_utf8(bytes: &[u8]) -> bool {
-    const RUN: usize = 64;
-    let mut i = 0;
-    let mut pending = 0;
-    while i + RUN <= bytes.len() {
-        if simd::all_ascii(&bytes[i..i + RUN]) {
-            if pending < i && std::str::from_utf8(&bytes[pending..i]).is_err() {
-                return false;
-            }
-            pending = i + RUN;
-        }
-        i += RUN;
-    }
-    std::str::from_utf8(&bytes[pending..]).is_ok()
-}
-
 /// Conservative: could the input nest deeper than [`MAX_DEPTH`]?
 fn depth_exceeded(b: &[u8]) -> bool {
     b.iter().filter(|&&c| c == b'{' || c == b'[').count() > MAX_DEPTH as usize

@@ -147,50 +147,6 @@ fn the_vector_and_word_masks_flag_exactly_the_special_bytes() {
     }
 }
 
-#[test]
-fn utf8_verdicts_match_std() {
-    let pieces: [&[u8]; 9] = [
-        b"plain ascii text ",
-        "é".as_bytes(),
-        "日本".as_bytes(),
-        "🎉".as_bytes(),
-        &[0xff],
-        &[0xe6, 0x97],
-        &[0x80],
-        &[0xed, 0xa0, 0x80],
-        &[0xf4, 0x90, 0x80, 0x80],
-    ];
-    let mut next = rng(11);
-    for _ in 0..5_000 {
-        let mut b = Vec::new();
-        let ascii_run = next() % 200;
-        for _ in 0..next() % 12 {
-            b.extend(std::iter::repeat_n(b'a', next() % (ascii_run + 1)));
-            let piece = pieces[next() % pieces.len()];
-            // Mostly valid pieces, sometimes broken ones.
-            if !next().is_multiple_of(4) || piece.is_ascii() || std::str::from_utf8(piece).is_ok() {
-                b.extend_from_slice(piece);
-            }
-        }
-        assert_eq!(is_utf8(&b), std::str::from_utf8(&b).is_ok(), "{b:?}");
-        for cut in [b.len() / 3, b.len() / 2] {
-            assert_eq!(is_utf8(&b[cut..]), std::str::from_utf8(&b[cut..]).is_ok());
-        }
-    }
-    for bytes in [
-        vec![b'a'; 64],
-        vec![b'a'; 63],
-        vec![0x80; 64],
-        [vec![b'a'; 63], vec![0xc3]].concat(),
-    ] {
-        assert_eq!(is_utf8(&bytes), std::str::from_utf8(&bytes).is_ok());
-        assert_eq!(
-            swar::all_ascii(&bytes[..bytes.len() / 8 * 8]),
-            bytes[..bytes.len() / 8 * 8].is_ascii()
-        );
-    }
-}
-
 #[cfg(any(
     target_arch = "x86_64",
     all(target_arch = "wasm32", target_feature = "simd128")

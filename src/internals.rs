@@ -1,0 +1,7 @@
+//! Not part of the API (hidden from the docs, no stability promise): the hand-written
+//! passes kept for speed, with their library alternatives, for the fuzz targets that
+//! check they agree and the benchmark row (`bench_native parsers`) that keeps each
+//! choice justified by a number.
+
+pub use crate::entry::fields::{scan_entry_fields, serde_entry_fields, EntryFields};
+pub use crate::scan::{is_valid_json, scan_object, ObjectScan};
