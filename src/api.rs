@@ -244,27 +244,7 @@ pub fn continue_recent(
     cwd: &str,
     terminal: Option<&str>,
 ) -> ApiResult {
-    use crate::resume::{ContinueSource as S, ContinueTarget as C};
-    let (path, source) =
-        match crate::resume::continue_recent(&*storage, agent_dir, cwd, None, terminal)? {
-            C::Breadcrumb(p) => (p, S::Breadcrumb),
-            C::MostRecent(p) => (p, S::MostRecent),
-            C::New => {
-                let s = Session::create(
-                    storage.clone(),
-                    &crate::session::CreateOptions {
-                        agent_dir: agent_dir.into(),
-                        cwd: cwd.into(),
-                        ..Default::default()
-                    },
-                );
-                (s.file().unwrap_or_default().to_string(), S::New)
-            }
-        };
-    if let Some(t) = terminal {
-        // Best effort: a breadcrumb that cannot be written never fails the caller.
-        let _ = crate::resume::write_breadcrumb(&*storage, agent_dir, t, cwd, &path);
-    }
+    let (path, source) = crate::resume::continue_in(storage, agent_dir, cwd, terminal)?;
     Ok(crate::json::record(&crate::resume::ContinuedRecord {
         path: &path,
         source,
@@ -338,13 +318,9 @@ pub fn move_session(
     }))
 }
 
-/// Blobs younger than this are never collected (a session may be about to reference
-/// them: blobs are written before the entry that uses them).
-pub const GC_GRACE_MS: i64 = 60 * 60 * 1000;
-
 /// `gc`: `{"dryRun", "scannedFiles", "referenced", "deleted": [...], "keptRecent": [...]}`.
 pub fn gc(storage: Rc<dyn Storage>, agent_dir: &str, dry_run: bool) -> ApiResult {
-    let r = crate::blob::collect_garbage(&*storage, agent_dir, dry_run, GC_GRACE_MS)?;
+    let r = crate::blob::collect_garbage(&*storage, agent_dir, dry_run, crate::blob::GC_GRACE_MS)?;
     Ok(crate::json::record(&r))
 }
 

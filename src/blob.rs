@@ -215,6 +215,11 @@ fn scan_refs(
     Ok(())
 }
 
+/// The usual `grace_ms` of [`collect_garbage`]: blobs younger than this are never
+/// collected (a session may be about to reference them: blobs are written before the
+/// entry that uses them).
+pub const GC_GRACE_MS: i64 = 60 * 60 * 1000;
+
 /// Delete the blobs no file under `<agentDir>/sessions` references. References are found
 /// by a textual scan of every file (backups and unreadable lines included), any read
 /// error aborts before anything is deleted, and blobs younger than `grace_ms` are kept.

@@ -280,6 +280,38 @@ pub fn continue_recent(
     )
 }
 
+/// `continue` as the CLI and the package do it: [`continue_recent`], with a new session's
+/// path being where [`Session::create`] will write it (nothing is written now); with a
+/// terminal, its breadcrumb then points at the chosen file (best effort: a breadcrumb
+/// that cannot be written never fails the caller).
+pub fn continue_in(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    cwd: &str,
+    terminal: Option<&str>,
+) -> Result<(String, ContinueSource), StorageError> {
+    let (path, source) = match continue_recent(&*storage, agent_dir, cwd, None, terminal)? {
+        ContinueTarget::Breadcrumb(p) => (p, ContinueSource::Breadcrumb),
+        ContinueTarget::MostRecent(p) => (p, ContinueSource::MostRecent),
+        ContinueTarget::New => {
+            let options = CreateOptions {
+                agent_dir: agent_dir.into(),
+                cwd: cwd.into(),
+                ..Default::default()
+            };
+            let s = Session::create(storage.clone(), &options);
+            (
+                s.file().unwrap_or_default().to_string(),
+                ContinueSource::New,
+            )
+        }
+    };
+    if let Some(t) = terminal {
+        let _ = write_breadcrumb(&*storage, agent_dir, t, cwd, &path);
+    }
+    Ok((path, source))
+}
+
 // ---- opening a session for the agent: the same at start-up and on a switch ----
 
 /// Thinking levels, weakest first.
