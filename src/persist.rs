@@ -6,6 +6,7 @@
 //! 4. `lineCount` recomputed where a string `content` was truncated.
 //!
 //! Images are externalized before truncation so that a large image is never cut.
+//! Content already on disk goes through [`Transforms::Lossless`] only: nothing is cut.
 
 use crate::blob::{decode_base64, BLOB_REF_PREFIX};
 use serde_json::{Map, Value};
@@ -16,6 +17,17 @@ pub const TRUNCATION_NOTICE: &str = "\n\n[Session persistence truncated large co
 pub const BLOB_EXTERNALIZE_THRESHOLD: usize = 1024;
 const SIGNATURE_KEYS: [&str; 3] = ["thinkingSignature", "thoughtSignature", "textSignature"];
 const TRANSIENT_KEYS: [&str; 2] = ["partialJson", "jsonlEvents"];
+
+/// What a write may do to an entry's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transforms {
+    /// Everything the agent does to what it persists now (1–4 above).
+    All,
+    /// For content already on disk that a rewrite writes again: only what loses nothing
+    /// (1 and 3: images move to the blob store, transient streaming keys go). Strings are
+    /// never cut: the 500,000 limit is for what is being persisted now.
+    Lossless,
+}
 
 /// Stores bytes as a blob and returns its `blob:sha256:` reference.
 pub type Externalize<'a> = dyn FnMut(&[u8]) -> Result<String, crate::storage::StorageError> + 'a;
@@ -60,6 +72,7 @@ pub fn truncate_text(s: &str) -> Option<String> {
 pub fn prepare_for_persistence<'t>(
     text: &'t str,
     externalize: &mut Externalize,
+    transforms: Transforms,
 ) -> Result<Cow<'t, str>, crate::storage::StorageError> {
     if !needs_transform(text) {
         return Ok(Cow::Borrowed(text));
@@ -69,7 +82,8 @@ pub fn prepare_for_persistence<'t>(
     };
     let mut changed = false;
     externalize_images(&mut value, false, externalize, &mut changed)?;
-    truncate_value(&mut value, None, &mut changed);
+    let cut = transforms == Transforms::All;
+    truncate_value(&mut value, None, cut, &mut changed);
     Ok(if changed {
         Cow::Owned(crate::json::to_text(&value))
     } else {
@@ -122,10 +136,11 @@ fn externalize_images(
     Ok(())
 }
 
-fn truncate_value(value: &mut Value, key: Option<&str>, changed: &mut bool) -> bool {
+/// Cut long strings (when `cut`) and drop transient keys; true when this string was cut.
+fn truncate_value(value: &mut Value, key: Option<&str>, cut: bool, changed: &mut bool) -> bool {
     match value {
         Value::String(s) => {
-            if s.len() > MAX_PERSIST_CHARS && utf16_len(s) > MAX_PERSIST_CHARS {
+            if cut && s.len() > MAX_PERSIST_CHARS && utf16_len(s) > MAX_PERSIST_CHARS {
                 *s = if key.is_some_and(|k| SIGNATURE_KEYS.contains(&k)) {
                     String::new()
                 } else {
@@ -138,19 +153,19 @@ fn truncate_value(value: &mut Value, key: Option<&str>, changed: &mut bool) -> b
         }
         Value::Array(items) => {
             for item in items {
-                truncate_value(item, None, changed);
+                truncate_value(item, None, cut, changed);
             }
             false
         }
         Value::Object(obj) => {
-            truncate_object(obj, changed);
+            truncate_object(obj, cut, changed);
             false
         }
         _ => false,
     }
 }
 
-fn truncate_object(obj: &mut Map<String, Value>, changed: &mut bool) {
+fn truncate_object(obj: &mut Map<String, Value>, cut: bool, changed: &mut bool) {
     let before = obj.len();
     obj.retain(|k, _| !TRANSIENT_KEYS.contains(&k.as_str()));
     if obj.len() != before {
@@ -158,8 +173,8 @@ fn truncate_object(obj: &mut Map<String, Value>, changed: &mut bool) {
     }
     let mut content_truncated = false;
     for (k, child) in obj.iter_mut() {
-        let cut = truncate_value(child, Some(k), changed);
-        if cut && k == "content" {
+        let was_cut = truncate_value(child, Some(k), cut, changed);
+        if was_cut && k == "content" {
             content_truncated = true;
         }
     }
@@ -180,7 +195,7 @@ mod tests {
     }
 
     fn run(text: &str) -> String {
-        prepare_for_persistence(text, &mut no_blobs())
+        prepare_for_persistence(text, &mut no_blobs(), Transforms::All)
             .unwrap()
             .into_owned()
     }
@@ -245,10 +260,14 @@ mod tests {
             r#"{{"message":{{"content":[{{"type":"image","data":"{big}","mimeType":"image/png"}},{{"type":"image","data":"{small}"}}]}},"other":{{"type":"image","data":"{big}"}}}}"#
         );
         let mut seen = Vec::new();
-        let out = prepare_for_persistence(&text, &mut |b: &[u8]| {
-            seen.push(b.len());
-            Ok(format!("blob:sha256:{}", crate::blob::sha256_hex(b)))
-        })
+        let out = prepare_for_persistence(
+            &text,
+            &mut |b: &[u8]| {
+                seen.push(b.len());
+                Ok(format!("blob:sha256:{}", crate::blob::sha256_hex(b)))
+            },
+            Transforms::All,
+        )
         .unwrap();
         assert_eq!(seen, vec![768]);
         assert!(out.contains(
@@ -265,10 +284,14 @@ mod tests {
     fn image_url_data_urls_are_externalized_whatever_their_length() {
         let text = r#"{"image_url":"data:image/png;base64,AAAA","x":"data:image/png;base64,AAAA"}"#;
         let mut stored = Vec::new();
-        let out = prepare_for_persistence(text, &mut |b: &[u8]| {
-            stored.push(b.to_vec());
-            Ok("blob:sha256:ref".to_string())
-        })
+        let out = prepare_for_persistence(
+            text,
+            &mut |b: &[u8]| {
+                stored.push(b.to_vec());
+                Ok("blob:sha256:ref".to_string())
+            },
+            Transforms::All,
+        )
         .unwrap();
         assert_eq!(
             out,

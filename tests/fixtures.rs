@@ -155,15 +155,20 @@ fn migrated_fixture_rewrites_atomically_and_reloads_identically() {
             again_ctx["messages"].as_array().unwrap().len(),
             "{name}"
         );
-        // No temp file is left behind.
+        // No temp file is left behind; a migrated file's original bytes are kept aside.
+        let backup = first.report().backup_path.clone();
+        if first.report().migration.is_some() {
+            let backup = backup.as_deref().expect("a migration keeps a backup");
+            assert_eq!(read(&storage, backup), fixture_text(name), "{name}");
+        }
         let names: Vec<_> = storage
             .list_dir("/agent/sessions/--x--")
             .unwrap()
             .into_iter()
-            .map(|e| e.name)
-            .filter(|n| !n.ends_with(".lock"))
+            .map(|e| format!("/agent/sessions/--x--/{}", e.name))
+            .filter(|n| !n.ends_with(".lock") && Some(n) != backup.as_ref())
             .collect();
-        assert_eq!(names, vec![name.to_string()], "{name}");
+        assert_eq!(names, vec![path.clone()], "{name}");
     }
 }
 

@@ -244,9 +244,25 @@ fn migrate_rewrites_a_v1_file_to_version_3() {
         path_str(&native_copy),
         path_str(&agent),
     );
+    // The same report but for where each kept the original bytes.
+    let without_backup = |mut r: Value| {
+        let backup = r["backupPath"].take();
+        (r, backup)
+    };
+    let (report, backup) = without_backup(report);
+    let (native_report, native_backup) =
+        without_backup(json(&native_report.expect("native migrate")));
+    assert_eq!(report.to_string(), native_report.to_string());
+    let backup = backup
+        .as_str()
+        .expect("a migration keeps a backup")
+        .to_string();
+    assert!(backup.starts_with(&format!("{p}.v1-")), "{backup}");
+    assert!(native_backup.as_str().is_some());
     assert_eq!(
-        serde_json::to_string(&report).ok(),
-        native_report.ok().map(|r| json(&r).to_string())
+        fs::read(&backup).expect("backup"),
+        fs::read(fixture("before-compaction.jsonl")).expect("fixture"),
+        "the original bytes, exactly"
     );
     assert!(
         fs::read_to_string(&native_copy).expect("read") == text,
@@ -259,12 +275,13 @@ fn migrate_rewrites_a_v1_file_to_version_3() {
     let show = json(&cli.ok(["show", p, "--json"]));
     assert_eq!(show["version"], 3);
     assert_eq!(show["migrationNeeded"], false);
-    // No stray temp files.
-    let names: Vec<_> = fs::read_dir(dir.path())
+    // No stray temp files: the session and its backup.
+    let mut names: Vec<_> = fs::read_dir(dir.path())
         .expect("ls")
-        .map(|e| e.expect("entry").file_name())
+        .map(|e| dir.path().join(e.expect("entry").file_name()))
         .collect();
-    assert_eq!(names, vec![std::ffi::OsString::from("s.jsonl")]);
+    names.sort();
+    assert_eq!(names, vec![path.clone(), PathBuf::from(&backup)]);
 }
 
 /// The children of the node whose entry has `id`, searched depth-first.

@@ -42,12 +42,27 @@ impl Header {
         self.str_field("id").unwrap_or_default()
     }
 
-    /// Absent `version` means v1.
+    /// The format version, compared as the agent compares it (`header.version ?? 1`
+    /// against integers, in JavaScript): absent or `null` means v1; any number counts by
+    /// its value (`3.0` and `3e0` are v3; `2.5` is between v2 and v3, so it takes the
+    /// v2 → v3 step, as `floor` says); a string holding a number counts as that number,
+    /// `true` as 1, `false` as 0. Anything else (JavaScript's NaN, which no migration
+    /// step matches) counts as current: nothing is migrated.
     pub fn version(&self) -> u64 {
-        self.fields
-            .get("version")
-            .and_then(Value::as_u64)
-            .unwrap_or(1)
+        let number = match self.fields.get("version") {
+            None | Some(Value::Null) => Some(1.0),
+            Some(Value::Number(n)) => n.as_f64(),
+            Some(Value::String(s)) => match s.trim() {
+                "" => Some(0.0),
+                t => t.parse::<f64>().ok().filter(|v| v.is_finite()),
+            },
+            Some(Value::Bool(b)) => Some(f64::from(u8::from(*b))),
+            Some(_) => None,
+        };
+        match number {
+            Some(v) if v.is_finite() => v.floor().clamp(0.0, u64::MAX as f64) as u64,
+            _ => crate::entry::CURRENT_SESSION_VERSION,
+        }
     }
 
     pub fn set_version(&mut self, v: u64) {

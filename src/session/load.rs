@@ -273,8 +273,9 @@ impl Session {
                 .push(format!("blob {hash} not found; the reference is kept"));
         }
         session.needs_newline = !text.ends_with('\n');
+        session.from_file = session.entries.len();
         progress(total, total);
-        if report.lossy() {
+        if report.lossy() || report.migration.is_some() {
             session.pending_backup = Some(Backup::Text(text));
         }
         session.report = report;

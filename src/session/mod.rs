@@ -95,8 +95,12 @@ pub struct Session {
     flushed: bool,
     /// The file on disk does not end in a newline (torn tail): write one before appending.
     needs_newline: bool,
-    /// Original bytes to keep aside before the first rewrite (lossy load).
+    /// Original bytes to keep aside before the first rewrite (lossy load, migration).
     pending_backup: Option<Backup>,
+    /// The first `from_file` entries were read from the file: a rewrite writes their text
+    /// as it is (the persistence transforms, truncation and image externalizing, apply
+    /// to what is being persisted now, never to content already on disk).
+    from_file: usize,
     persist_error: Option<SessionError>,
     /// This session's writer lock (taken at open for writing, or at the first write).
     lock: Option<crate::lock::SessionLock>,
@@ -129,6 +133,7 @@ impl Session {
             flushed: false,
             needs_newline: false,
             pending_backup: None,
+            from_file: 0,
             persist_error: None,
             lock: None,
             disk: None,

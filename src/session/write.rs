@@ -6,7 +6,7 @@ use super::{Persistence, Session};
 use crate::blob::{self, BlobStore};
 use crate::entry::Entry;
 use crate::error::{Result, SessionError};
-use crate::persist::prepare_for_persistence;
+use crate::persist::{prepare_for_persistence, Transforms};
 use crate::storage::{atomic_write, StorageError};
 use crate::time::iso_from_ms;
 use std::borrow::Cow;
@@ -41,14 +41,19 @@ impl Session {
     fn persisted_line<'e>(
         &self,
         entry: &'e Entry,
+        transforms: Transforms,
     ) -> std::result::Result<Cow<'e, str>, StorageError> {
         let store = BlobStore::new(&*self.storage, self.blobs_dir.clone());
-        prepare_for_persistence(entry.json(), &mut |bytes: &[u8]| {
-            store.put(bytes).map(|p| p.reference).map_err(|e| match e {
-                blob::BlobError::Storage(s) => s,
-                other => StorageError::Other(other.to_string()),
-            })
-        })
+        prepare_for_persistence(
+            entry.json(),
+            &mut |bytes: &[u8]| {
+                store.put(bytes).map(|p| p.reference).map_err(|e| match e {
+                    blob::BlobError::Storage(s) => s,
+                    other => StorageError::Other(other.to_string()),
+                })
+            },
+            transforms,
+        )
     }
 
     fn keep_backup(&mut self) -> std::result::Result<(), StorageError> {
@@ -57,12 +62,26 @@ impl Session {
             return Ok(());
         };
         let stamp = iso_from_ms(self.storage.now_ms()).replace([':', '.'], "-");
-        let backup = format!("{file}.corrupt-{stamp}");
+        let (backup, warning) = match &self.report.migration {
+            Some(m) if !self.report.lossy() => {
+                let backup = format!("{file}.v{}-{stamp}", m.from_version);
+                let warning = format!(
+                    "{file} was migrated from session format v{} to v{}; its original bytes are kept in {backup}",
+                    m.from_version, m.to_version
+                );
+                (backup, warning)
+            }
+            _ => {
+                let backup = format!("{file}.corrupt-{stamp}");
+                let warning = format!(
+                    "{file} had unreadable content; its original bytes are kept in {backup}"
+                );
+                (backup, warning)
+            }
+        };
         atomic_write(&*self.storage, &backup, original.bytes())?;
-        self.report.backup_path = Some(backup.clone());
-        self.warnings.push(format!(
-            "{file} had unreadable content; its original bytes are kept in {backup}"
-        ));
+        self.report.backup_path = Some(backup);
+        self.warnings.push(warning);
         self.pending_backup = None;
         Ok(())
     }
@@ -78,8 +97,13 @@ impl Session {
         );
         out.push_str(&self.header.to_json());
         out.push('\n');
-        for e in &self.entries {
-            out.push_str(&self.persisted_line(e)?);
+        for (i, e) in self.entries.iter().enumerate() {
+            let transforms = if i < self.from_file {
+                Transforms::Lossless
+            } else {
+                Transforms::All
+            };
+            out.push_str(&self.persisted_line(e, transforms)?);
             out.push('\n');
         }
         Ok(out)
@@ -169,16 +193,18 @@ impl Session {
         }
         self.guard_write()?;
         let entry = self.entries.last().expect("called after a push");
-        let r = self.persisted_line(entry).and_then(|line| {
-            let mut data = String::with_capacity(line.len() + 2);
-            if self.needs_newline {
+        let r = self
+            .persisted_line(entry, Transforms::All)
+            .and_then(|line| {
+                let mut data = String::with_capacity(line.len() + 2);
+                if self.needs_newline {
+                    data.push('\n');
+                }
+                data.push_str(&line);
                 data.push('\n');
-            }
-            data.push_str(&line);
-            data.push('\n');
-            self.storage
-                .append(self.file.as_deref().unwrap_or_default(), data.as_bytes())
-        });
+                self.storage
+                    .append(self.file.as_deref().unwrap_or_default(), data.as_bytes())
+            });
         if r.is_ok() {
             self.needs_newline = false;
         }
