@@ -55,11 +55,36 @@ fn skip_ws(bytes: &[u8], mut pos: usize) -> usize {
 
 /// 1-based line number of a byte offset.
 pub fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
+    Lines::new(text.as_bytes()).at(offset)
+}
+
+/// Line numbers of increasing offsets, counting each newline once: a file with an issue
+/// on every line costs linear time, not quadratic.
+struct Lines<'b> {
+    bytes: &'b [u8],
+    offset: usize,
+    line: usize,
+}
+
+impl<'b> Lines<'b> {
+    fn new(bytes: &'b [u8]) -> Self {
+        Lines {
+            bytes,
+            offset: 0,
+            line: 1,
+        }
+    }
+
+    /// The 1-based line of `offset` (offsets must not decrease between calls).
+    fn at(&mut self, offset: usize) -> usize {
+        let offset = offset.min(self.bytes.len());
+        debug_assert!(offset >= self.offset, "offsets go forward");
+        if offset > self.offset {
+            self.line += memchr::memchr_iter(b'\n', &self.bytes[self.offset..offset]).count();
+            self.offset = offset;
+        }
+        self.line
+    }
 }
 
 /// Read every JSON value of `text`, leniently. Never fails: what cannot be read is reported.
@@ -68,6 +93,7 @@ pub fn parse_lenient(text: &str) -> Parsed {
     let mut out = Parsed::default();
     let mut pos = if text.starts_with(BOM) { BOM.len() } else { 0 };
     let mut prev_end: Option<usize> = None;
+    let mut lines = Lines::new(bytes);
     'outer: loop {
         pos = skip_ws(bytes, pos);
         if pos >= bytes.len() {
@@ -84,7 +110,7 @@ pub fn parse_lenient(text: &str) -> Parsed {
                     if let Some(prev) = prev_end {
                         if !bytes[prev..start].contains(&b'\n') {
                             out.issues.push(Issue {
-                                line: line_of(text, start),
+                                line: lines.at(start),
                                 offset: start,
                                 kind: IssueKind::GluedRecord,
                                 detail: "record glued to the previous one on the same line".into(),
@@ -99,7 +125,7 @@ pub fn parse_lenient(text: &str) -> Parsed {
                     match bytes[failed..].iter().position(|&b| b == b'\n') {
                         Some(nl) => {
                             out.issues.push(Issue {
-                                line: line_of(text, failed),
+                                line: lines.at(failed),
                                 offset: failed,
                                 kind: IssueKind::Unparsable,
                                 detail: err.to_string(),
@@ -110,7 +136,7 @@ pub fn parse_lenient(text: &str) -> Parsed {
                         }
                         None => {
                             out.issues.push(Issue {
-                                line: line_of(text, failed),
+                                line: lines.at(failed),
                                 offset: failed,
                                 kind: IssueKind::TornTail,
                                 detail: err.to_string(),

@@ -159,3 +159,29 @@ fn a_rewrite_never_cuts_content_already_on_disk() {
         assert!(after.contains("[Session persistence truncated large content]"));
     }
 }
+
+/// A file of nothing but bad lines loads in time linear in its size. (Each issue's line
+/// number was once counted from the start of the file: 80,000 bad lines took a minute.)
+/// The bound is a timeout against a hang, 30× what this takes in a debug build here;
+/// the speed itself is a benchmark row (`scripts/bench`: garbage vs valid, same size).
+#[test]
+fn a_file_of_bad_lines_loads_in_linear_time() {
+    let mut text = header("3");
+    text.push('\n');
+    for i in 0..50_000 {
+        text.push_str(&format!("not json at all {{{{{{ {i}\n"));
+        text.push_str(&format!(
+            r#"{{"type":"custom","customType":"x","id":"g{i}a","parentId":null,"timestamp":"t"}}{{"type":"custom","customType":"x","id":"g{i}b","parentId":"g{i}a","timestamp":"t"}}"#
+        ));
+        text.push('\n');
+    }
+    let t = std::time::Instant::now();
+    let s = xcsh_session::Session::from_string(mem(), text, "/agent");
+    let elapsed = t.elapsed();
+    assert_eq!(s.entries().len(), 100_000);
+    let issues = &s.report().issues;
+    assert_eq!(issues.len(), 100_000);
+    assert_eq!((issues[0].line, issues[1].line), (2, 3));
+    assert_eq!(issues.last().unwrap().line, 100_001);
+    assert!(elapsed.as_secs() < 30, "{elapsed:?}");
+}
