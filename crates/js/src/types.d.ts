@@ -47,11 +47,11 @@ export interface JsStorage {
   nowMs?(): number;
   /** Entropy for ids; default from `Math.random()`. */
   randomU64?(): bigint | number;
-  /** Content-addressed blob helpers; defaults are built on the file methods. */
+  /** A blob store of your own instead of the files `<blobsDir>/<hash>` (each defaults
+   * to those files). Directory copies and atomic writes are always built on the file
+   * methods above. */
   blobPut?(blobsDir: string, hash: string, data: Uint8Array): void;
   blobGet?(blobsDir: string, hash: string): Uint8Array | null;
-  /** Recursive directory copy; default built on the file methods. */
-  copyDir?(from: string, to: string): void;
   /** Create a file that must not exist (throw with code 'EEXIST' otherwise), e.g.
    * `fs.writeFileSync(path, data, { flag: 'wx' })`. Session writer locks use it. */
   createNew?(path: string, data: Uint8Array): void;
