@@ -364,3 +364,19 @@ export interface JsHistoryStore {
   recent(limit: number, cwd: string | null): { id: number; prompt: string; createdAt: number; cwd: string | null }[];
   lastPrompt(): string | null;
 }
+
+/** The SQL a SQLite `JsHistoryStore` runs (`historyQueries()`), the CLI host's own. */
+export interface HistoryQueries {
+  /** `?1` prompt, `?2` createdAt (epoch seconds), `?3` cwd or null. */
+  insert: string;
+  /** `?1` FTS5 query, `?2` limit: `[id, prompt, created_at, cwd]` rows, best match first. */
+  search: string;
+  /** As `search`, `?3` cwd. */
+  searchCwd: string;
+  /** `?1` limit: newest first. */
+  recent: string;
+  /** As `recent`, `?2` cwd. */
+  recentCwd: string;
+  /** The prompt of the last row. */
+  lastPrompt: string;
+}
