@@ -19,7 +19,7 @@ use xcsh_session::fs::FsStorage;
 use xcsh_session::internals;
 use xcsh_session::json::quote;
 use xcsh_session::listing::{self, RecentSessionInfo, DEFAULT_RECENT_LIMIT};
-use xcsh_session::storage::{DirEntry, FileStat, Storage, StorageResult};
+use xcsh_session::storage::{DirEntry, FileStat, Layer, Storage, StorageResult};
 use xcsh_session::{jsonl, OpenOptions, Persistence, Session};
 
 fn ms(d: std::time::Duration) -> f64 {
@@ -353,7 +353,10 @@ impl Counting {
     }
 }
 
-impl Storage for Counting {
+impl Layer for Counting {
+    fn inner(&self) -> &dyn Storage {
+        &self.inner
+    }
     fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
         let r = self.inner.read(path)?;
         Self::add(&self.full_reads, 1);
@@ -374,11 +377,6 @@ impl Storage for Counting {
         Self::add(&self.stats, 1);
         self.inner.stat(path)
     }
-    xcsh_session::forward_storage!(
-        inner:
-            write, append, rename, unlink, mkdir_all, fsync, rmdir, now_ms, random_u64,
-            create_new, process_identity, process_alive,
-    );
 }
 
 /// The recent list across every project: `recent_sessions` per project directory,

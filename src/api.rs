@@ -192,7 +192,7 @@ impl From<crate::blob::BlobError> for ApiError {
 pub fn recent(storage: Rc<dyn Storage>, agent_dir: &str, cwd: &str, limit: usize) -> ApiResult {
     let dirs = crate::paths::session_dirs_for_cwd(agent_dir, cwd);
     let items = crate::listing::recent_sessions_in(&*storage, &dirs, limit)?;
-    Ok(crate::listing::recent_json(&items, storage.now_ms()))
+    Ok(crate::listing::recent_json(&items, storage.env().now_ms()))
 }
 
 /// `list`: SessionInfo of one project (`cwd`) or of all projects.
@@ -328,7 +328,7 @@ pub fn gc(storage: Rc<dyn Storage>, agent_dir: &str, dry_run: bool) -> ApiResult
 mod tests {
     use super::*;
     use crate::jsonl::IssueKind;
-    use crate::storage::MemoryStorage;
+    use crate::storage::{MemoryStorage, StorageExt};
 
     const WEIRD: &str =
         "q\"b\\s/c\u{0}\u{1}\u{1f}\u{7f}\t\n\r\u{8}\u{c} é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'";

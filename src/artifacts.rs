@@ -2,7 +2,7 @@
 //! (`<n>.<toolType>.log`, read back as `artifact://<n>`) and subagent outputs
 //! (`<id>.md`, read back as `agent://<id>`).
 
-use crate::storage::{join, Storage, StorageError, StorageResult};
+use crate::storage::{join, Storage, StorageError, StorageExt, StorageResult};
 
 /// Tool types and requested ids become file-name parts: anything but `[A-Za-z0-9_-]` is
 /// replaced so no name can leave the directory.

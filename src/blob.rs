@@ -1,7 +1,7 @@
 //! The content-addressed blob store: `<blobsDir>/<sha256-hex>`, referenced from entries
 //! as `blob:sha256:<hex>`. Global (shared by all sessions), idempotent writes.
 
-use crate::storage::{join, Storage, StorageError};
+use crate::storage::{join, Storage, StorageError, StorageExt};
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STANDARD};
 use base64::engine::DecodePaddingMode;
 use base64::Engine;
@@ -247,7 +247,7 @@ pub fn collect_garbage(
         Err(e) if e.is_not_found() => return Ok(report),
         Err(e) => return Err(e),
     };
-    let now = storage.now_ms();
+    let now = storage.env().now_ms();
     for blob in blobs
         .into_iter()
         .filter(|b| !b.is_dir && is_valid_hash(&b.name))

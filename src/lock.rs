@@ -76,12 +76,13 @@ impl SessionLock {
     /// Take the lock of `session_file`, recovering a stale one.
     pub fn acquire(storage: &dyn Storage, session_file: &str) -> Result<SessionLock, LockError> {
         let path = lock_path(session_file);
-        let me = storage.process_identity();
+        let env = storage.env();
+        let me = env.process_identity();
         let owner = LockOwner {
             pid: me.pid,
             host: me.host.clone(),
-            started_at: iso_from_ms(storage.now_ms()),
-            token: format!("{:016x}", storage.random_u64()),
+            started_at: iso_from_ms(env.now_ms()),
+            token: format!("{:016x}", env.random_u64()),
         };
         let dir = crate::storage::parent(&path);
         if !dir.is_empty() {
@@ -100,8 +101,7 @@ impl SessionLock {
             };
             let stale = match LockOwner::parse(&existing) {
                 Some(held) => {
-                    let dead =
-                        held.host == me.host && storage.process_alive(held.pid) == Some(false);
+                    let dead = held.host == me.host && env.process_alive(held.pid) == Some(false);
                     if !dead {
                         return Err(LockError::Held(held));
                     }
@@ -111,7 +111,7 @@ impl SessionLock {
                     // A torn lock (crash while writing it): recovered once it is old.
                     let age = storage
                         .stat(&path)
-                        .map(|s| storage.now_ms() - s.mtime_ms)
+                        .map(|s| env.now_ms() - s.mtime_ms)
                         .unwrap_or(0);
                     if age < TORN_LOCK_GRACE_MS {
                         return Err(LockError::Unreadable);
@@ -152,7 +152,7 @@ impl SessionLock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::{MemoryStorage, ProcessIdentity};
+    use crate::storage::{Environment, Layer, MemoryStorage, ProcessIdentity};
 
     /// The exact bytes of a lock file (a JSON line).
     #[test]
@@ -179,7 +179,22 @@ mod tests {
         alive: Option<bool>,
     }
 
-    impl Storage for Proc<'_> {
+    impl Layer for Proc<'_> {
+        fn inner(&self) -> &dyn Storage {
+            self.inner
+        }
+        fn env(&self) -> &dyn Environment {
+            self
+        }
+    }
+
+    impl Environment for Proc<'_> {
+        fn now_ms(&self) -> i64 {
+            self.inner.now_ms()
+        }
+        fn random_u64(&self) -> u64 {
+            self.inner.random_u64()
+        }
         fn process_identity(&self) -> ProcessIdentity {
             ProcessIdentity {
                 pid: self.pid,
@@ -189,11 +204,6 @@ mod tests {
         fn process_alive(&self, _pid: u32) -> Option<bool> {
             self.alive
         }
-        crate::forward_storage!(
-            inner:
-                read, read_prefix, write, append, rename, unlink, list_dir, stat, mkdir_all,
-                fsync, rmdir, now_ms, random_u64,
-        );
     }
 
     #[test]

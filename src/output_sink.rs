@@ -273,7 +273,7 @@ impl<'s> OutputSink<'s> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::MemoryStorage;
+    use crate::storage::{MemoryStorage, StorageExt};
 
     #[test]
     fn head_and_tail_cuts_are_utf8_safe() {

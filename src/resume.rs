@@ -6,7 +6,7 @@ use crate::error::SessionError;
 use crate::listing::{self, SessionInfo};
 use crate::paths;
 use crate::session::{CreateOptions, OpenOptions, Persistence, Session};
-use crate::storage::{join, Storage, StorageError};
+use crate::storage::{join, Storage, StorageError, StorageExt};
 use std::rc::Rc;
 
 /// Resume failures, with the agent's messages (plus the deliberate ambiguity report).
@@ -196,8 +196,7 @@ pub fn write_breadcrumb(
 ) -> Result<(), StorageError> {
     let dir = paths::terminal_sessions_dir(agent_dir);
     storage.mkdir_all(&dir)?;
-    crate::storage::atomic_write(
-        storage,
+    storage.atomic_write(
         &join(&dir, terminal),
         format!("{cwd}\n{session_file}\n").as_bytes(),
     )

@@ -4,7 +4,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use xcsh_session::api::{self, ErrorKind};
-use xcsh_session::storage::Storage;
+use xcsh_session::storage::{Storage, StorageExt};
 
 fn json(s: &str) -> Value {
     serde_json::from_str(s).unwrap()

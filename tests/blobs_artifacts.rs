@@ -9,7 +9,7 @@ use xcsh_session::blob::{collect_garbage, BlobStore};
 use xcsh_session::output_sink::{ArtifactTarget, OutputSink};
 use xcsh_session::paths;
 use xcsh_session::session::{CreateOptions, Persistence, Session};
-use xcsh_session::storage::{MemoryStorage, Storage};
+use xcsh_session::storage::{MemoryStorage, Storage, StorageExt};
 use xcsh_session::urls::{resolve, Paging};
 
 fn session_with_artifacts(storage: &Rc<MemoryStorage>) -> Session {

@@ -6,7 +6,7 @@ use common::*;
 use std::cell::Cell;
 use std::rc::Rc;
 use xcsh_session::listing::{self, recent_sessions};
-use xcsh_session::storage::{MemoryStorage, Storage, StorageResult};
+use xcsh_session::storage::{Layer, MemoryStorage, Storage, StorageResult};
 
 /// Counts the bytes handed out by reads.
 struct Counting {
@@ -15,7 +15,10 @@ struct Counting {
     full_reads: Cell<u64>,
 }
 
-impl Storage for Counting {
+impl Layer for Counting {
+    fn inner(&self) -> &dyn Storage {
+        &self.inner
+    }
     fn read(&self, p: &str) -> StorageResult<Vec<u8>> {
         let d = self.inner.read(p)?;
         self.bytes.set(self.bytes.get() + d.len() as u64);
@@ -27,11 +30,6 @@ impl Storage for Counting {
         self.bytes.set(self.bytes.get() + d.len() as u64);
         Ok(d)
     }
-    xcsh_session::forward_storage!(
-        inner:
-            write, append, rename, unlink, list_dir, stat, mkdir_all, fsync, rmdir, now_ms,
-            random_u64,
-    );
 }
 
 fn header(id: &str, cwd: &str, title: Option<&str>) -> String {

@@ -3,7 +3,7 @@
 mod common;
 use common::*;
 use xcsh_session::session::Persistence;
-use xcsh_session::storage::Storage;
+use xcsh_session::storage::{Storage, StorageExt};
 use xcsh_session::SessionError;
 
 fn written_session() -> (
@@ -102,7 +102,7 @@ fn a_new_session_can_be_made_durable_before_the_first_reply() {
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
-use xcsh_session::storage::{MemoryStorage, StorageError, StorageResult};
+use xcsh_session::storage::{Layer, MemoryStorage, StorageError, StorageResult};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Fault {
@@ -150,7 +150,10 @@ impl FaultStorage {
     }
 }
 
-impl Storage for FaultStorage {
+impl Layer for FaultStorage {
+    fn inner(&self) -> &dyn Storage {
+        &*self.disk
+    }
     fn write(&self, p: &str, d: &[u8]) -> StorageResult<()> {
         if self.enter("write", p)? {
             if self.fault == Fault::Stop {
@@ -193,10 +196,6 @@ impl Storage for FaultStorage {
         }
         self.disk.fsync(p)
     }
-    xcsh_session::forward_storage!(
-        disk:
-            read, read_prefix, list_dir, stat, mkdir_all, rmdir, now_ms, random_u64,
-    );
 }
 
 /// A workload touching every write path: deferred first write, appends, a rename-based

@@ -5,7 +5,9 @@ use common::*;
 use serde_json::{json, Value};
 use std::rc::Rc;
 use xcsh_session::session::{CompactionInput, Persistence, Session};
-use xcsh_session::storage::{MemoryStorage, Storage, StorageError, StorageResult};
+use xcsh_session::storage::{
+    Layer, MemoryStorage, Storage, StorageError, StorageExt, StorageResult,
+};
 use xcsh_session::{Leaf, SessionError};
 
 fn line_of(session: &Session, id: &str) -> String {
@@ -745,7 +747,10 @@ impl Failing {
     }
 }
 
-impl Storage for Failing {
+impl Layer for Failing {
+    fn inner(&self) -> &dyn Storage {
+        &self.inner
+    }
     fn write(&self, p: &str, d: &[u8]) -> StorageResult<()> {
         self.spend(p)?;
         self.inner.write(p, d)
@@ -762,10 +767,10 @@ impl Storage for Failing {
         self.spend(p)?;
         self.inner.fsync(p)
     }
-    xcsh_session::forward_storage!(
-        inner:
-            read, read_prefix, unlink, list_dir, stat, mkdir_all, rmdir, now_ms, random_u64,
-    );
+    fn create_new(&self, p: &str, d: &[u8]) -> StorageResult<()> {
+        self.spend(p)?;
+        self.inner.create_new(p, d)
+    }
 }
 
 #[test]

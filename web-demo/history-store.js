@@ -2,12 +2,14 @@
 // @sqlite.org/sqlite-wasm, vendored into vendor/sqlite-wasm/ by scripts/build-web-vendor),
 // persisted on the Origin Private File System with the `opfs-sahpool` VFS (synchronous
 // access handles: works in a dedicated Worker without COOP/COEP headers), database
-// `/history.db`, with the native host's schema (host/src/history.rs) and its queries.
+// `/history.db`, with the schema and queries of the core (the CLI host runs the same SQL).
 //
 // `SqliteHistoryStore` is a `JsHistoryStore` (pkg/xcsh_session.d.ts): synchronous methods
 // the package's `PromptHistory` calls; the core does the rest (trimming, dedupe of
 // consecutive prompts, limits, the `[{id, prompt, createdAt, cwd}]` shape).
 // Only usable inside a Worker.
+
+import { historyQueries, historySchema } from './pkg/xcsh_session.js';
 
 export const BACKEND = 'sqlite-wasm (opfs-sahpool)';
 export const DB_FILE = '/history.db';
@@ -16,43 +18,13 @@ export const POOL_DIR = '.xcsh-history';
 const LOCK_NAME = 'xcsh-session-viewer-history';
 const VENDOR_URL = new URL('./vendor/sqlite-wasm/index.mjs', import.meta.url);
 
-/** The host's schema: the agent's table, its indexes, the FTS5 index and its triggers. */
-export const SCHEMA = `
-CREATE TABLE IF NOT EXISTS history (
-\tid INTEGER PRIMARY KEY AUTOINCREMENT,
-\tprompt TEXT NOT NULL,
-\tcreated_at INTEGER NOT NULL DEFAULT (CAST(strftime('%s','now') AS INTEGER)),
-\tcwd TEXT
-);
-CREATE INDEX IF NOT EXISTS idx_history_created_at ON history(created_at DESC);
-CREATE INDEX IF NOT EXISTS idx_history_cwd_created_at ON history(cwd, created_at DESC);
-CREATE VIRTUAL TABLE IF NOT EXISTS history_fts USING fts5(prompt, content='history', content_rowid='id');
-CREATE TRIGGER IF NOT EXISTS history_ai AFTER INSERT ON history BEGIN
-\tINSERT INTO history_fts(rowid, prompt) VALUES (new.id, new.prompt);
-END;
-CREATE TRIGGER IF NOT EXISTS history_ad AFTER DELETE ON history BEGIN
-\tINSERT INTO history_fts(history_fts, rowid, prompt) VALUES ('delete', old.id, old.prompt);
-END;
-CREATE TRIGGER IF NOT EXISTS history_au AFTER UPDATE ON history BEGIN
-\tINSERT INTO history_fts(history_fts, rowid, prompt) VALUES ('delete', old.id, old.prompt);
-\tINSERT INTO history_fts(rowid, prompt) VALUES (new.id, new.prompt);
-END;
-`;
-
-const INSERT = 'INSERT INTO history (prompt, created_at, cwd) VALUES (?1, ?2, ?3)';
-const SEARCH = `SELECT h.id, h.prompt, h.created_at, h.cwd
-    FROM history_fts JOIN history h ON h.id = history_fts.rowid
-    WHERE history_fts MATCH ?1
-    ORDER BY bm25(history_fts), h.created_at DESC, h.id DESC LIMIT ?2`;
-const SEARCH_CWD = `SELECT h.id, h.prompt, h.created_at, h.cwd
-    FROM history_fts JOIN history h ON h.id = history_fts.rowid
-    WHERE history_fts MATCH ?1 AND h.cwd = ?3
-    ORDER BY bm25(history_fts), h.created_at DESC, h.id DESC LIMIT ?2`;
-const RECENT = `SELECT id, prompt, created_at, cwd FROM history
-    ORDER BY created_at DESC, id DESC LIMIT ?1`;
-const RECENT_CWD = `SELECT id, prompt, created_at, cwd FROM history WHERE cwd = ?2
-    ORDER BY created_at DESC, id DESC LIMIT ?1`;
-const LAST = 'SELECT prompt FROM history ORDER BY id DESC LIMIT 1';
+/**
+ * The schema (the agent's table, its indexes, the FTS5 index and its triggers) and the
+ * queries: the core's, the same text the CLI host runs, read from the package once it is
+ * initialized (the worker does that before opening the history).
+ */
+let sql;
+const SQL = () => (sql ??= { schema: historySchema(), ...historyQueries() });
 
 function withKind(message, kind) {
   const e = new Error(message);
@@ -76,7 +48,7 @@ export class SqliteHistoryStore {
 
   add(prompt, cwd, createdAt) {
     try {
-      this.db.exec({ sql: INSERT, bind: [String(prompt), Math.trunc(Number(createdAt)), cwd ?? null] });
+      this.db.exec({ sql: SQL().insert, bind: [String(prompt), Math.trunc(Number(createdAt)), cwd ?? null] });
     } catch (e) {
       throw withKind(`history.db: ${sqliteMessage(e)}`, 'storage');
     }
@@ -84,7 +56,7 @@ export class SqliteHistoryStore {
 
   search(query, limit, cwd) {
     try {
-      return this.#rows(cwd ? SEARCH_CWD : SEARCH, cwd ? [String(query), limit, cwd] : [String(query), limit]);
+      return this.#rows(cwd ? SQL().searchCwd : SQL().search, cwd ? [String(query), limit, cwd] : [String(query), limit]);
     } catch (e) {
       // As the host does: a plain SQLITE_ERROR from a MATCH is a malformed query
       // (`fts5: syntax error near ...`, `no such column: x`, `unterminated string`).
@@ -95,7 +67,7 @@ export class SqliteHistoryStore {
 
   recent(limit, cwd) {
     try {
-      return this.#rows(cwd ? RECENT_CWD : RECENT, cwd ? [limit, cwd] : [limit]);
+      return this.#rows(cwd ? SQL().recentCwd : SQL().recent, cwd ? [limit, cwd] : [limit]);
     } catch (e) {
       throw withKind(`history.db: ${sqliteMessage(e)}`, 'storage');
     }
@@ -103,7 +75,7 @@ export class SqliteHistoryStore {
 
   lastPrompt() {
     try {
-      const v = this.db.selectValue(LAST);
+      const v = this.db.selectValue(SQL().lastPrompt);
       return typeof v === 'string' ? v : null;
     } catch (e) {
       throw withKind(`history.db: ${sqliteMessage(e)}`, 'storage');
@@ -190,7 +162,7 @@ export async function openSqliteHistory({ lockTimeoutMs = 5000 } = {}) {
   if (!pool) throw new Error(`cannot open the opfs-sahpool VFS: ${lastError?.message ?? lastError}`);
   const db = new pool.OpfsSAHPoolDb(DB_FILE);
   try {
-    db.exec(SCHEMA);
+    db.exec(SQL().schema);
   } catch (e) {
     db.close();
     throw new Error(`cannot create the history schema: ${sqliteMessage(e)}`);

@@ -2,7 +2,7 @@
 //! path outside the artifacts directory.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use xcsh_session::storage::{DirEntry, FileStat, MemoryStorage, Storage, StorageResult};
+use xcsh_session::storage::{DirEntry, FileStat, Layer, MemoryStorage, Storage, StorageResult};
 use xcsh_session::urls::{resolve, Paging};
 
 const DIR: &str = "/p/sess";
@@ -15,7 +15,8 @@ fn inside(path: &str) -> &str {
     path
 }
 
-impl Storage for Jail {
+impl Layer for Jail {
+    fn inner(&self) -> &dyn Storage { &self.0 }
     fn read(&self, p: &str) -> StorageResult<Vec<u8>> { self.0.read(inside(p)) }
     fn read_prefix(&self, p: &str, n: u64) -> StorageResult<Vec<u8>> { self.0.read_prefix(inside(p), n) }
     fn write(&self, p: &str, d: &[u8]) -> StorageResult<()> { self.0.write(inside(p), d) }
@@ -27,8 +28,7 @@ impl Storage for Jail {
     fn mkdir_all(&self, p: &str) -> StorageResult<()> { self.0.mkdir_all(inside(p)) }
     fn fsync(&self, p: &str) -> StorageResult<()> { self.0.fsync(inside(p)) }
     fn rmdir(&self, p: &str) -> StorageResult<()> { self.0.rmdir(inside(p)) }
-    fn now_ms(&self) -> i64 { self.0.now_ms() }
-    fn random_u64(&self) -> u64 { self.0.random_u64() }
+    fn create_new(&self, p: &str, d: &[u8]) -> StorageResult<()> { self.0.create_new(inside(p), d) }
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -1,19 +1,9 @@
 //! The `xcsh:session/history` imports over SQLite: the agent's `history.db`.
 //!
-//! Schema (the agent's current one; `created_at` is epoch seconds):
-//!
-//! ```sql
-//! CREATE TABLE history (
-//!     id INTEGER PRIMARY KEY AUTOINCREMENT,
-//!     prompt TEXT NOT NULL,
-//!     created_at INTEGER NOT NULL DEFAULT (CAST(strftime('%s','now') AS INTEGER)),
-//!     cwd TEXT
-//! );
-//! CREATE INDEX idx_history_created_at ON history(created_at DESC);
-//! CREATE INDEX idx_history_cwd_created_at ON history(cwd, created_at DESC);
-//! CREATE VIRTUAL TABLE history_fts USING fts5(prompt, content='history', content_rowid='id');
-//! -- triggers history_ai / history_ad / history_au keep history_fts in sync
-//! ```
+//! The schema is the agent's current one (`created_at` is epoch seconds): the table
+//! `history(id, prompt, created_at, cwd)`, indexes on `created_at` and `(cwd, created_at)`,
+//! the FTS5 index `history_fts` and the triggers that keep it in sync. Its SQL and the
+//! queries are the core's [`xcsh_session::history::sql`], shared with the viewer.
 //!
 //! An older database (its `history` table declared with `DEFAULT (unixepoch())`, or
 //! lacking the `cwd` or `created_at` column) is rebuilt in one transaction, ids and rows
@@ -37,6 +27,10 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use xcsh_session::history::sql::{
+    CREATE_INDEXES, CREATE_TABLE, INSERT, LAST_PROMPT, REBUILD_FTS, RECENT, RECENT_CWD, SCHEMA,
+    SCHEMA_OBJECTS, SEARCH, SEARCH_CWD,
+};
 
 /// How long a connection waits for another writer's lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -44,42 +38,6 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long opening or writing retries on `SQLITE_BUSY` that the busy handler does not
 /// cover (switching to WAL while another process creates the file).
 const BUSY_RETRY_FOR: Duration = Duration::from_secs(20);
-
-/// The agent's current table. Its `created_at` default must not mention `unixepoch(`:
-/// the agent takes that as the older schema and rebuilds the table.
-const CREATE_TABLE: &str = "CREATE TABLE history (
-\tid INTEGER PRIMARY KEY AUTOINCREMENT,
-\tprompt TEXT NOT NULL,
-\tcreated_at INTEGER NOT NULL DEFAULT (CAST(strftime('%s','now') AS INTEGER)),
-\tcwd TEXT
-)";
-
-/// Indexes, the FTS5 index and its sync triggers (idempotent).
-const CREATE_INDEXES: &str = "
-CREATE INDEX IF NOT EXISTS idx_history_created_at ON history(created_at DESC);
-CREATE INDEX IF NOT EXISTS idx_history_cwd_created_at ON history(cwd, created_at DESC);
-CREATE VIRTUAL TABLE IF NOT EXISTS history_fts USING fts5(prompt, content='history', content_rowid='id');
-CREATE TRIGGER IF NOT EXISTS history_ai AFTER INSERT ON history BEGIN
-\tINSERT INTO history_fts(rowid, prompt) VALUES (new.id, new.prompt);
-END;
-CREATE TRIGGER IF NOT EXISTS history_ad AFTER DELETE ON history BEGIN
-\tINSERT INTO history_fts(history_fts, rowid, prompt) VALUES ('delete', old.id, old.prompt);
-END;
-CREATE TRIGGER IF NOT EXISTS history_au AFTER UPDATE ON history BEGIN
-\tINSERT INTO history_fts(history_fts, rowid, prompt) VALUES ('delete', old.id, old.prompt);
-\tINSERT INTO history_fts(rowid, prompt) VALUES (new.id, new.prompt);
-END;
-";
-
-/// Everything [`CREATE_INDEXES`] creates, by name.
-const SCHEMA_OBJECTS: [&str; 6] = [
-    "idx_history_created_at",
-    "idx_history_cwd_created_at",
-    "history_fts",
-    "history_ai",
-    "history_ad",
-    "history_au",
-];
 
 /// `created_at` of an old row, as epoch seconds: integers kept, reals truncated, ISO or
 /// numeric text converted, anything else the migration time.
@@ -193,7 +151,7 @@ fn migrate_legacy(conn: &Connection) -> rusqlite::Result<()> {
     )?;
     conn.execute_batch("DROP TABLE history_legacy;")?;
     conn.execute_batch(CREATE_INDEXES)?;
-    conn.execute_batch("INSERT INTO history_fts(history_fts) VALUES('rebuild');")
+    conn.execute_batch(REBUILD_FTS)
 }
 
 /// Create the schema, migrate an older one, or add what is missing; in one write
@@ -211,15 +169,14 @@ fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     match table_sql(&tx)? {
         None => {
-            tx.execute_batch(CREATE_TABLE)?;
-            tx.execute_batch(CREATE_INDEXES)?;
+            tx.execute_batch(SCHEMA)?;
         }
         Some(sql) if is_legacy(&tx, &sql)? => migrate_legacy(&tx)?,
         Some(_) => {
             let had_fts = has_fts(&tx)?;
             tx.execute_batch(CREATE_INDEXES)?;
             if !had_fts {
-                tx.execute_batch("INSERT INTO history_fts(history_fts) VALUES('rebuild');")?;
+                tx.execute_batch(REBUILD_FTS)?;
             }
         }
     }
@@ -256,8 +213,7 @@ fn insert_batch(conn: &mut Connection, rows: &[Row]) -> rusqlite::Result<()> {
     retry_busy(|| {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         {
-            let mut stmt =
-                tx.prepare("INSERT INTO history (prompt, created_at, cwd) VALUES (?1, ?2, ?3)")?;
+            let mut stmt = tx.prepare(INSERT)?;
             for r in rows {
                 stmt.execute(params![r.prompt, r.created_at, r.cwd])?;
             }
@@ -459,19 +415,6 @@ fn denied(e: StorageError) -> HistoryError {
     }
 }
 
-const SEARCH: &str = "SELECT h.id, h.prompt, h.created_at, h.cwd
-    FROM history_fts JOIN history h ON h.id = history_fts.rowid
-    WHERE history_fts MATCH ?1
-    ORDER BY bm25(history_fts), h.created_at DESC, h.id DESC LIMIT ?2";
-const SEARCH_CWD: &str = "SELECT h.id, h.prompt, h.created_at, h.cwd
-    FROM history_fts JOIN history h ON h.id = history_fts.rowid
-    WHERE history_fts MATCH ?1 AND h.cwd = ?3
-    ORDER BY bm25(history_fts), h.created_at DESC, h.id DESC LIMIT ?2";
-const RECENT: &str = "SELECT id, prompt, created_at, cwd FROM history
-    ORDER BY created_at DESC, id DESC LIMIT ?1";
-const RECENT_CWD: &str = "SELECT id, prompt, created_at, cwd FROM history WHERE cwd = ?2
-    ORDER BY created_at DESC, id DESC LIMIT ?1";
-
 impl Host for FsHost {
     fn add(
         &mut self,
@@ -528,12 +471,8 @@ impl Host for FsHost {
             return Ok(None);
         };
         retry_busy(|| {
-            conn.query_row(
-                "SELECT prompt FROM history ORDER BY id DESC LIMIT 1",
-                [],
-                |r| Ok(text(r.get_ref(0)?)),
-            )
-            .optional()
+            conn.query_row(LAST_PROMPT, [], |r| Ok(text(r.get_ref(0)?)))
+                .optional()
         })
         .map(Option::flatten)
         .map_err(|e| other(format!("{}: {e}", path.display())))

@@ -6,7 +6,8 @@
 //!
 //! This module holds what every host shares, and does no I/O itself: the database lives
 //! behind the [`HistoryStore`] port (SQLite in the native CLI host, over the WIT import
-//! `xcsh:session/history`; [`MemoryHistory`] for tests and for hosts without SQLite).
+//! `xcsh:session/history`; [`MemoryHistory`] for tests and for hosts without SQLite). The
+//! SQL those SQLite hosts run, schema and queries, is written once in [`sql`].
 //!
 //! - **What is stored.** A prompt is trimmed (JavaScript `String.prototype.trim`
 //!   semantics) and stored trimmed; an empty or all-blank prompt is ignored.
@@ -36,6 +37,7 @@ mod json;
 mod logic;
 mod memory;
 mod query;
+pub mod sql;
 #[cfg(test)]
 mod test_support;
 

@@ -67,8 +67,8 @@ impl Session {
             ));
         }
         let storage = self.storage.clone();
-        let id = entry_id(&self.by_id, || storage.random_u64());
-        let timestamp = iso_from_ms(self.storage.now_ms());
+        let id = entry_id(&self.by_id, || storage.env().random_u64());
+        let timestamp = iso_from_ms(self.storage.env().now_ms());
         let borrowed: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let line = compose_line(type_name, &id, self.leaf.as_deref(), &timestamp, &borrowed);
         let entry = Entry::parse(Text::from(line))

@@ -6,7 +6,7 @@ use crate::entry::{Entry, EntryType, Header, Text};
 use crate::error::{Result, SessionError};
 use crate::json::to_text;
 use crate::paths;
-use crate::storage::{join, parent, Storage, StorageError};
+use crate::storage::{join, parent, Storage, StorageError, StorageExt};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::rc::Rc;

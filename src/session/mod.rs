@@ -146,8 +146,9 @@ impl Session {
     }
 
     fn new_header(storage: &dyn Storage, cwd: &str, parent_session: Option<&str>) -> Header {
-        let now = storage.now_ms();
-        let id = SessionIdGen::new(storage.random_u64()).next(now);
+        let env = storage.env();
+        let now = env.now_ms();
+        let id = SessionIdGen::new(env.random_u64()).next(now);
         Header::new(&id, &iso_from_ms(now), cwd, parent_session)
     }
 

@@ -7,7 +7,7 @@ use crate::blob::{self, BlobStore};
 use crate::entry::Entry;
 use crate::error::{Result, SessionError};
 use crate::persist::{prepare_for_persistence, Transforms};
-use crate::storage::{atomic_write, StorageError};
+use crate::storage::{StorageError, StorageExt};
 use crate::time::iso_from_ms;
 use std::borrow::Cow;
 
@@ -61,7 +61,7 @@ impl Session {
         else {
             return Ok(());
         };
-        let stamp = iso_from_ms(self.storage.now_ms()).replace([':', '.'], "-");
+        let stamp = iso_from_ms(self.storage.env().now_ms()).replace([':', '.'], "-");
         let (backup, warning) = match &self.report.migration {
             Some(m) if !self.report.lossy() => {
                 let backup = format!("{file}.v{}-{stamp}", m.from_version);
@@ -79,7 +79,7 @@ impl Session {
                 (backup, warning)
             }
         };
-        atomic_write(&*self.storage, &backup, original.bytes())?;
+        self.storage.atomic_write(&backup, original.bytes())?;
         self.report.backup_path = Some(backup);
         self.warnings.push(warning);
         self.pending_backup = None;
@@ -175,7 +175,7 @@ impl Session {
         };
         self.keep_backup()?;
         let content = self.to_jsonl()?;
-        atomic_write(&*self.storage, &file, content.as_bytes())?;
+        self.storage.atomic_write(&file, content.as_bytes())?;
         self.needs_newline = false;
         self.flushed = true;
         Ok(())

@@ -2,7 +2,7 @@
 // over a JS store object (what the browser backs with SQLite on OPFS).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PromptHistory } from './helpers.mjs';
+import { PromptHistory, historyQueries, historySchema } from './helpers.mjs';
 
 test('without a store it reports the in-memory fallback and dedupes consecutive prompts', () => {
   const h = new PromptHistory();
@@ -39,4 +39,18 @@ test('over a JS store it passes rows through and seeds the dedupe cache from it'
   assert.equal(rows[1].cwd, '/w');
   assert.deepEqual(h.recent({ limit: 1 }).map((r) => r.prompt), ['new one']);
   assert.equal(h.recent({ limit: 5 })[1].createdAt, '2023-11-14T22:13:20.000Z');
+});
+
+test('the SQL of a SQLite store is the core\'s: one idempotent schema and the host\'s queries', () => {
+  const schema = historySchema();
+  assert.match(schema, /^CREATE TABLE IF NOT EXISTS history \(/);
+  for (const name of ['idx_history_created_at', 'idx_history_cwd_created_at', 'history_fts', 'history_ai', 'history_ad', 'history_au']) {
+    assert.match(schema, new RegExp(`IF NOT EXISTS ${name} `), name);
+  }
+  assert.doesNotMatch(schema, /unixepoch\(/);
+  const q = historyQueries();
+  assert.deepEqual(Object.keys(q), ['insert', 'search', 'searchCwd', 'recent', 'recentCwd', 'lastPrompt']);
+  assert.match(q.insert, /^INSERT INTO history \(prompt, created_at, cwd\) VALUES \(\?1, \?2, \?3\)$/);
+  assert.match(q.searchCwd, /MATCH \?1 AND h\.cwd = \?3/);
+  assert.match(q.recentCwd, /WHERE cwd = \?2/);
 });

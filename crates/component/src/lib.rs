@@ -15,7 +15,7 @@ use xcsh_session::history::{
     NewHistoryRow,
 };
 use xcsh_session::storage::{
-    DirEntry, FileStat, ProcessIdentity, Storage, StorageError, StorageResult,
+    DirEntry, Environment, FileStat, ProcessIdentity, Storage, StorageError, StorageResult,
 };
 use xcsh_session::SessionError;
 
@@ -119,28 +119,25 @@ impl Storage for WitStorage {
         wit::rmdir(path).map_err(from_wit)
     }
 
+    fn create_new(&self, path: &str, data: &[u8]) -> StorageResult<()> {
+        wit::create_new(path, data).map_err(from_wit)
+    }
+
+    fn env(&self) -> &dyn Environment {
+        self
+    }
+}
+
+/// The host's clock, entropy and processes. (Blobs and directory copies are the core's
+/// composites over the file imports; the `blob-put`, `blob-get` and `copy-dir` imports
+/// stay in the WIT for hosts written against it, unused here.)
+impl Environment for WitStorage {
     fn now_ms(&self) -> i64 {
         wit::now_ms()
     }
 
     fn random_u64(&self) -> u64 {
         wit::random_u64()
-    }
-
-    fn blob_put(&self, blobs_dir: &str, hash: &str, data: &[u8]) -> StorageResult<()> {
-        wit::blob_put(blobs_dir, hash, data).map_err(from_wit)
-    }
-
-    fn blob_get(&self, blobs_dir: &str, hash: &str) -> StorageResult<Option<Vec<u8>>> {
-        wit::blob_get(blobs_dir, hash).map_err(from_wit)
-    }
-
-    fn copy_dir(&self, from: &str, to: &str) -> StorageResult<()> {
-        wit::copy_dir(from, to).map_err(from_wit)
-    }
-
-    fn create_new(&self, path: &str, data: &[u8]) -> StorageResult<()> {
-        wit::create_new(path, data).map_err(from_wit)
     }
 
     fn process_identity(&self) -> ProcessIdentity {

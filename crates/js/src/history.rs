@@ -201,3 +201,29 @@ impl JsPromptHistory {
         history::prefix_query(text)
     }
 }
+
+/// The SQL of the history database, the same text the CLI host runs: the schema
+/// (idempotent, run on every open) for a `JsHistoryStore` over SQLite.
+#[wasm_bindgen(js_name = historySchema)]
+pub fn history_schema() -> String {
+    history::sql::SCHEMA.to_string()
+}
+
+/// The queries a SQLite `JsHistoryStore` runs, the CLI host's own (`?1`… parameters as
+/// documented in `HistoryQueries`).
+#[wasm_bindgen(js_name = historyQueries, unchecked_return_type = "HistoryQueries")]
+pub fn history_queries() -> JsValue {
+    use history::sql;
+    let queries = js_sys::Object::new();
+    for (key, sql) in [
+        ("insert", sql::INSERT),
+        ("search", sql::SEARCH),
+        ("searchCwd", sql::SEARCH_CWD),
+        ("recent", sql::RECENT),
+        ("recentCwd", sql::RECENT_CWD),
+        ("lastPrompt", sql::LAST_PROMPT),
+    ] {
+        let _ = Reflect::set(&queries, &key.into(), &sql.into());
+    }
+    queries.into()
+}

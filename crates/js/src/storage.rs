@@ -6,7 +6,8 @@ use js_sys::{BigInt, Function, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use xcsh_session::storage::{
-    DirEntry, FileStat, MemoryStorage, Storage, StorageError, StorageResult,
+    self as port, BlobHooks, DirEntry, Environment, FileStat, Layer, MemoryStorage,
+    ProcessIdentity, Storage, StorageError, StorageResult,
 };
 
 #[wasm_bindgen]
@@ -46,7 +47,6 @@ struct Optional {
     random_u64: Option<Function>,
     blob_put: Option<Function>,
     blob_get: Option<Function>,
-    copy_dir: Option<Function>,
     create_new: Option<Function>,
     process_identity: Option<Function>,
     process_alive: Option<Function>,
@@ -94,11 +94,6 @@ fn flag(obj: &JsValue, key: &str) -> bool {
     Reflect::get(obj, &JsValue::from_str(key)).is_ok_and(|v| v.is_truthy())
 }
 
-fn random_from_math() -> u64 {
-    let half = || (js_sys::Math::random() * 4_294_967_296.0) as u64;
-    (half() << 32) | half()
-}
-
 impl JsPort {
     pub fn new(js: JsStorage) -> JsPort {
         let optional = Optional {
@@ -107,32 +102,11 @@ impl JsPort {
             random_u64: method(&js, "randomU64"),
             blob_put: method(&js, "blobPut"),
             blob_get: method(&js, "blobGet"),
-            copy_dir: method(&js, "copyDir"),
             create_new: method(&js, "createNew"),
             process_identity: method(&js, "processIdentity"),
             process_alive: method(&js, "processAlive"),
         };
         JsPort { js, optional }
-    }
-}
-
-/// The port's default blob and directory helpers (the trait's provided methods).
-struct Defaults<'a>(&'a JsPort);
-
-impl Storage for Defaults<'_> {
-    // The file primitives, passed on.
-    xcsh_session::forward_storage!(
-        0:
-            read, read_prefix, write, append, rename, unlink, list_dir, stat, mkdir_all, fsync,
-            rmdir,
-    );
-
-    fn now_ms(&self) -> i64 {
-        self.0.now_ms()
-    }
-
-    fn random_u64(&self) -> u64 {
-        self.0.random_u64()
     }
 }
 
@@ -261,68 +235,6 @@ impl Storage for JsPort {
         self.js.rmdir(path).map_err(|e| storage_error(e, path))
     }
 
-    fn now_ms(&self) -> i64 {
-        let from_js = self
-            .optional
-            .now_ms
-            .as_ref()
-            .and_then(|f| f.call0(&self.js).ok())
-            .and_then(|v| v.as_f64());
-        from_js.unwrap_or_else(js_sys::Date::now) as i64
-    }
-
-    fn random_u64(&self) -> u64 {
-        let Some(value) = self
-            .optional
-            .random_u64
-            .as_ref()
-            .and_then(|f| f.call0(&self.js).ok())
-        else {
-            return random_from_math();
-        };
-        if let Some(big) = value.dyn_ref::<BigInt>() {
-            u64::try_from(BigInt::as_uint_n(64.0, big)).unwrap_or_else(|_| random_from_math())
-        } else {
-            value
-                .as_f64()
-                .map(|n| n as u64)
-                .unwrap_or_else(random_from_math)
-        }
-    }
-
-    fn blob_put(&self, blobs_dir: &str, hash: &str, data: &[u8]) -> StorageResult<()> {
-        match &self.optional.blob_put {
-            Some(f) => {
-                let args = [
-                    JsValue::from_str(blobs_dir),
-                    JsValue::from_str(hash),
-                    Uint8Array::from(data).into(),
-                ];
-                f.call3(&self.js, &args[0], &args[1], &args[2])
-                    .map(|_| ())
-                    .map_err(|e| storage_error(e, hash))
-            }
-            None => Defaults(self).blob_put(blobs_dir, hash, data),
-        }
-    }
-
-    fn blob_get(&self, blobs_dir: &str, hash: &str) -> StorageResult<Option<Vec<u8>>> {
-        match &self.optional.blob_get {
-            Some(f) => {
-                let value = f.call2(
-                    &self.js,
-                    &JsValue::from_str(blobs_dir),
-                    &JsValue::from_str(hash),
-                );
-                match value.map_err(|e| storage_error(e, hash))? {
-                    v if v.is_null() || v.is_undefined() => Ok(None),
-                    v => bytes(v, "blobGet").map(Some),
-                }
-            }
-            None => Defaults(self).blob_get(blobs_dir, hash),
-        }
-    }
-
     fn create_new(&self, path: &str, data: &[u8]) -> StorageResult<()> {
         match &self.optional.create_new {
             Some(f) => f
@@ -333,20 +245,59 @@ impl Storage for JsPort {
                 )
                 .map(|_| ())
                 .map_err(|e| storage_error(e, path)),
-            None => Defaults(self).create_new(path, data),
+            None => port::create_new_checked(self, path, data),
         }
     }
 
-    fn process_identity(&self) -> xcsh_session::storage::ProcessIdentity {
-        let default = xcsh_session::storage::ProcessIdentity {
-            pid: 0,
-            host: "unknown".into(),
+    fn env(&self) -> &dyn Environment {
+        self
+    }
+
+    fn blob_hooks(&self) -> Option<&dyn BlobHooks> {
+        let optional = &self.optional;
+        (optional.blob_put.is_some() || optional.blob_get.is_some()).then_some(self)
+    }
+}
+
+/// The optional `nowMs`, `randomU64`, `processIdentity` and `processAlive`; without them,
+/// those of [`JsEnv`].
+impl Environment for JsPort {
+    fn now_ms(&self) -> i64 {
+        let from_js = self
+            .optional
+            .now_ms
+            .as_ref()
+            .and_then(|f| f.call0(&self.js).ok())
+            .and_then(|v| v.as_f64());
+        from_js.map_or_else(|| JsEnv.now_ms(), |ms| ms as i64)
+    }
+
+    fn random_u64(&self) -> u64 {
+        let Some(value) = self
+            .optional
+            .random_u64
+            .as_ref()
+            .and_then(|f| f.call0(&self.js).ok())
+        else {
+            return JsEnv.random_u64();
         };
+        if let Some(big) = value.dyn_ref::<BigInt>() {
+            u64::try_from(BigInt::as_uint_n(64.0, big)).unwrap_or_else(|_| JsEnv.random_u64())
+        } else {
+            value
+                .as_f64()
+                .map(|n| n as u64)
+                .unwrap_or_else(|| JsEnv.random_u64())
+        }
+    }
+
+    fn process_identity(&self) -> ProcessIdentity {
+        let default = ProcessIdentity::unknown();
         let Some(f) = &self.optional.process_identity else {
             return default;
         };
         match f.call0(&self.js) {
-            Ok(v) => xcsh_session::storage::ProcessIdentity {
+            Ok(v) => ProcessIdentity {
                 pid: Reflect::get(&v, &"pid".into())
                     .ok()
                     .and_then(|p| p.as_f64())
@@ -366,36 +317,66 @@ impl Storage for JsPort {
             .ok()
             .and_then(|v| v.as_bool())
     }
+}
 
-    fn copy_dir(&self, from: &str, to: &str) -> StorageResult<()> {
-        match &self.optional.copy_dir {
-            Some(f) => f
-                .call2(&self.js, &JsValue::from_str(from), &JsValue::from_str(to))
-                .map(|_| ())
-                .map_err(|e| storage_error(e, from)),
-            None => Defaults(self).copy_dir(from, to),
+/// The optional `blobPut` and `blobGet`: blobs kept by the JS object; the one it lacks
+/// uses the blob files.
+impl BlobHooks for JsPort {
+    fn put(&self, blobs_dir: &str, hash: &str, data: &[u8]) -> StorageResult<()> {
+        let Some(f) = &self.optional.blob_put else {
+            return port::put_blob_file(self, blobs_dir, hash, data);
+        };
+        let args = [
+            JsValue::from_str(blobs_dir),
+            JsValue::from_str(hash),
+            Uint8Array::from(data).into(),
+        ];
+        f.call3(&self.js, &args[0], &args[1], &args[2])
+            .map(|_| ())
+            .map_err(|e| storage_error(e, hash))
+    }
+
+    fn get(&self, blobs_dir: &str, hash: &str) -> StorageResult<Option<Vec<u8>>> {
+        let Some(f) = &self.optional.blob_get else {
+            return port::get_blob_file(self, blobs_dir, hash);
+        };
+        let value = f.call2(
+            &self.js,
+            &JsValue::from_str(blobs_dir),
+            &JsValue::from_str(hash),
+        );
+        match value.map_err(|e| storage_error(e, hash))? {
+            v if v.is_null() || v.is_undefined() => Ok(None),
+            v => bytes(v, "blobGet").map(Some),
         }
     }
 }
 
-/// The storage of sessions without a JS storage (`parseSession`, `Session.inMemory`):
-/// memory files, the JS clock and `Math.random` (the core's memory clock is a counter).
-#[derive(Default)]
-pub struct LocalStorage(MemoryStorage);
+/// The JS clock (`Date.now`) and `Math.random`.
+pub struct JsEnv;
 
-impl Storage for LocalStorage {
-    // The file primitives, passed on.
-    xcsh_session::forward_storage!(
-        0:
-            read, read_prefix, write, append, rename, unlink, list_dir, stat, mkdir_all, fsync,
-            rmdir,
-    );
-
+impl Environment for JsEnv {
     fn now_ms(&self) -> i64 {
         js_sys::Date::now() as i64
     }
 
     fn random_u64(&self) -> u64 {
-        random_from_math()
+        let half = || (js_sys::Math::random() * 4_294_967_296.0) as u64;
+        (half() << 32) | half()
+    }
+}
+
+/// The storage of sessions without a JS storage (`parseSession`, `Session.inMemory`):
+/// memory files in the JS environment ([`JsEnv`]; the core's memory clock is a counter).
+#[derive(Default)]
+pub struct LocalStorage(MemoryStorage);
+
+impl Layer for LocalStorage {
+    fn inner(&self) -> &dyn Storage {
+        &self.0
+    }
+
+    fn env(&self) -> &dyn Environment {
+        &JsEnv
     }
 }

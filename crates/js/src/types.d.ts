@@ -47,11 +47,11 @@ export interface JsStorage {
   nowMs?(): number;
   /** Entropy for ids; default from `Math.random()`. */
   randomU64?(): bigint | number;
-  /** Content-addressed blob helpers; defaults are built on the file methods. */
+  /** A blob store of your own instead of the files `<blobsDir>/<hash>` (each defaults
+   * to those files). Directory copies and atomic writes are always built on the file
+   * methods above. */
   blobPut?(blobsDir: string, hash: string, data: Uint8Array): void;
   blobGet?(blobsDir: string, hash: string): Uint8Array | null;
-  /** Recursive directory copy; default built on the file methods. */
-  copyDir?(from: string, to: string): void;
   /** Create a file that must not exist (throw with code 'EEXIST' otherwise), e.g.
    * `fs.writeFileSync(path, data, { flag: 'wx' })`. Session writer locks use it. */
   createNew?(path: string, data: Uint8Array): void;
@@ -363,4 +363,20 @@ export interface JsHistoryStore {
   search(query: string, limit: number, cwd: string | null): { id: number; prompt: string; createdAt: number; cwd: string | null }[];
   recent(limit: number, cwd: string | null): { id: number; prompt: string; createdAt: number; cwd: string | null }[];
   lastPrompt(): string | null;
+}
+
+/** The SQL a SQLite `JsHistoryStore` runs (`historyQueries()`), the CLI host's own. */
+export interface HistoryQueries {
+  /** `?1` prompt, `?2` createdAt (epoch seconds), `?3` cwd or null. */
+  insert: string;
+  /** `?1` FTS5 query, `?2` limit: `[id, prompt, created_at, cwd]` rows, best match first. */
+  search: string;
+  /** As `search`, `?3` cwd. */
+  searchCwd: string;
+  /** `?1` limit: newest first. */
+  recent: string;
+  /** As `recent`, `?2` cwd. */
+  recentCwd: string;
+  /** The prompt of the last row. */
+  lastPrompt: string;
 }
