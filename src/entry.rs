@@ -579,6 +579,9 @@ pub fn compose_line(
     out
 }
 
+/// How much of a file [`Header::from_file_start`] reads.
+pub const HEADER_PREFIX_BYTES: usize = 65_536;
+
 /// The session header (first line). Kept as an ordered JSON object so v1 extras
 /// (`provider`, `modelId`, `thinkingLevel`, `branchedFrom`) and unknown fields survive.
 #[derive(Debug, Clone, PartialEq)]
@@ -598,6 +601,17 @@ impl Header {
             }
             _ => None,
         }
+    }
+
+    /// The header of a session file from its first bytes (at most the first 64 KiB are
+    /// looked at): the first non-blank line, after a UTF-8 byte order mark, when it is a
+    /// valid header. Callers pass a prefix, never the whole file.
+    pub fn from_file_start(bytes: &[u8]) -> Option<Header> {
+        let bytes = &bytes[..bytes.len().min(HEADER_PREFIX_BYTES)];
+        let text = String::from_utf8_lossy(bytes);
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        let line = text.split('\n').find(|l| !l.trim().is_empty())?;
+        Header::from_json(line.trim_end_matches('\r'))
     }
 
     /// A new v3 header in the agent's key order.
@@ -673,6 +687,25 @@ mod tests {
 
     fn entry(s: &str) -> Entry {
         Entry::parse(Text::from(s.to_string())).unwrap()
+    }
+
+    #[test]
+    fn the_header_is_the_first_non_blank_line_of_a_file() {
+        let h = Header::from_file_start(
+            "\u{feff}\n\r\n{\"type\":\"session\",\"id\":\"s1\",\"cwd\":\"/w\"}\r\n{\"type\":\"message\"}\n"
+                .as_bytes(),
+        )
+        .unwrap();
+        assert_eq!((h.id(), h.cwd()), ("s1", Some("/w")));
+        // Not a header: another entry first, not JSON, no type "session", no lines at all.
+        for text in [
+            "{\"type\":\"message\",\"id\":\"a\"}\n",
+            "{\"type\":\"session\",\"id\":",
+            "{\"id\":\"s1\",\"cwd\":\"/w\"}",
+            "\n\n",
+        ] {
+            assert_eq!(Header::from_file_start(text.as_bytes()), None, "{text}");
+        }
     }
 
     #[test]
