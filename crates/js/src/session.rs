@@ -506,7 +506,7 @@ impl JsSession {
 
 /// Call an `onProgress(done, total)` option, if given. A throwing callback must not
 /// abort the load.
-fn report_progress(on_progress: &Option<js_sys::Function>, done: usize, total: usize) {
+pub(crate) fn report_progress(on_progress: &Option<js_sys::Function>, done: usize, total: usize) {
     if let Some(f) = on_progress {
         let _ = f.call2(
             &JsValue::NULL,
