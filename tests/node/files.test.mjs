@@ -101,3 +101,11 @@ test('sessionPrompts gives the user prompts of sessions oldest first, with progr
   assert.match(found.unreadable[0], /^gone\.jsonl: /);
   assert.deepEqual(steps, [[0, 3], [1, 3], [2, 3]]);
 });
+
+test('versionOnDisk is the version the file was written in, before any migration', async () => {
+  const { Session } = await import('./helpers.mjs');
+  const v1 = Session.fromText('{"type":"session","id":"x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}\n');
+  assert.equal(v1.versionOnDisk, 1);
+  assert.equal(v1.header().version, 3);
+  assert.equal(Session.fromText(header('y', '/w')).versionOnDisk, 3);
+});

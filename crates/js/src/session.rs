@@ -133,6 +133,12 @@ impl JsSession {
     }
 
     /// The session file (`undefined` for in-memory and `fromText` sessions).
+    /// The session version of the file as read (before any migration; no `version`: 1).
+    #[wasm_bindgen(getter = versionOnDisk)]
+    pub fn version_on_disk(&self) -> f64 {
+        self.inner.report().file_version as f64
+    }
+
     #[wasm_bindgen(getter)]
     pub fn file(&self) -> Option<String> {
         self.inner.file().map(str::to_string)
