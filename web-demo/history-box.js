@@ -104,7 +104,7 @@ async function doRefreshHistory() {
 function renderHistoryBackend(info) {
   hist.info = info;
   const el = $('history-backend');
-  const memory = info.backend === 'memory';
+  const memory = !info.persistent; // SQLite in memory (or no history at all)
   el.className = `history-backend ${memory ? 'mem' : 'ok'}`;
   const bits = [info.backend];
   if (!memory) {
@@ -112,15 +112,17 @@ function renderHistoryBackend(info) {
     if (info.file) bits.push(info.file.replace(/^\//, ''));
     if (typeof info.rows === 'number') bits.push(`${fmtNum(info.rows)} prompt${info.rows === 1 ? '' : 's'}`);
   } else {
+    if (info.sqliteVersion) bits.push(`SQLite ${info.sqliteVersion}`);
     bits.push('not kept');
   }
   el.textContent = bits.join(' · ');
   el.title = memory
-    ? 'The prompt history is in this tab only: it is gone on reload.'
+    ? 'The prompt history is in this tab only (SQLite in memory): it is gone on reload.'
     : `Kept in the browser's Origin Private File System (opfs-sahpool VFS, directory ${info.directory ?? ''}), npm @sqlite.org/sqlite-wasm ${info.packageVersion ?? ''}`;
   const fb = $('history-fallback');
   fb.hidden = !memory;
-  fb.textContent = memory ? `History kept in memory only: ${info.fallback ?? 'no persistent store'}` : '';
+  const none = info.backend === 'unavailable';
+  fb.textContent = memory ? `${none ? 'No prompt history' : 'History kept in memory only'}: ${info.fallback ?? 'no persistent store'}` : '';
 }
 
 function renderHistoryList(error, query, how) {

@@ -10,7 +10,8 @@
 // happen on copies imported into opfs or memory, opened with Session.open.
 //
 // The prompt history: the package's PromptHistory over SQLite (wasm) on OPFS
-// (history-store.js), or in memory where that cannot start (history* operations).
+// (history-store.js), or over the same database in memory where that cannot start
+// (history* operations).
 //
 // Protocol: the page posts {id, op, args}; the worker answers {id, ok, result} or
 // {id, ok: false, error: {message, kind, code}}, and may post {type: 'progress', id, ...}
@@ -20,7 +21,7 @@ import init, * as pkg from './pkg/xcsh_session.js';
 import { MemoryStorage, baseName, normPath } from './memory-storage.js';
 import { OpfsStorage } from './opfs-storage.js';
 import { describeEntry } from './describe.js';
-import { openSqliteHistory } from './history-store.js';
+import { openMemoryHistory, openSqliteHistory } from './history-store.js';
 
 const MSG_CHUNK = 40;
 const OPFS_ROOT = '/xcsh';
@@ -547,8 +548,9 @@ async function edit(reqId, what, fn, expect = {}) {
 // ---------------------------------------------------------------- prompt history
 
 /**
- * `PromptHistory` over SQLite (wasm) on OPFS; where that cannot start, the package's
- * in-memory history, with the reason (the page says so).
+ * `PromptHistory` over SQLite (wasm) on OPFS; where that cannot start, over the same
+ * database in memory, with the reason (the page says so). Without sqlite-wasm at all
+ * there is no history (`history: null`; the history operations fail with the reasons).
  */
 async function openHistory(mode) {
   let reason;
@@ -562,12 +564,19 @@ async function openHistory(mode) {
       reason = errMsg(e);
     }
   }
-  return { history: new pkg.PromptHistory(), store: null, info: { backend: 'memory', persistent: false, fallback: reason } };
+  try {
+    const { store, info } = await openMemoryHistory();
+    return { history: new pkg.PromptHistory(store), store, info: { ...info, persistent: false, fallback: reason } };
+  } catch (e) {
+    return { history: null, store: null, info: { backend: 'unavailable', persistent: false, fallback: `${reason}; ${errMsg(e)}` } };
+  }
 }
 
 async function historyState() {
   if (!historyReady) historyReady = openHistory();
-  return historyReady;
+  const h = await historyReady;
+  if (!h.history) throw fail(`The prompt history is unavailable: ${h.info.fallback}`, 'notFound');
+  return h;
 }
 
 function historyInfo(h) {
@@ -577,7 +586,7 @@ function historyInfo(h) {
   } catch {
     /* only shown */
   }
-  return { ...h.info, backend: h.history.backend, rows };
+  return { ...h.info, backend: h.history?.backend ?? h.info.backend, rows };
 }
 
 const HISTORY_LIMIT = 100;
@@ -705,7 +714,8 @@ const HANDLERS = {
   deleteSession: (args) => deleteSession(args),
 
   async historyInfo() {
-    return historyInfo(await historyState());
+    if (!historyReady) historyReady = openHistory();
+    return historyInfo(await historyReady); // also when there is none: the page says why
   },
 
   async historyAdd({ prompt, cwd }) {
