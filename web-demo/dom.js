@@ -1,5 +1,7 @@
 // DOM helpers: element building (text nodes only), formatting, the banner, toasts and the progress bar.
 
+export { errMsg } from './errors.js';
+
 export const $ = (id) => document.getElementById(id);
 
 /** Creates an element. Strings among `kids` become text nodes (never parsed as HTML). */
@@ -28,15 +30,6 @@ function append(el, kids) {
   }
 }
 
-export function errMsg(e) {
-  if (e instanceof Error) return e.message;
-  if (typeof e === 'string') return e;
-  try {
-    return JSON.stringify(e);
-  } catch {
-    return String(e);
-  }
-}
 
 const nf = new Intl.NumberFormat('en-US');
 export const fmtNum = (n) => (typeof n === 'number' && Number.isFinite(n) ? nf.format(n) : String(n ?? ''));

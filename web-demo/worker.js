@@ -21,6 +21,7 @@ import init, * as pkg from './pkg/xcsh_session.js';
 import { MemoryStorage, baseName, normPath } from './memory-storage.js';
 import { OpfsStorage } from './opfs-storage.js';
 import { describeEntry } from './describe.js';
+import { errMsg } from './errors.js';
 import { openMemoryHistory, openSqliteHistory } from './history-store.js';
 
 const MSG_CHUNK = 40;
@@ -74,16 +75,6 @@ function collectTransfer(value, out, depth) {
   }
   if (Array.isArray(value)) return;
   for (const v of Object.values(value)) collectTransfer(v, out, depth + 1);
-}
-
-function errMsg(e) {
-  if (e instanceof Error) return e.message;
-  if (typeof e === 'string') return e;
-  try {
-    return JSON.stringify(e);
-  } catch {
-    return String(e);
-  }
 }
 
 function fail(message, kind) {
