@@ -4,6 +4,13 @@ export { errMsg } from './errors.js';
 
 export const $ = (id) => document.getElementById(id);
 
+/** Re-renders a list view (`{dirty, refreshing}`): clears `dirty`, keeps the run's promise. */
+export function refreshView(view, run) {
+  view.dirty = false;
+  view.refreshing = run();
+  return view.refreshing;
+}
+
 /** Creates an element. Strings among `kids` become text nodes (never parsed as HTML). */
 export function h(tag, props, ...kids) {
   const el = document.createElement(tag);

@@ -2,7 +2,7 @@
 
 import { state } from './state.js';
 import { call } from './rpc.js';
-import { $, errMsg, flash, fmtNum, fmtTime, h, oneLine } from './dom.js';
+import { $, errMsg, flash, fmtNum, fmtTime, h, oneLine, refreshView } from './dom.js';
 import { picker, SOURCE_TAB } from './picker.js';
 
 // The worker keeps a PromptHistory (the package's logic) over SQLite compiled to wasm on
@@ -65,9 +65,7 @@ export async function openHistory() {
 }
 
 function refreshHistory() {
-  hist.dirty = false;
-  hist.refreshing = doRefreshHistory();
-  return hist.refreshing;
+  return refreshView(hist, doRefreshHistory);
 }
 
 async function doRefreshHistory() {

@@ -2,7 +2,7 @@
 
 import { SOURCE_NAMES, state } from './state.js';
 import { call } from './rpc.js';
-import { $, errMsg, fmtBytes, fmtNum, fmtTime, h, oneLine, showBanner, toast } from './dom.js';
+import { $, errMsg, fmtBytes, fmtNum, fmtTime, h, oneLine, refreshView, showBanner, toast } from './dom.js';
 import { openPath } from './open.js';
 import { editTarget } from './sessionbar.js';
 
@@ -110,9 +110,7 @@ async function chooseActive() {
 }
 
 function refreshPicker() {
-  picker.dirty = false;
-  picker.refreshing = doRefreshPicker();
-  return picker.refreshing;
+  return refreshView(picker, doRefreshPicker);
 }
 
 async function doRefreshPicker() {
