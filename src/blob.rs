@@ -191,30 +191,6 @@ pub struct GcReport {
     pub kept_recent: Vec<String>,
 }
 
-fn scan_refs(
-    storage: &dyn Storage,
-    dir: &str,
-    refs: &mut std::collections::HashSet<String>,
-    files: &mut usize,
-) -> Result<(), StorageError> {
-    let entries = match storage.list_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.is_not_found() => return Ok(()),
-        Err(e) => return Err(e),
-    };
-    for entry in entries {
-        let path = join(dir, &entry.name);
-        if entry.is_dir {
-            scan_refs(storage, &path, refs, files)?;
-        } else {
-            let bytes = storage.read(&path)?;
-            *files += 1;
-            refs.extend(referenced_hashes(&String::from_utf8_lossy(&bytes)));
-        }
-    }
-    Ok(())
-}
-
 /// The usual `grace_ms` of [`collect_garbage`]: blobs younger than this are never
 /// collected (a session may be about to reference them: blobs are written before the
 /// entry that uses them).
@@ -234,12 +210,11 @@ pub fn collect_garbage(
         dry_run,
         ..GcReport::default()
     };
-    scan_refs(
-        storage,
-        &crate::paths::sessions_root(agent_dir),
-        &mut refs,
-        &mut report.scanned_files,
-    )?;
+    for file in crate::storage::files_under(storage, &crate::paths::sessions_root(agent_dir))? {
+        let bytes = storage.read(&file)?;
+        report.scanned_files += 1;
+        refs.extend(referenced_hashes(&String::from_utf8_lossy(&bytes)));
+    }
     report.referenced = refs.len();
     let dir = crate::paths::blobs_dir(agent_dir);
     let blobs = match storage.list_dir(&dir) {

@@ -94,6 +94,46 @@ pub fn time_ago(then_ms: i64, now_ms: i64) -> String {
     }
 }
 
+/// A listed session's `firstMessage` when it has no user message.
+pub const NO_MESSAGES: &str = "(no messages)";
+
+/// The name a viewer shows for a listed session, from the fields of its record (a
+/// recent-list `name`, a `title`, a `firstMessage`, the `id`): the first one present, a
+/// first message only when the session has one; whitespace runs become one space.
+pub fn display_name(
+    name: Option<&str>,
+    title: Option<&str>,
+    first_message: Option<&str>,
+    id: &str,
+) -> String {
+    let message = first_message.filter(|m| !m.is_empty() && *m != NO_MESSAGES);
+    let chosen = name.or(title).or(message).unwrap_or(id);
+    chosen.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Every session file of an agent directory: the `.jsonl` files anywhere under its
+/// `sessions/` directory, in byte order of their paths.
+pub fn session_file_paths(storage: &dyn Storage, agent_dir: &str) -> StorageResult<Vec<String>> {
+    let mut files = crate::storage::files_under(storage, &paths::sessions_root(agent_dir))?;
+    files.retain(|f| f.ends_with(".jsonl"));
+    Ok(files)
+}
+
+/// The cwd in the header of the most recently modified session file (the first of equally
+/// recent ones): the project a viewer shows first. `None` without sessions or header.
+pub fn newest_session_cwd(storage: &dyn Storage, agent_dir: &str) -> Option<String> {
+    let mut newest: Option<(&String, i64)> = None;
+    let files = session_file_paths(storage, agent_dir).ok()?;
+    for f in &files {
+        let Ok(stat) = storage.stat(f) else { continue };
+        if newest.is_none_or(|(_, m)| stat.mtime_ms > m) {
+            newest = Some((f, stat.mtime_ms));
+        }
+    }
+    let start = storage.read_prefix(newest?.0, RECENT_PREFIX_BYTES).ok()?;
+    Header::from_file_start(&start)?.cwd().map(str::to_string)
+}
+
 /// Text of a message's `content` (a string, or the text blocks joined with a space).
 pub fn message_text(message: &str) -> Option<String> {
     let f = pick(message, &["content"]).ok()?;
@@ -265,7 +305,7 @@ pub fn session_info(storage: Rc<dyn Storage>, path: &str) -> Option<SessionInfo>
         created: header.timestamp().unwrap_or_default().to_string(),
         modified_ms,
         message_count,
-        first_message: first_message.unwrap_or_else(|| "(no messages)".into()),
+        first_message: first_message.unwrap_or_else(|| NO_MESSAGES.into()),
         all_messages_text: texts.join(" "),
     })
 }
@@ -424,6 +464,56 @@ pub fn search_json(hits: &[(&SessionInfo, u32)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listed_session_is_shown_by_name_title_first_message_or_id() {
+        let id = "0190-abc";
+        assert_eq!(
+            display_name(Some("recent  name"), Some("t"), None, id),
+            "recent name"
+        );
+        assert_eq!(
+            display_name(None, Some(" My\n title "), Some("hi"), id),
+            "My title"
+        );
+        assert_eq!(
+            display_name(None, None, Some("fix\tthe bug"), id),
+            "fix the bug"
+        );
+        assert_eq!(display_name(None, None, Some(NO_MESSAGES), id), id);
+        assert_eq!(display_name(None, None, Some(""), id), id);
+    }
+
+    #[test]
+    fn sessions_are_the_jsonl_files_under_sessions_and_the_newest_names_the_project() {
+        use crate::storage::MemoryStorage;
+        let st = MemoryStorage::new(); // its clock ticks: later writes are newer
+        assert_eq!(newest_session_cwd(&st, "/a"), None);
+        for (path, cwd) in [
+            ("/a/sessions/--p--/1_x.jsonl", "/p"),
+            ("/a/sessions/--q--/2_y.jsonl", "/q"),
+            ("/a/sessions/--p--/1_x/sub.jsonl", "/sub"),
+        ] {
+            st.mkdir_all(crate::storage::parent(path)).unwrap();
+            let header = format!(r#"{{"type":"session","id":"i","cwd":"{cwd}"}}"#);
+            st.write(path, header.as_bytes()).unwrap();
+        }
+        st.write("/a/sessions/--q--/notes.txt", b"").unwrap();
+        st.write(
+            "/a/sessions/--q--/2_y.jsonl",
+            br#"{"type":"session","id":"i","cwd":"/q"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            session_file_paths(&st, "/a").unwrap(),
+            [
+                "/a/sessions/--p--/1_x.jsonl",
+                "/a/sessions/--p--/1_x/sub.jsonl",
+                "/a/sessions/--q--/2_y.jsonl"
+            ]
+        );
+        assert_eq!(newest_session_cwd(&st, "/a").as_deref(), Some("/q"));
+    }
 
     #[test]
     fn names_are_sanitized_and_capped_at_40() {

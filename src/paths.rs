@@ -1,7 +1,8 @@
 //! Where sessions live: `<agentDir>/sessions/--<cwd-encoded>--/<ts>_<id>.jsonl`, blobs in
 //! `<agentDir>/blobs/`, breadcrumbs in `<agentDir>/terminal-sessions/`.
 
-use crate::storage::join;
+use crate::entry::Header;
+use crate::storage::{basename, join};
 
 /// `<cwd-encoded>`: the leading slash removed, `/`, `\` and `:` replaced by `-`.
 pub fn encode_cwd(cwd: &str) -> String {
@@ -47,6 +48,167 @@ pub fn session_file_name(iso_timestamp: &str, session_id: &str) -> String {
         "{}_{session_id}.jsonl",
         iso_timestamp.replace([':', '.'], "-")
     )
+}
+
+/// The file name a session gets when it is imported from a single file (a file given by
+/// the user, not found in an agent directory): a name already in the agent's
+/// `<something>_<id>.jsonl` form is kept; else the agent's name from the header's timestamp
+/// and id; else the given name with every run of characters outside `[A-Za-z0-9_.-]`
+/// replaced by `_`, ending in `.jsonl`.
+pub fn import_file_name(header: Option<&Header>, given: &str) -> String {
+    if is_agent_file_name(given) {
+        return given.to_string();
+    }
+    if let Some(h) = header {
+        if let (id, Some(ts)) = (h.id(), h.timestamp()) {
+            if !id.is_empty() && !ts.is_empty() {
+                return session_file_name(ts, id);
+            }
+        }
+    }
+    let mut safe = String::with_capacity(given.len());
+    let mut in_run = false;
+    for c in given.chars() {
+        if is_name_char(c) {
+            safe.push(c);
+        } else if !in_run {
+            safe.push('_');
+        }
+        in_run = !is_name_char(c);
+    }
+    format!("{}.jsonl", safe.strip_suffix(".jsonl").unwrap_or(&safe))
+}
+
+/// The directory a session file without a place goes to: its header's cwd's directory,
+/// `/unknown`'s when the header has no cwd (or there is no header).
+pub fn session_dir_for_file(agent_dir: &str, file_start: &[u8]) -> String {
+    let header = Header::from_file_start(file_start);
+    let cwd = header
+        .as_ref()
+        .and_then(Header::cwd)
+        .filter(|c| !c.is_empty());
+    session_dir_for_cwd(agent_dir, cwd.unwrap_or(UNKNOWN_CWD))
+}
+
+/// The cwd of sessions whose header names none.
+pub const UNKNOWN_CWD: &str = "/unknown";
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')
+}
+
+/// `<[A-Za-z0-9_.-]+>_<[A-Za-z0-9_-]+>.jsonl`
+fn is_agent_file_name(name: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".jsonl") else {
+        return false;
+    };
+    if !stem.chars().all(is_name_char) {
+        return false;
+    }
+    // An `_` with something before it and only `[A-Za-z0-9_-]` (at least one) after it.
+    let after_dot = stem.rfind('.').map_or(0, |d| d + 1);
+    (after_dot.max(1)..stem.len().saturating_sub(1)).any(|i| stem.as_bytes()[i] == b'_')
+}
+
+/// What an opened folder is, judged by its name and its files' relative paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FolderLayout {
+    /// An agent directory: it has `sessions/` (its `sessions/` and `blobs/` are used).
+    AgentDir,
+    /// A sessions directory: it has `--<cwd>--/` project directories (only those are used).
+    SessionsDir,
+    /// One project directory, itself named `--<cwd>--`.
+    ProjectDir,
+    /// Any other folder: its `.jsonl` files go to their header's cwd's directory, each
+    /// with its artifacts directory (the same path without `.jsonl`).
+    Loose,
+}
+
+/// `--<anything>--`, the form of a project directory's name.
+fn is_project_dir_name(name: &str) -> bool {
+    name.len() >= 4 && name.starts_with("--") && name.ends_with("--")
+}
+
+fn first_dir(rel: &str) -> Option<&str> {
+    rel.split_once('/').map(|(dir, _)| dir)
+}
+
+impl FolderLayout {
+    pub fn detect(root_name: &str, rels: &[&str]) -> FolderLayout {
+        if rels.iter().any(|r| first_dir(r) == Some("sessions")) {
+            FolderLayout::AgentDir
+        } else if rels
+            .iter()
+            .any(|r| first_dir(r).is_some_and(is_project_dir_name))
+        {
+            FolderLayout::SessionsDir
+        } else if is_project_dir_name(root_name) {
+            FolderLayout::ProjectDir
+        } else {
+            FolderLayout::Loose
+        }
+    }
+}
+
+/// One file of an opened folder: its path relative to the folder and, for `.jsonl` files
+/// of a loose folder, the start of its content (for the header's cwd; `None`: `/unknown`).
+#[derive(Debug, Clone, Copy)]
+pub struct FolderFile<'a> {
+    pub rel: &'a str,
+    pub start: Option<&'a [u8]>,
+}
+
+/// Where the files of an opened folder go in `agent_dir`: for each file, the paths it is
+/// copied to (empty: left out). Hidden files and directories (a part starting with `.`)
+/// are always left out. The result does not depend on the contents for any layout but
+/// [`FolderLayout::Loose`], and there only the `.jsonl` files' directories do: which files
+/// are kept can be asked with no contents first.
+pub fn opened_folder_targets(
+    agent_dir: &str,
+    root_name: &str,
+    files: &[FolderFile],
+) -> Vec<Vec<String>> {
+    let rels: Vec<&str> = files.iter().map(|f| f.rel).collect();
+    let layout = FolderLayout::detect(root_name, &rels);
+    let sessions = sessions_root(agent_dir);
+    // Loose folders: `<rel without .jsonl>` → the directory its artifacts go to.
+    let mut placed: Vec<(&str, String)> = Vec::new();
+    let mut out: Vec<Vec<String>> = files
+        .iter()
+        .map(|f| {
+            if f.rel.split('/').any(|p| p.starts_with('.')) {
+                return vec![];
+            }
+            let target = match layout {
+                FolderLayout::AgentDir => matches!(first_dir(f.rel), Some("sessions" | "blobs"))
+                    .then(|| join(agent_dir, f.rel)),
+                FolderLayout::SessionsDir => first_dir(f.rel)
+                    .is_some_and(is_project_dir_name)
+                    .then(|| join(&sessions, f.rel)),
+                FolderLayout::ProjectDir => Some(join(&join(&sessions, root_name), f.rel)),
+                FolderLayout::Loose => f.rel.strip_suffix(".jsonl").map(|stem| {
+                    let dir = session_dir_for_file(agent_dir, f.start.unwrap_or_default());
+                    let name = basename(f.rel);
+                    placed.push((stem, join(&dir, artifacts_dir(name).as_str())));
+                    join(&dir, name)
+                }),
+            };
+            target.into_iter().collect()
+        })
+        .collect();
+    if layout == FolderLayout::Loose {
+        for (f, targets) in files.iter().zip(out.iter_mut()) {
+            if f.rel.split('/').any(|p| p.starts_with('.')) {
+                continue;
+            }
+            for (stem, dir) in &placed {
+                if let Some(rest) = f.rel.strip_prefix(stem).and_then(|r| r.strip_prefix('/')) {
+                    targets.push(join(dir, rest));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The artifacts directory of a session file: the same path without `.jsonl`.
@@ -178,6 +340,115 @@ mod tests {
                 "/home/me/.xcsh/agent/sessions/--home-me-work-pi--",
                 "/home/me/.xcsh/agent/sessions/-work-pi"
             ]
+        );
+    }
+
+    #[test]
+    fn imported_files_get_the_agents_name() {
+        let header = Header::from_json(
+            r#"{"type":"session","id":"abc","timestamp":"2026-02-16T10:20:30.123Z","cwd":"/w"}"#,
+        );
+        // Already the agent's form: kept.
+        for name in [
+            "2026-02-16T10-20-30-123Z_abc.jsonl",
+            "a_b.jsonl",
+            "x.y_z-1.jsonl",
+        ] {
+            assert_eq!(import_file_name(header.as_ref(), name), name);
+        }
+        // Otherwise from the header's timestamp and id.
+        assert_eq!(
+            import_file_name(header.as_ref(), "my session.jsonl"),
+            "2026-02-16T10-20-30-123Z_abc.jsonl"
+        );
+        // Without a header: the given name made safe (runs of other characters → `_`).
+        assert_eq!(
+            import_file_name(None, "my  sessión (2).jsonl"),
+            "my_sessi_n_2_.jsonl"
+        );
+        assert_eq!(import_file_name(None, "notes.txt"), "notes.txt.jsonl");
+        assert_eq!(import_file_name(None, "a_b.c.jsonl"), "a_b.c.jsonl");
+        assert_eq!(import_file_name(None, "_b.jsonl"), "_b.jsonl");
+        assert_eq!(import_file_name(None, "ab_.jsonl"), "ab_.jsonl");
+        assert!(!is_agent_file_name("_b.jsonl") && !is_agent_file_name("a_b.c.jsonl"));
+    }
+
+    #[test]
+    fn a_file_without_a_place_goes_to_its_cwds_directory() {
+        let start = br#"{"type":"session","id":"s","cwd":"/work/pi"}"#;
+        assert_eq!(session_dir_for_file("/a", start), "/a/sessions/--work-pi--");
+        assert_eq!(session_dir_for_file("/a", b"{}"), "/a/sessions/--unknown--");
+        let no_cwd = br#"{"type":"session","id":"s","cwd":""}"#;
+        assert_eq!(
+            session_dir_for_file("/a", no_cwd),
+            "/a/sessions/--unknown--"
+        );
+    }
+
+    fn targets(root: &str, files: &[(&str, Option<&[u8]>)]) -> Vec<Vec<String>> {
+        let files: Vec<FolderFile> = files
+            .iter()
+            .map(|&(rel, start)| FolderFile { rel, start })
+            .collect();
+        opened_folder_targets("/A", root, &files)
+    }
+
+    #[test]
+    fn an_opened_folder_is_placed_by_its_layout() {
+        // The agent directory: its sessions/ and blobs/ only; hidden files never.
+        assert_eq!(
+            targets(
+                "agent",
+                &[
+                    ("sessions/--w--/a_b.jsonl", None),
+                    ("blobs/h", None),
+                    ("history.db", None),
+                    ("sessions/.git/x", None),
+                ]
+            ),
+            vec![
+                vec!["/A/sessions/--w--/a_b.jsonl".to_string()],
+                vec!["/A/blobs/h".to_string()],
+                vec![],
+                vec![]
+            ]
+        );
+        // A sessions directory: its project directories.
+        assert_eq!(
+            targets("sessions", &[("--w--/a_b.jsonl", None), ("x.jsonl", None)]),
+            vec![vec!["/A/sessions/--w--/a_b.jsonl".to_string()], vec![]]
+        );
+        // One project directory: everything in it.
+        assert_eq!(
+            targets("--w--", &[("a_b.jsonl", None), ("a_b/1.bash.log", None)]),
+            vec![
+                vec!["/A/sessions/--w--/a_b.jsonl".to_string()],
+                vec!["/A/sessions/--w--/a_b/1.bash.log".to_string()]
+            ]
+        );
+    }
+
+    #[test]
+    fn loose_files_go_to_their_headers_cwd_with_their_artifacts() {
+        let start: &[u8] = br#"{"type":"session","id":"s","cwd":"/work/pi"}"#;
+        let files = [
+            ("deep/s.jsonl", Some(start)),
+            ("deep/s/1.bash.log", None),
+            ("other.txt", None),
+            ("n.jsonl", None),
+        ];
+        assert_eq!(
+            targets("downloads", &files),
+            vec![
+                vec!["/A/sessions/--work-pi--/s.jsonl".to_string()],
+                vec!["/A/sessions/--work-pi--/s/1.bash.log".to_string()],
+                vec![],
+                vec!["/A/sessions/--unknown--/n.jsonl".to_string()],
+            ]
+        );
+        assert_eq!(
+            FolderLayout::detect("downloads", &["a.jsonl"]),
+            FolderLayout::Loose
         );
     }
 

@@ -392,6 +392,44 @@ pub fn create_new_checked<S: Storage + ?Sized>(
     storage.write(path, data)
 }
 
+/// Every file under `dir`, recursively, as full paths in byte order (`[]` when `dir` does
+/// not exist).
+pub fn files_under(storage: &dyn Storage, dir: &str) -> StorageResult<Vec<String>> {
+    fn walk(storage: &dyn Storage, dir: &str, out: &mut Vec<String>) -> StorageResult<()> {
+        let entries = match storage.list_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if e.is_not_found() => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        for entry in entries {
+            let path = join(dir, &entry.name);
+            if entry.is_dir {
+                walk(storage, &path, out)?;
+            } else {
+                out.push(path);
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(storage, dir, &mut out)?;
+    out.sort();
+    Ok(out)
+}
+
+/// Remove a directory and everything in it.
+pub fn remove_tree(storage: &dyn Storage, dir: &str) -> StorageResult<()> {
+    for entry in storage.list_dir(dir)? {
+        let path = join(dir, &entry.name);
+        if entry.is_dir {
+            remove_tree(storage, &path)?;
+        } else {
+            storage.unlink(&path)?;
+        }
+    }
+    storage.rmdir(dir)
+}
+
 /// Join two `/`-separated path parts.
 pub fn join(dir: &str, name: &str) -> String {
     if dir.is_empty() {

@@ -4,6 +4,9 @@
 // access handles: works in a dedicated Worker without COOP/COEP headers), database
 // `/history.db`, with the schema and queries of the core (the CLI host runs the same SQL).
 //
+// Where OPFS cannot be used, `openMemoryHistory` gives the same database in memory (same
+// schema and SQL, real FTS5), gone with the tab.
+//
 // `SqliteHistoryStore` is a `JsHistoryStore` (pkg/xcsh_session.d.ts): synchronous methods
 // the package's `PromptHistory` calls; the core does the rest (trimming, dedupe of
 // consecutive prompts, limits, the `[{id, prompt, createdAt, cwd}]` shape).
@@ -12,6 +15,8 @@
 import { historyQueries, historySchema } from './pkg/xcsh_session.js';
 
 export const BACKEND = 'sqlite-wasm (opfs-sahpool)';
+/** The in-memory database's backend name (the page shows it as "memory ... not kept"). */
+export const MEMORY_BACKEND = 'memory';
 export const DB_FILE = '/history.db';
 /** The OPFS directory the pool keeps its files in (opaque names; the VFS maps them). */
 export const POOL_DIR = '.xcsh-history';
@@ -40,10 +45,10 @@ function sqliteMessage(e) {
 
 /** A `JsHistoryStore` over an open sqlite-wasm database (oo1 API, synchronous). */
 export class SqliteHistoryStore {
-  constructor(sqlite3, db) {
+  constructor(sqlite3, db, backend = BACKEND) {
     this.sqlite3 = sqlite3;
     this.db = db;
-    this.backend = BACKEND;
+    this.backend = backend;
   }
 
   add(prompt, cwd, createdAt) {
@@ -116,17 +121,15 @@ function holdLock(timeoutMs) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/**
- * Opens the history database: `{store, info}`; throws (with a short reason) where OPFS or
- * sqlite-wasm is not available. `info` = {backend, sqliteVersion, packageVersion, file,
- * directory, rows}.
- */
-export async function openSqliteHistory({ lockTimeoutMs = 5000 } = {}) {
-  if (!navigator.storage?.getDirectory) throw new Error('this browser has no Origin Private File System');
-  if (typeof FileSystemFileHandle === 'undefined' || !('createSyncAccessHandle' in FileSystemFileHandle.prototype)) {
-    throw new Error('this browser cannot open OPFS files synchronously (createSyncAccessHandle)');
-  }
-  if (!(await holdLock(lockTimeoutMs))) throw new Error('another tab of the viewer has the history database open');
+let loading = null;
+
+/** sqlite-wasm, loaded and initialized once: the `sqlite3` namespace. */
+function loadSqlite() {
+  loading ??= initSqlite();
+  return loading;
+}
+
+async function initSqlite() {
   let mod;
   try {
     mod = await import(VENDOR_URL.href);
@@ -140,10 +143,45 @@ export async function openSqliteHistory({ lockTimeoutMs = 5000 } = {}) {
       if (args[0] !== 'sqlite3_step() rc=') console.warn(...args);
     },
   };
-  const sqlite3 = await mod.default({
+  return mod.default({
     print: () => {},
     printErr: (...args) => console.warn('[sqlite3]', ...args),
   });
+}
+
+/** Creates the schema in an open database (closing it and throwing when that fails). */
+function createSchema(db) {
+  try {
+    db.exec(SQL().schema);
+  } catch (e) {
+    db.close();
+    throw new Error(`cannot create the history schema: ${sqliteMessage(e)}`);
+  }
+}
+
+/** The vendored package's version, for the page (null when unknown). */
+async function packageVersion() {
+  try {
+    const res = await fetch(new URL('./vendor/sqlite-wasm/VERSION', import.meta.url));
+    if (res.ok) return (await res.text()).trim();
+  } catch {
+    /* only shown */
+  }
+  return null;
+}
+
+/**
+ * Opens the history database: `{store, info}`; throws (with a short reason) where OPFS or
+ * sqlite-wasm is not available. `info` = {backend, sqliteVersion, packageVersion, file,
+ * directory, rows}.
+ */
+export async function openSqliteHistory({ lockTimeoutMs = 5000 } = {}) {
+  if (!navigator.storage?.getDirectory) throw new Error('this browser has no Origin Private File System');
+  if (typeof FileSystemFileHandle === 'undefined' || !('createSyncAccessHandle' in FileSystemFileHandle.prototype)) {
+    throw new Error('this browser cannot open OPFS files synchronously (createSyncAccessHandle)');
+  }
+  if (!(await holdLock(lockTimeoutMs))) throw new Error('another tab of the viewer has the history database open');
+  const sqlite3 = await loadSqlite();
   // A tab that is reloading may still hold the pool's access handles for a moment.
   let pool;
   let lastError;
@@ -161,29 +199,37 @@ export async function openSqliteHistory({ lockTimeoutMs = 5000 } = {}) {
   }
   if (!pool) throw new Error(`cannot open the opfs-sahpool VFS: ${lastError?.message ?? lastError}`);
   const db = new pool.OpfsSAHPoolDb(DB_FILE);
-  try {
-    db.exec(SQL().schema);
-  } catch (e) {
-    db.close();
-    throw new Error(`cannot create the history schema: ${sqliteMessage(e)}`);
-  }
-  const store = new SqliteHistoryStore(sqlite3, db);
-  let packageVersion = null;
-  try {
-    const res = await fetch(new URL('./vendor/sqlite-wasm/VERSION', import.meta.url));
-    if (res.ok) packageVersion = (await res.text()).trim();
-  } catch {
-    /* only shown */
-  }
+  createSchema(db);
   return {
-    store,
+    store: new SqliteHistoryStore(sqlite3, db),
     info: {
       backend: BACKEND,
       sqliteVersion: sqlite3.version?.libVersion ?? null,
-      packageVersion,
+      packageVersion: await packageVersion(),
       file: DB_FILE,
       directory: POOL_DIR,
       files: pool.getFileNames?.() ?? [DB_FILE],
+    },
+  };
+}
+
+/**
+ * The same database in memory (`:memory:`, gone with the tab): `{store, info}`; throws when
+ * sqlite-wasm cannot be loaded.
+ */
+export async function openMemoryHistory() {
+  const sqlite3 = await loadSqlite();
+  const db = new sqlite3.oo1.DB(':memory:', 'c');
+  createSchema(db);
+  return {
+    store: new SqliteHistoryStore(sqlite3, db, MEMORY_BACKEND),
+    info: {
+      backend: MEMORY_BACKEND,
+      sqliteVersion: sqlite3.version?.libVersion ?? null,
+      packageVersion: await packageVersion(),
+      file: ':memory:',
+      directory: null,
+      files: [],
     },
   };
 }

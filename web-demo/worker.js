@@ -10,17 +10,19 @@
 // happen on copies imported into opfs or memory, opened with Session.open.
 //
 // The prompt history: the package's PromptHistory over SQLite (wasm) on OPFS
-// (history-store.js), or in memory where that cannot start (history* operations).
+// (history-store.js), or over the same database in memory where that cannot start
+// (history* operations).
 //
 // Protocol: the page posts {id, op, args}; the worker answers {id, ok, result} or
 // {id, ok: false, error: {message, kind, code}}, and may post {type: 'progress', id, ...}
 // before. Requests run one at a time, in order; for opfs, each request's writes are on
 // disk (journal committed) before its answer is posted.
 import init, * as pkg from './pkg/xcsh_session.js';
-import { MemoryStorage, baseName, joinPath, normPath, parentOf } from './memory-storage.js';
+import { MemoryStorage, baseName, normPath } from './memory-storage.js';
 import { OpfsStorage } from './opfs-storage.js';
 import { describeEntry } from './describe.js';
-import { openSqliteHistory } from './history-store.js';
+import { errMsg } from './errors.js';
+import { openMemoryHistory, openSqliteHistory } from './history-store.js';
 
 const MSG_CHUNK = 40;
 const OPFS_ROOT = '/xcsh';
@@ -73,16 +75,6 @@ function collectTransfer(value, out, depth) {
   }
   if (Array.isArray(value)) return;
   for (const v of Object.values(value)) collectTransfer(v, out, depth + 1);
-}
-
-function errMsg(e) {
-  if (e instanceof Error) return e.message;
-  if (typeof e === 'string') return e;
-  try {
-    return JSON.stringify(e);
-  } catch {
-    return String(e);
-  }
 }
 
 function fail(message, kind) {
@@ -172,11 +164,7 @@ async function source(key) {
 }
 
 function sourceInfo(src) {
-  let sessions = 0;
-  if (src.available && src.storage) {
-    const root = `${src.agentDir}/sessions`;
-    for (const f of src.storage.filesUnder(root)) if (f.endsWith('.jsonl')) sessions++;
-  }
+  const sessions = src.available && src.storage ? pkg.sessionFilePaths(src.storage, src.agentDir).length : 0;
   return {
     key: src.key,
     label: src.label,
@@ -252,7 +240,7 @@ function openPayload(reqId, where = 'start', leafId = undefined) {
       size: view.size,
       loadMs: view.loadMs,
       header,
-      version: report.migration?.fromVersion ?? header.version ?? 1,
+      version: s.versionOnDisk,
       report,
       warnings,
       sessionId: s.sessionId,
@@ -373,33 +361,6 @@ function needWritable() {
 
 // ---------------------------------------------------------------- folders
 
-/**
- * Where the files of an opened folder go in the read-only storage. The folder may be the
- * agent directory (has sessions/), a sessions directory (has --<cwd>--/ dirs), a project
- * directory (named --<cwd>--), or any folder of .jsonl files (each placed in the project
- * directory of its header's cwd, artifacts alongside).
- */
-function mountFolder(rootName, files) {
-  const A = sources.get('opened').agentDir;
-  const rels = files.map((f) => f.rel);
-  const has = (re) => rels.some((r) => re.test(r));
-  if (has(/^sessions\//)) return (rel) => (/^(sessions|blobs)\//.test(rel) ? `${A}/${rel}` : null);
-  if (has(/^--[^/]*--\//)) return (rel) => (/^--[^/]*--\//.test(rel) ? `${A}/sessions/${rel}` : null);
-  if (/^--.*--$/.test(rootName)) return (rel) => `${A}/sessions/${rootName}/${rel}`;
-  return null; // loose files: placed by header cwd
-}
-
-function headerOf(bytes) {
-  const text = dec.decode(bytes.subarray(0, 65536)).replace(/^\uFEFF/, '');
-  const line = text.split(/\r?\n/).find((l) => l.trim());
-  try {
-    const h = JSON.parse(line);
-    return h && typeof h === 'object' ? h : null;
-  } catch {
-    return null;
-  }
-}
-
 async function filesOfHandle(handle, prefix = '') {
   const out = [];
   for await (const [name, child] of handle.entries()) {
@@ -428,43 +389,24 @@ async function loadFolder({ handle, files, name }, reqId) {
   const storage = new MemoryStorage({ readOnly: true });
   const A = sources.get('opened').agentDir;
   storage.putDir(`${A}/sessions`, 0);
-  const mount = mountFolder(rootName, list);
-  const total = list.reduce((n, f) => n + f.file.size, 0);
+  // Which files are kept (the package knows the layouts), then read those; a loose folder's
+  // sessions are placed by their header, so the files are placed again with their start.
+  const kept = pkg.openedFolderTargets(A, rootName, list.map((f) => ({ rel: f.rel })));
+  const total = list.reduce((n, f, i) => n + (kept[i].length ? f.file.size : 0), 0);
   let done = 0;
-  let kept = 0;
-  const loose = [];
-  for (const f of list) {
-    if (f.rel.split('/').some((p) => p.startsWith('.') || p === '..')) continue;
-    const target = mount ? mount(f.rel) : null;
-    if (mount && !target) continue;
-    const data = new Uint8Array(await f.file.arrayBuffer());
+  const data = [];
+  for (const [i, f] of list.entries()) {
+    if (!kept[i].length) continue;
+    data[i] = new Uint8Array(await f.file.arrayBuffer());
     done += f.file.size;
     progress(reqId, 'read', done, total);
-    if (target) {
-      storage.put(target, data, f.file.lastModified);
-      kept++;
-    } else {
-      loose.push({ rel: f.rel, data, mtime: f.file.lastModified });
-    }
   }
-  if (!mount) {
-    // Place each session by its header's cwd; its artifacts directory follows it.
-    const placed = new Map(); // rel without .jsonl → directory
-    for (const f of loose.filter((l) => l.rel.endsWith('.jsonl'))) {
-      const h = headerOf(f.data);
-      const cwd = h?.type === 'session' && typeof h.cwd === 'string' && h.cwd ? h.cwd : '/unknown';
-      const dir = pkg.sessionDirForCwd(A, cwd);
-      storage.put(`${dir}/${baseName(f.rel)}`, f.data, f.mtime);
-      placed.set(f.rel.slice(0, -'.jsonl'.length), `${dir}/${baseName(f.rel).slice(0, -'.jsonl'.length)}`);
-      kept++;
-    }
-    for (const f of loose) {
-      for (const [stem, dir] of placed) {
-        if (f.rel.startsWith(`${stem}/`)) {
-          storage.put(`${dir}/${f.rel.slice(stem.length + 1)}`, f.data, f.mtime);
-          kept++;
-        }
-      }
+  const targets = pkg.openedFolderTargets(A, rootName, list.map((f, i) => ({ rel: f.rel, start: data[i]?.subarray(0, 65536) ?? null })));
+  let placed = 0;
+  for (const [i, f] of list.entries()) {
+    for (const target of targets[i]) {
+      storage.put(target, data[i], f.file.lastModified);
+      placed++;
     }
   }
   const src = sources.get('opened');
@@ -476,35 +418,21 @@ async function loadFolder({ handle, files, name }, reqId) {
   if (!info.sessions) {
     src.note = `No session files (.jsonl) found in ${rootName}.`;
   }
-  return { ...info, note: src.note, files: kept, ms: performance.now() - t0 };
+  return { ...info, note: src.note, files: placed, ms: performance.now() - t0 };
 }
 
 // ---------------------------------------------------------------- listing
 
 function plainInfo(item) {
   const { allMessagesText, ...rest } = item; // never sent: it can be huge
-  const name = rest.name ?? rest.title ?? (rest.firstMessage && rest.firstMessage !== '(no messages)' ? rest.firstMessage : rest.id);
-  return { ...rest, name: String(name).replace(/\s+/g, ' ').trim() };
-}
-
-/** The cwd of the newest session file of a source (its "current project" by default). */
-function newestCwd(src) {
-  let best = null;
-  for (const f of src.storage.filesUnder(`${src.agentDir}/sessions`)) {
-    if (!f.endsWith('.jsonl')) continue;
-    const m = src.storage.stat(f).mtimeMs;
-    if (!best || m > best.m) best = { f, m };
-  }
-  if (!best) return null;
-  const h = headerOf(src.storage.readPrefix(best.f, 4096));
-  return typeof h?.cwd === 'string' ? h.cwd : null;
+  return { ...rest, name: pkg.sessionDisplayName(rest) };
 }
 
 async function list({ source: key, scope = 'project', cwd = null, query = '' }) {
   const src = await source(key);
   const { storage, agentDir } = src;
   let project = cwd;
-  if (!project || !storage.exists(pkg.sessionDirForCwd(agentDir, project))) project = newestCwd(src) ?? cwd;
+  if (!project || !storage.exists(pkg.sessionDirForCwd(agentDir, project))) project = pkg.newestSessionCwd(storage, agentDir) ?? cwd;
   const q = String(query ?? '').trim();
   let items;
   let how;
@@ -523,74 +451,18 @@ async function list({ source: key, scope = 'project', cwd = null, query = '' }) 
 
 // ---------------------------------------------------------------- copying (import)
 
-const BLOB_REF = /blob:sha256:([0-9a-f]{64})/g;
-
-/** The files of one session in a source: the .jsonl, its artifacts, the blobs it references. */
-function sessionFiles(src, path) {
-  const st = src.storage;
-  const out = [{ path, data: st.read(path), mtime: st.stat(path).mtimeMs }];
-  const dir = path.replace(/\.jsonl$/, '');
-  if (dir !== path && st.exists(dir)) for (const f of st.filesUnder(dir)) out.push({ path: f, data: st.read(f), mtime: st.stat(f).mtimeMs });
-  const text = dec.decode(out[0].data);
-  const seen = new Set();
-  for (const m of text.matchAll(BLOB_REF)) {
-    if (seen.has(m[1])) continue;
-    seen.add(m[1]);
-    const blob = `${src.agentDir}/blobs/${m[1]}`;
-    if (st.exists(blob)) out.push({ path: blob, data: st.read(blob), mtime: st.stat(blob).mtimeMs });
-  }
-  return out;
-}
-
-/** Copies files into a writable source (never over an existing session file). */
-function writeCopy(tgt, files, fromAgentDir) {
-  const st = tgt.storage;
-  let written = 0;
-  for (const f of files) {
-    const rel = f.path.slice(fromAgentDir.length);
-    const to = `${tgt.agentDir}${rel}`;
-    if (st.exists(to)) continue;
-    st.mkdirAll(parentOf(to));
-    st.write(to, f.data.slice());
-    written++;
-  }
-  return written;
-}
-
-function canonicalName(header, fallback) {
-  if (/^[\w.-]+_[\w-]+\.jsonl$/.test(fallback)) return fallback;
-  if (header?.id && header?.timestamp) return `${String(header.timestamp).replace(/[:.]/g, '-')}_${header.id}.jsonl`;
-  return `${fallback.replace(/[^\w.-]+/g, '_').replace(/\.jsonl$/, '')}.jsonl`;
-}
-
 async function importCurrent({ target }, reqId) {
   const v = needView();
   const tgt = await source(target);
   if (!tgt.writable) throw fail(`${tgt.label} is read-only here`, 'readOnly');
   if (v.src === tgt) throw fail(`This session is already in ${tgt.label}.`, 'invalidInput');
-  let to;
-  let already = false;
-  if (v.src && v.path) {
-    const files = sessionFiles(v.src, v.path);
-    to = `${tgt.agentDir}${v.path.slice(v.src.agentDir.length)}`;
-    already = tgt.storage.exists(to);
-    if (!already) writeCopy(tgt, files, v.src.agentDir);
-  } else {
-    // A single file: into the project directory of its cwd, under the agent's file name.
-    const text = v.text ?? v.session.toJsonl();
-    const header = headerOf(enc.encode(text.slice(0, 65536)));
-    const cwd = typeof header?.cwd === 'string' && header.cwd ? header.cwd : '/unknown';
-    const dir = pkg.sessionDirForCwd(tgt.agentDir, cwd);
-    to = `${dir}/${canonicalName(header, v.name || 'session.jsonl')}`;
-    already = tgt.storage.exists(to);
-    if (!already) {
-      tgt.storage.mkdirAll(dir);
-      tgt.storage.write(to, enc.encode(text));
-    }
-  }
+  // A session of a source: its files at the same place; a single file: by its header.
+  const copy = v.src && v.path
+    ? pkg.copySession(v.src.storage, v.src.agentDir, v.path, tgt.storage, tgt.agentDir)
+    : pkg.importSessionText(tgt.storage, tgt.agentDir, v.text ?? v.session.toJsonl(), v.name ?? '');
   await commit(tgt);
-  const out = await viewWritable(tgt, to, reqId);
-  out.imported = { path: to, already, target: tgt.key };
+  const out = await viewWritable(tgt, copy.path, reqId);
+  out.imported = { path: copy.path, already: copy.already, target: tgt.key };
   return out;
 }
 
@@ -598,45 +470,27 @@ async function importAll({ source: from, target }, reqId) {
   const src = await source(from);
   const tgt = await source(target);
   if (!tgt.writable) throw fail(`${tgt.label} is read-only here`, 'readOnly');
-  const sessions = src.storage.filesUnder(`${src.agentDir}/sessions`).filter((f) => f.endsWith('.jsonl'));
+  const sessions = pkg.sessionFilePaths(src.storage, src.agentDir);
   let imported = 0;
   let skipped = 0;
   for (const [i, path] of sessions.entries()) {
     progress(reqId, 'import', i, sessions.length);
-    const to = `${tgt.agentDir}${path.slice(src.agentDir.length)}`;
-    if (tgt.storage.exists(to)) {
-      skipped++;
-      continue;
-    }
-    writeCopy(tgt, sessionFiles(src, path), src.agentDir);
-    imported++;
+    if (pkg.copySession(src.storage, src.agentDir, path, tgt.storage, tgt.agentDir).already) skipped++;
+    else imported++;
   }
   await commit(tgt);
   return { imported, skipped, source: sourceInfo(tgt) };
 }
 
-function removeTree(st, dir) {
-  for (const e of st.listDir(dir)) {
-    const p = joinPath(dir, e.name);
-    if (e.isDir) removeTree(st, p);
-    else st.unlink(p);
-  }
-  st.rmdir(dir);
-}
-
 async function deleteSession({ source: key, path }) {
   const src = await source(key);
   if (!src.writable) throw fail(`${src.label} is read-only`, 'readOnly');
-  if (!path.startsWith(`${src.agentDir}/sessions/`) || !path.endsWith('.jsonl')) throw fail(`not a session file: ${path}`, 'invalidInput');
   const closed = Boolean(view && view.src === src && view.session.file === path);
   if (closed) {
     view.session.free();
     view = null;
   }
-  src.storage.unlink(path);
-  const dir = path.slice(0, -'.jsonl'.length);
-  if (src.storage.exists(dir)) removeTree(src.storage, dir);
-  if (src.storage.exists(`${path}.lock`)) src.storage.unlink(`${path}.lock`);
+  pkg.deleteSession(src.storage, src.agentDir, path); // the file, its artifacts, a stale lock
   await commit(src);
   return { closed, source: sourceInfo(src) };
 }
@@ -685,8 +539,9 @@ async function edit(reqId, what, fn, expect = {}) {
 // ---------------------------------------------------------------- prompt history
 
 /**
- * `PromptHistory` over SQLite (wasm) on OPFS; where that cannot start, the package's
- * in-memory history, with the reason (the page says so).
+ * `PromptHistory` over SQLite (wasm) on OPFS; where that cannot start, over the same
+ * database in memory, with the reason (the page says so). Without sqlite-wasm at all
+ * there is no history (`history: null`; the history operations fail with the reasons).
  */
 async function openHistory(mode) {
   let reason;
@@ -700,12 +555,19 @@ async function openHistory(mode) {
       reason = errMsg(e);
     }
   }
-  return { history: new pkg.PromptHistory(), store: null, info: { backend: 'memory', persistent: false, fallback: reason } };
+  try {
+    const { store, info } = await openMemoryHistory();
+    return { history: new pkg.PromptHistory(store), store, info: { ...info, persistent: false, fallback: reason } };
+  } catch (e) {
+    return { history: null, store: null, info: { backend: 'unavailable', persistent: false, fallback: `${reason}; ${errMsg(e)}` } };
+  }
 }
 
 async function historyState() {
   if (!historyReady) historyReady = openHistory();
-  return historyReady;
+  const h = await historyReady;
+  if (!h.history) throw fail(`The prompt history is unavailable: ${h.info.fallback}`, 'notFound');
+  return h;
 }
 
 function historyInfo(h) {
@@ -715,7 +577,7 @@ function historyInfo(h) {
   } catch {
     /* only shown */
   }
-  return { ...h.info, backend: h.history.backend, rows };
+  return { ...h.info, backend: h.history?.backend ?? h.info.backend, rows };
 }
 
 const HISTORY_LIMIT = 100;
@@ -731,17 +593,6 @@ async function historyQuery({ query = '', plain = false, cwd = null, limit = HIS
   return { how: 'search', query: fts, items, info: historyInfo(h) };
 }
 
-/** The first text of a user message (a string content or its first text block). */
-function userText(message) {
-  const c = message?.content;
-  if (typeof c === 'string') return c;
-  if (Array.isArray(c)) {
-    const block = c.find((b) => b && b.type === 'text' && typeof b.text === 'string');
-    return block ? block.text : null;
-  }
-  return null;
-}
-
 /**
  * Adds the user prompts of the sessions a picker list shows (same arguments as `list`),
  * all branches, in time order, each with its session's cwd.
@@ -750,28 +601,8 @@ async function historyImport(args, reqId) {
   const h = await historyState();
   const listed = await list(args);
   const src = await source(args.source);
-  const prompts = [];
-  const unreadable = [];
-  for (const [i, item] of listed.items.entries()) {
-    progress(reqId, 'import', i, listed.items.length);
-    let session;
-    try {
-      session = pkg.Session.fromText(src.storage.read(item.path));
-      const cwd = session.header()?.cwd || item.cwd || null;
-      for (const e of session.entries()) {
-        if (e?.type !== 'message' || e.message?.role !== 'user') continue;
-        const text = userText(e.message);
-        if (!text || !text.trim()) continue;
-        const t = typeof e.message.timestamp === 'number' ? e.message.timestamp : Date.parse(e.timestamp) || 0;
-        prompts.push({ text, cwd, t, n: prompts.length });
-      }
-    } catch (e) {
-      unreadable.push(`${baseName(item.path)}: ${errMsg(e)}`);
-    } finally {
-      session?.free();
-    }
-  }
-  prompts.sort((a, b) => a.t - b.t || a.n - b.n);
+  const sessions = listed.items.map((item) => ({ path: item.path, cwd: item.cwd || null }));
+  const { prompts, unreadable } = pkg.sessionPrompts(src.storage, sessions, (done, total) => progress(reqId, 'import', done, total));
   let added = 0;
   let duplicates = 0;
   for (const p of prompts) {
@@ -874,7 +705,8 @@ const HANDLERS = {
   deleteSession: (args) => deleteSession(args),
 
   async historyInfo() {
-    return historyInfo(await historyState());
+    if (!historyReady) historyReady = openHistory();
+    return historyInfo(await historyReady); // also when there is none: the page says why
   },
 
   async historyAdd({ prompt, cwd }) {

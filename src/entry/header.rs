@@ -3,6 +3,9 @@
 use super::CURRENT_SESSION_VERSION;
 use serde_json::{Map, Value};
 
+/// How much of a file [`Header::from_file_start`] reads.
+pub const HEADER_PREFIX_BYTES: usize = 65_536;
+
 /// The session header (first line). Kept as an ordered JSON object so v1 extras
 /// (`provider`, `modelId`, `thinkingLevel`, `branchedFrom`) and unknown fields survive.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +25,17 @@ impl Header {
             }
             _ => None,
         }
+    }
+
+    /// The header of a session file from its first bytes (at most the first 64 KiB are
+    /// looked at): the first non-blank line, after a UTF-8 byte order mark, when it is a
+    /// valid header. Callers pass a prefix, never the whole file.
+    pub fn from_file_start(bytes: &[u8]) -> Option<Header> {
+        let bytes = &bytes[..bytes.len().min(HEADER_PREFIX_BYTES)];
+        let text = String::from_utf8_lossy(bytes);
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        let line = text.split('\n').find(|l| !l.trim().is_empty())?;
+        Header::from_json(line.trim_end_matches('\r'))
     }
 
     /// A new v3 header in the agent's key order.

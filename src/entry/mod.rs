@@ -387,7 +387,7 @@ use fields::{
     entry_fields, has_blob_mark, js_string, non_null, owned, role, string, string_list,
     EntryFields, Slice,
 };
-pub use header::Header;
+pub use header::{Header, HEADER_PREFIX_BYTES};
 
 #[cfg(test)]
 mod tests {
@@ -395,6 +395,25 @@ mod tests {
 
     fn entry(s: &str) -> Entry {
         Entry::parse(Text::from(s.to_string())).unwrap()
+    }
+
+    #[test]
+    fn the_header_is_the_first_non_blank_line_of_a_file() {
+        let h = Header::from_file_start(
+            "\u{feff}\n\r\n{\"type\":\"session\",\"id\":\"s1\",\"cwd\":\"/w\"}\r\n{\"type\":\"message\"}\n"
+                .as_bytes(),
+        )
+        .unwrap();
+        assert_eq!((h.id(), h.cwd()), ("s1", Some("/w")));
+        // Not a header: another entry first, not JSON, no type "session", no lines at all.
+        for text in [
+            "{\"type\":\"message\",\"id\":\"a\"}\n",
+            "{\"type\":\"session\",\"id\":",
+            "{\"id\":\"s1\",\"cwd\":\"/w\"}",
+            "\n\n",
+        ] {
+            assert_eq!(Header::from_file_start(text.as_bytes()), None, "{text}");
+        }
     }
 
     #[test]

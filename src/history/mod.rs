@@ -33,6 +33,7 @@
 
 mod fts_query;
 mod fts_rank;
+mod import;
 mod json;
 mod logic;
 mod memory;
@@ -41,6 +42,7 @@ pub mod sql;
 #[cfg(test)]
 mod test_support;
 
+pub use import::{prompts_of_sessions, session_prompts, user_text, SessionPrompt, SessionPrompts};
 pub use json::{add_json, entries_json, recent_json, search_json};
 pub use logic::{
     add, clamp_limit, created_at_ms, normalize_cwd, normalize_prompt, recent, search, Added,

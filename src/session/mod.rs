@@ -10,6 +10,7 @@
 
 mod append;
 mod copy;
+mod files;
 mod load;
 mod parse;
 mod tree;
@@ -17,6 +18,7 @@ mod write;
 
 pub use append::{AppendedRecord, CompactionInput};
 pub use copy::{ForkRecord, ForkResult, MovedRecord};
+pub use files::{copy_session, delete_session, import_session_text, session_files, SessionCopy};
 pub use load::{LoadReport, LoadReportRecord, NonEntry};
 pub use parse::utf8;
 pub use tree::Tree;

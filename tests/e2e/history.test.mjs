@@ -3,7 +3,7 @@
 // Adding prompts (a consecutive duplicate is kept once), FTS5 search (prefix, phrase,
 // plain words), the "this project only" filter, a malformed query (an error message, no
 // crash), persistence across a reload, importing the prompts of the listed sessions, and
-// the in-memory fallback (a second tab; ?history=memory).
+// the in-memory fallback (the same SQLite database in memory: a second tab; ?history=memory).
 //
 // Run: scripts/test-e2e   (or `node --test tests/e2e/history.test.mjs` once built)
 import { after, before, describe, test } from 'node:test';
@@ -242,6 +242,7 @@ describe('prompt history (SQLite wasm on OPFS)', { timeout: 240_000 }, () => {
       await fallback.waitFor();
       assert.match(await fallback.innerText(), /^History kept in memory only: another tab of the viewer has the history database open/);
       assert.match(await page2.locator('[data-testid=history-backend]').innerText(), /^memory/);
+      assert.match(await page2.locator('[data-testid=history-backend]').innerText(), /SQLite 3\.\d+/, 'the fallback is SQLite in memory');
       // The in-memory history works the same way.
       await page2.locator('#history-add-text').fill('Parse the flags in memory');
       await page2.locator('#history-add-btn').click();

@@ -14,6 +14,7 @@
 //! ```
 
 mod convert;
+mod files;
 mod history;
 mod session;
 mod storage;

@@ -133,6 +133,12 @@ impl JsSession {
     }
 
     /// The session file (`undefined` for in-memory and `fromText` sessions).
+    /// The session version of the file as read (before any migration; no `version`: 1).
+    #[wasm_bindgen(getter = versionOnDisk)]
+    pub fn version_on_disk(&self) -> f64 {
+        self.inner.report().file_version as f64
+    }
+
     #[wasm_bindgen(getter)]
     pub fn file(&self) -> Option<String> {
         self.inner.file().map(str::to_string)
@@ -506,7 +512,7 @@ impl JsSession {
 
 /// Call an `onProgress(done, total)` option, if given. A throwing callback must not
 /// abort the load.
-fn report_progress(on_progress: &Option<js_sys::Function>, done: usize, total: usize) {
+pub(crate) fn report_progress(on_progress: &Option<js_sys::Function>, done: usize, total: usize) {
     if let Some(f) = on_progress {
         let _ = f.call2(
             &JsValue::NULL,

@@ -380,3 +380,46 @@ export interface HistoryQueries {
   /** The prompt of the last row. */
   lastPrompt: string;
 }
+
+/** What `copySession` and `importSessionText` did. */
+export interface SessionCopy {
+  /** The session file's path in the target agent directory. */
+  path: string;
+  /** The session file was there already: nothing was written. */
+  already: boolean;
+  /** How many files were written. */
+  written: number;
+}
+
+/** The fields `sessionDisplayName` reads: any recent, list or search record. */
+export interface SessionNameFields {
+  id: string;
+  name?: string | null;
+  title?: string | null;
+  firstMessage?: string | null;
+}
+
+/** One file of a folder the user opened, for `openedFolderTargets`. */
+export interface OpenedFolderFile {
+  /** Path relative to the folder, `/`-separated. */
+  rel: string;
+  /** The start of a `.jsonl` file's content (its header; 64 KiB are enough). Only loose
+   * folders use it; without it the file goes to the `/unknown` cwd's directory. */
+  start?: Uint8Array | null;
+}
+
+/** One prompt found by `sessionPrompts`. */
+export interface SessionPrompt {
+  text: string;
+  /** The session header's cwd, else the cwd given with the session. */
+  cwd: string | null;
+  /** The message's `timestamp`, else its entry's time (epoch ms), else 0. */
+  timeMs: number;
+}
+
+/** What `sessionPrompts` returns: prompts oldest first, and the files it could not read. */
+export interface SessionPrompts {
+  prompts: SessionPrompt[];
+  /** `<file name>: <error>` */
+  unreadable: string[];
+}

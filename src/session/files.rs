@@ -1,0 +1,269 @@
+//! A session's files in an agent directory, handled as a whole: which files make up a
+//! session, copying them into another agent directory, importing a session known only by
+//! its text, and deleting a session. Storage-agnostic: both ends are [`Storage`] ports.
+
+use crate::blob::referenced_hashes;
+use crate::entry::{Header, HEADER_PREFIX_BYTES};
+use crate::error::{Result, SessionError};
+use crate::lock::lock_path;
+use crate::paths;
+use crate::storage::{files_under, join, parent, remove_tree, Storage, StorageExt, StorageResult};
+
+/// What a copy or an import did: the session file's path in the target agent directory,
+/// whether that file was there already (then nothing was written), and how many files
+/// were written.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCopy {
+    pub path: String,
+    pub already: bool,
+    pub written: usize,
+}
+
+/// The files of the session `path` in `agent_dir`: the `.jsonl` file itself, every file
+/// of its artifacts directory (the same path without `.jsonl`), and each blob of the
+/// agent directory's blob store its text references (once each, in order of first
+/// reference; a referenced blob that is not there is left out).
+pub fn session_files(
+    storage: &dyn Storage,
+    agent_dir: &str,
+    path: &str,
+) -> StorageResult<Vec<String>> {
+    let text = storage.read(path)?;
+    let mut out = vec![path.to_string()];
+    if path.ends_with(".jsonl") {
+        out.extend(files_under(storage, &paths::artifacts_dir(path))?);
+    }
+    let blobs = paths::blobs_dir(agent_dir);
+    for hash in referenced_hashes(&String::from_utf8_lossy(&text)) {
+        let blob = join(&blobs, &hash);
+        if storage.exists(&blob) {
+            out.push(blob);
+        }
+    }
+    Ok(out)
+}
+
+/// `path` (inside `from_agent`) at the same place inside `to_agent`.
+fn rebase(path: &str, from_agent: &str, to_agent: &str) -> Result<String> {
+    path.strip_prefix(from_agent)
+        .filter(|rel| rel.starts_with('/'))
+        .map(|rel| format!("{}{rel}", to_agent.trim_end_matches('/')))
+        .ok_or_else(|| SessionError::InvalidInput(format!("{path} is not in {from_agent}")))
+}
+
+/// Copies the session `path` of `from_agent` (its [`session_files`]) into `to_agent`, each
+/// file at the same path relative to the agent directory. Nothing is copied when the
+/// session file is there already; other files already there (a shared blob) are kept.
+pub fn copy_session(
+    from: &dyn Storage,
+    from_agent: &str,
+    path: &str,
+    to: &dyn Storage,
+    to_agent: &str,
+) -> Result<SessionCopy> {
+    let target = rebase(path, from_agent, to_agent)?;
+    if to.exists(&target) {
+        return Ok(SessionCopy {
+            path: target,
+            already: true,
+            written: 0,
+        });
+    }
+    let mut written = 0;
+    for file in session_files(from, from_agent, path)? {
+        let dest = rebase(&file, from_agent, to_agent)?;
+        if to.exists(&dest) {
+            continue;
+        }
+        to.mkdir_all(parent(&dest))?;
+        to.write(&dest, &from.read(&file)?)?;
+        written += 1;
+    }
+    Ok(SessionCopy {
+        path: target,
+        already: false,
+        written,
+    })
+}
+
+/// Imports a session known only by its text (a single file named `given_name`) into
+/// `agent_dir`: into its header's cwd's directory ([`paths::session_dir_for_file`]) under
+/// [`paths::import_file_name`]. Nothing is written when that file exists.
+pub fn import_session_text(
+    storage: &dyn Storage,
+    agent_dir: &str,
+    text: &str,
+    given_name: &str,
+) -> Result<SessionCopy> {
+    let start = &text.as_bytes()[..text.len().min(HEADER_PREFIX_BYTES)];
+    let header = Header::from_file_start(start);
+    let dir = paths::session_dir_for_file(agent_dir, start);
+    let name = if given_name.is_empty() {
+        "session.jsonl"
+    } else {
+        given_name
+    };
+    let path = join(&dir, &paths::import_file_name(header.as_ref(), name));
+    if storage.exists(&path) {
+        return Ok(SessionCopy {
+            path,
+            already: true,
+            written: 0,
+        });
+    }
+    storage.mkdir_all(&dir)?;
+    storage.write(&path, text.as_bytes())?;
+    Ok(SessionCopy {
+        path,
+        already: false,
+        written: 1,
+    })
+}
+
+/// Deletes the session `path` of `agent_dir`: the file, its artifacts directory and a
+/// writer lock left beside it (blobs stay: other sessions may share them; blob GC removes
+/// unreferenced ones). Only a `.jsonl` file under `<agent_dir>/sessions/` is a session.
+pub fn delete_session(storage: &dyn Storage, agent_dir: &str, path: &str) -> Result<()> {
+    let sessions = format!("{}/", paths::sessions_root(agent_dir));
+    if !path.starts_with(&sessions) || !path.ends_with(".jsonl") {
+        return Err(SessionError::InvalidInput(format!(
+            "not a session file: {path}"
+        )));
+    }
+    storage.unlink(path)?;
+    let artifacts = paths::artifacts_dir(path);
+    if storage.exists(&artifacts) {
+        remove_tree(storage, &artifacts)?;
+    }
+    let lock = lock_path(path);
+    if storage.exists(&lock) {
+        storage.unlink(&lock)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::MemoryStorage;
+
+    const HASH_A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    const HASH_B: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+    const FILE: &str = "/a/sessions/--w--/t_s.jsonl";
+
+    /// An agent directory `/a` with one session: two artifacts, two references to blob A
+    /// (stored) and one to blob B (missing), a lock, and another session beside it.
+    fn agent() -> MemoryStorage {
+        let st = MemoryStorage::new();
+        let text = format!(
+            "{{\"type\":\"session\",\"id\":\"s\",\"cwd\":\"/w\"}}\n\
+             {{\"data\":\"blob:sha256:{HASH_A}\"}}\n{{\"data\":\"blob:sha256:{HASH_B}\"}}\n\
+             {{\"data\":\"blob:sha256:{HASH_A}\"}}\n"
+        );
+        for (path, data) in [
+            (FILE.to_string(), text.as_str()),
+            ("/a/sessions/--w--/t_s/1.bash.log".into(), "out"),
+            ("/a/sessions/--w--/t_s/sub/x.md".into(), "md"),
+            (format!("{FILE}.lock"), "{}"),
+            ("/a/sessions/--w--/t_other.jsonl".into(), "{}"),
+            (format!("/a/blobs/{HASH_A}"), "png"),
+        ] {
+            st.mkdir_all(parent(&path)).unwrap();
+            st.write(&path, data.as_bytes()).unwrap();
+        }
+        st
+    }
+
+    #[test]
+    fn a_session_is_its_file_its_artifacts_and_the_blobs_it_references() {
+        assert_eq!(
+            session_files(&agent(), "/a", FILE).unwrap(),
+            vec![
+                FILE.to_string(),
+                "/a/sessions/--w--/t_s/1.bash.log".into(),
+                "/a/sessions/--w--/t_s/sub/x.md".into(),
+                format!("/a/blobs/{HASH_A}"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_copy_lands_at_the_same_place_in_the_other_agent_directory_once() {
+        let (from, to) = (agent(), MemoryStorage::new());
+        let copy = copy_session(&from, "/a", FILE, &to, "/b").unwrap();
+        let path = "/b/sessions/--w--/t_s.jsonl".to_string();
+        assert_eq!(
+            copy,
+            SessionCopy {
+                path: path.clone(),
+                already: false,
+                written: 4
+            }
+        );
+        assert_eq!(to.read(&path).unwrap(), from.read(FILE).unwrap());
+        assert!(to.exists("/b/sessions/--w--/t_s/sub/x.md"));
+        assert!(to.exists(&format!("/b/blobs/{HASH_A}")));
+        // The lock and the other session are not part of it.
+        assert!(!to.exists(&format!("{path}.lock")));
+        assert!(!to.exists("/b/sessions/--w--/t_other.jsonl"));
+        // Again: the session is there, nothing is written.
+        let again = copy_session(&from, "/a", FILE, &to, "/b").unwrap();
+        assert_eq!(
+            again,
+            SessionCopy {
+                path,
+                already: true,
+                written: 0
+            }
+        );
+        assert!(copy_session(&from, "/elsewhere", FILE, &to, "/b").is_err());
+    }
+
+    #[test]
+    fn a_single_file_is_imported_by_its_header() {
+        let st = MemoryStorage::new();
+        let text = "{\"type\":\"session\",\"id\":\"s1\",\"timestamp\":\"2026-01-02T03:04:05.678Z\",\"cwd\":\"/w/p\"}\n";
+        let copy = import_session_text(&st, "/b", text, "download (1).jsonl").unwrap();
+        let path = "/b/sessions/--w-p--/2026-01-02T03-04-05-678Z_s1.jsonl";
+        assert_eq!(
+            copy,
+            SessionCopy {
+                path: path.into(),
+                already: false,
+                written: 1
+            }
+        );
+        assert_eq!(st.read(path).unwrap(), text.as_bytes());
+        assert!(
+            import_session_text(&st, "/b", text, "x.jsonl")
+                .unwrap()
+                .already
+        );
+        // No header: the unknown cwd, the given name made safe (or a default one).
+        let copy = import_session_text(&st, "/b", "junk\n", "").unwrap();
+        assert_eq!(copy.path, "/b/sessions/--unknown--/session.jsonl");
+    }
+
+    #[test]
+    fn deleting_removes_the_file_its_artifacts_and_its_lock_only() {
+        let st = agent();
+        delete_session(&st, "/a", FILE).unwrap();
+        for gone in [FILE, "/a/sessions/--w--/t_s", &format!("{FILE}.lock")] {
+            assert!(!st.exists(gone), "{gone}");
+        }
+        assert!(st.exists("/a/sessions/--w--/t_other.jsonl"));
+        assert!(st.exists(&format!("/a/blobs/{HASH_A}")));
+        for not_a_session in [
+            "/a/blobs/x.jsonl",
+            "/a/sessions/--w--/t_s/1.bash.log",
+            "/b/sessions/x.jsonl",
+        ] {
+            let e = delete_session(&st, "/a", not_a_session).unwrap_err();
+            assert_eq!(
+                e,
+                SessionError::InvalidInput(format!("not a session file: {not_a_session}"))
+            );
+        }
+    }
+}

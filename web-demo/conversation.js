@@ -1,0 +1,207 @@
+// The conversation: the selected branch's messages in windows of MSG_CHUNK, loaded as the reader scrolls.
+
+import { MSG_CHUNK, state } from './state.js';
+import { call } from './rpc.js';
+import { $, fmtNum, fmtTime, fmtTok, h, shortId } from './dom.js';
+import { inspectEntry, selectEntry } from './tree.js';
+import { clampBlock, jsonDetails, renderContent, renderText } from './content.js';
+
+let convObserver = null;
+let msgBusy = false;
+
+/** Renders a window of messages the worker sent, at the start or the end of the branch. */
+export function renderWindow(win, where) {
+  const n = state.count;
+  state.win = { start: win.start, end: win.end };
+  const conv = $('conversation');
+  convObserver?.disconnect();
+  const list = h('div', { class: 'msg-list' });
+  win.items.forEach((it, k) => list.append(renderMessage(it.m, win.start + k, it.id)));
+  const parts = [h('div', { class: 'sentinel sentinel-top' }), list, h('div', { class: 'sentinel sentinel-bottom' })];
+  if (!n) parts.splice(1, 1, h('div', { class: 'empty' }, state.selected ? 'This branch has no messages yet (only settings entries).' : 'Empty session.'));
+  conv.replaceChildren(...parts);
+  updateSentinels();
+  conv.scrollTop = where === 'end' ? conv.scrollHeight : 0;
+
+  const gen = state.selGen;
+  convObserver = new IntersectionObserver(
+    (items) => {
+      for (const it of items) {
+        if (!it.isIntersecting || gen !== state.selGen) continue;
+        if (it.target.classList.contains('sentinel-top')) loadEarlier();
+        else loadLater();
+      }
+    },
+    { root: conv, rootMargin: '800px 0px' },
+  );
+  // Observe after the scroll position is set, so the far end does not load at once.
+  requestAnimationFrame(() => {
+    for (const s of conv.querySelectorAll('.sentinel')) convObserver?.observe(s);
+  });
+}
+
+export async function showWindow(where) {
+  const n = state.count;
+  const [start, end] = where === 'end' ? [Math.max(0, n - MSG_CHUNK), n] : [0, Math.min(n, MSG_CHUNK)];
+  const gen = state.selGen;
+  const win = await call('messages', { start, end });
+  if (gen === state.selGen) renderWindow(win, where);
+}
+
+function updateSentinels() {
+  const conv = $('conversation');
+  const n = state.count;
+  const top = conv.querySelector('.sentinel-top');
+  const bottom = conv.querySelector('.sentinel-bottom');
+  if (top) {
+    top.replaceChildren(state.win.start > 0 ? h('button', { type: 'button', class: 'btn btn-small', onclick: loadEarlier }, `Show ${fmtNum(state.win.start)} earlier messages`) : '');
+  }
+  if (bottom) {
+    const rest = n - state.win.end;
+    bottom.replaceChildren(rest > 0 ? h('button', { type: 'button', class: 'btn btn-small', onclick: loadLater }, `Show ${fmtNum(rest)} more messages`) : '');
+  }
+}
+
+async function loadEarlier() {
+  const { start } = state.win;
+  if (start <= 0 || msgBusy) return;
+  msgBusy = true;
+  const gen = state.selGen;
+  try {
+    const newStart = Math.max(0, start - MSG_CHUNK);
+    const win = await call('messages', { start: newStart, end: start });
+    if (gen !== state.selGen) return;
+    const conv = $('conversation');
+    const list = conv.querySelector('.msg-list');
+    if (!list) return;
+    const frag = document.createDocumentFragment();
+    win.items.forEach((it, k) => frag.append(renderMessage(it.m, newStart + k, it.id)));
+    // Keep the reader's place: whatever the browser's scroll anchoring did, the message
+    // that was first must stay where it was on screen.
+    const anchor = list.firstElementChild;
+    const before = anchor?.getBoundingClientRect().top ?? 0;
+    list.prepend(frag);
+    state.win.start = newStart;
+    updateSentinels();
+    if (anchor) conv.scrollTop += anchor.getBoundingClientRect().top - before;
+  } finally {
+    msgBusy = false;
+  }
+}
+
+async function loadLater() {
+  const { end } = state.win;
+  if (end >= state.count || msgBusy) return;
+  msgBusy = true;
+  const gen = state.selGen;
+  try {
+    const newEnd = Math.min(state.count, end + MSG_CHUNK);
+    const win = await call('messages', { start: end, end: newEnd });
+    if (gen !== state.selGen) return;
+    const list = $('conversation').querySelector('.msg-list');
+    if (!list) return;
+    const frag = document.createDocumentFragment();
+    win.items.forEach((it, k) => frag.append(renderMessage(it.m, end + k, it.id)));
+    list.append(frag);
+    state.win.end = newEnd;
+    updateSentinels();
+  } finally {
+    msgBusy = false;
+  }
+}
+
+const ROLE_TITLES = {
+  user: 'User',
+  assistant: 'Assistant',
+  toolResult: 'Tool result',
+  custom: 'Extension message',
+  branchSummary: 'Branch summary',
+  compactionSummary: 'Compaction summary',
+  bashExecution: 'Shell',
+};
+
+function renderMessage(m, index, entryId) {
+  if (!m || typeof m !== 'object') {
+    return h('article', { class: 'msg role-other' }, h('header', { class: 'msg-head' }, h('span', { class: 'role' }, 'Invalid message')), h('pre', { class: 'code' }, String(m)));
+  }
+  const role = typeof m.role === 'string' ? m.role : 'unknown';
+  const known = Object.hasOwn(ROLE_TITLES, role);
+  const head = h('header', { class: 'msg-head' }, h('span', { class: 'role' }, known ? ROLE_TITLES[role] : role));
+  const meta = h('span', { class: 'msg-meta' });
+  const body = h('div', { class: 'msg-body' });
+  const classes = ['msg', `role-${known ? role : 'other'}`];
+
+  switch (role) {
+    case 'user':
+      renderContent(body, m.content);
+      break;
+    case 'assistant': {
+      const model = [m.provider, m.model].filter(Boolean).join('/');
+      if (model) meta.append(h('span', { class: 'model' }, model));
+      const u = m.usage;
+      if (u && typeof u === 'object') {
+        const bits = [`↑${fmtTok(u.input ?? 0)}`, `↓${fmtTok(u.output ?? 0)}`];
+        if (u.cacheRead) bits.push(`cache ${fmtTok(u.cacheRead)}`);
+        if (u.cost?.total) bits.push(`$${Number(u.cost.total).toFixed(4)}`);
+        meta.append(h('span', { class: 'usage', title: `usage ${JSON.stringify(u)}` }, bits.join(' ')));
+      }
+      if (m.stopReason && m.stopReason !== 'stop' && m.stopReason !== 'toolUse') meta.append(h('span', { class: 'badge badge-warn' }, m.stopReason));
+      renderContent(body, m.content);
+      if (m.errorMessage) body.append(h('div', { class: 'error-box' }, String(m.errorMessage)));
+      if (!body.childNodes.length) body.append(h('div', { class: 'muted' }, '(empty response)'));
+      break;
+    }
+    case 'toolResult':
+      head.firstChild.textContent = `Tool result · ${m.toolName ?? 'tool'}`;
+      if (m.isError) {
+        classes.push('is-error');
+        meta.append(h('span', { class: 'badge badge-error' }, 'error'));
+      }
+      if (m.toolCallId) meta.append(h('span', { class: 'mono muted', title: `toolCallId ${m.toolCallId}` }, shortId(m.toolCallId)));
+      renderContent(body, m.content, { monospace: true });
+      if (m.details !== undefined) body.append(jsonDetails('details', m.details));
+      break;
+    case 'custom':
+      head.firstChild.textContent = `Extension · ${m.customType ?? 'custom'}`;
+      if (m.display === false) meta.append(h('span', { class: 'badge' }, 'hidden in the agent UI'));
+      if (m.attribution && m.attribution !== 'agent') meta.append(h('span', { class: 'badge' }, `by ${m.attribution}`));
+      renderContent(body, m.content);
+      if (m.details !== undefined && m.details !== null) body.append(jsonDetails('details', m.details));
+      break;
+    case 'branchSummary': {
+      const from = m.fromId && state.rowIndex.has(m.fromId)
+        ? h('button', { type: 'button', class: 'link mono', title: `Show the branch ending at ${m.fromId}`, onclick: () => selectEntry(m.fromId, { conv: 'end', scrollTree: true }) }, String(m.fromId))
+        : h('span', { class: 'mono' }, String(m.fromId ?? '?'));
+      meta.append(h('span', { title: 'fromId: the entry this branch summary was recorded from' }, 'from '), from);
+      body.append(renderText(m.summary ?? ''));
+      break;
+    }
+    case 'compactionSummary':
+      if (m.tokensBefore) meta.append(h('span', null, `${fmtNum(m.tokensBefore)} tokens compacted`));
+      if (m.shortSummary) body.append(h('div', { class: 'short-summary' }, String(m.shortSummary)));
+      body.append(h('div', { class: 'compaction-note' }, 'Earlier messages were replaced by this summary in the model’s context.'));
+      body.append(clampBlock(String(m.summary ?? ''), { markdown: true }));
+      if (m.providerPayload) body.append(jsonDetails('provider payload', m.providerPayload));
+      break;
+    case 'bashExecution': {
+      if (m.exitCode !== undefined && m.exitCode !== null) meta.append(h('span', { class: `badge ${m.exitCode === 0 ? 'badge-ok' : 'badge-error'}` }, `exit ${m.exitCode}`));
+      if (m.cancelled) meta.append(h('span', { class: 'badge badge-warn' }, 'cancelled'));
+      if (m.truncated) meta.append(h('span', { class: 'badge' }, 'truncated'));
+      body.append(h('div', { class: 'bash-command' }, h('span', { class: 'prompt' }, '$ '), String(m.command ?? '')));
+      if (m.output) body.append(clampBlock(String(m.output), { monospace: true }));
+      break;
+    }
+    default: {
+      if (m.content !== undefined) renderContent(body, m.content);
+      const rest = { ...m };
+      delete rest.content;
+      body.append(jsonDetails('fields', rest, true));
+    }
+  }
+  if (m.timestamp !== undefined) meta.append(h('time', { title: fmtTime(m.timestamp) }, fmtTime(m.timestamp, false)));
+  const idx = entryId && state.rowIndex.has(entryId)
+    ? h('button', { type: 'button', class: 'idx entry-link', title: `Show entry ${entryId} in the tree`, dataset: { entry: entryId }, onclick: () => inspectEntry(entryId) }, `#${index + 1}`)
+    : h('span', { class: 'idx' }, `#${index + 1}`);
+  head.append(idx, meta);
+  return h('article', { class: classes.join(' '), dataset: { index: String(index), role, entry: entryId ?? '' } }, head, body);
+}

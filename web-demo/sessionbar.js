@@ -1,0 +1,178 @@
+// The session bar: title, chips, load warnings and the edit actions (import, fork, delete) of the open session.
+
+import { DEFAULT_SAMPLE, SOURCE_NAMES, state } from './state.js';
+import { call } from './rpc.js';
+import { $, errMsg, fmtBytes, fmtNum, fmtTime, h, hideProgress, oneLine, setProgress, showBanner, showProgress, toast } from './dom.js';
+import { applyOpen, openSample, setUrl } from './open.js';
+
+/** An untitled session is named by its first user message (as the picker does). */
+function firstUserText() {
+  const r = state.rows;
+  if (!r) return null;
+  for (let i = 0; i < r.ids.length && i < 2000; i++) if (r.kindTable[r.kind[i]]?.[1] === 'user' && r.texts[i]) return oneLine(r.texts[i], 80);
+  return null;
+}
+
+export function editTarget() {
+  return $('edit-target').value === 'memory' ? 'memory' : 'opfs';
+}
+
+export function renderSessionBar() {
+  const v = state.view;
+  const header = v.header ?? {};
+  const report = v.report ?? {};
+  const version = v.version;
+  const migration = report.migration;
+
+  const chip = (label, value, cls = '') =>
+    value === undefined || value === null || value === ''
+      ? null
+      : h('span', { class: `chip ${cls}`, title: `${label}: ${value}`, dataset: { testid: `chip-${label}` } }, h('span', { class: 'chip-k' }, label), h('span', { class: 'chip-v' }, String(value)));
+
+  const migratedText = v.writable ? `v${version} → v${migration?.toVersion ?? 3} (copy rewritten)` : `v${version} → v${migration?.toVersion ?? 3} migrated in memory`;
+  const title = header.title ? String(header.title) : firstUserText();
+  const where = v.source ? SOURCE_NAMES[v.source] ?? v.source : v.origin === 'sample' ? 'sample' : 'file';
+  const top = h(
+    'div',
+    { class: 'sb-row' },
+    h('h1', { class: `sb-title${header.title ? '' : ' untitled'}`, title: header.title ? title : `untitled · ${v.name}` }, title ?? v.name),
+    chip('id', header.id, 'mono'),
+    chip('cwd', header.cwd, 'mono'),
+    chip('created', fmtTime(header.timestamp)),
+    h(
+      'span',
+      { class: `chip ${migration ? 'chip-warn' : 'chip-ok'}`, title: migration ? (v.writable ? 'The file was in an older format; this copy was migrated and rewritten.' : 'The file is in an older format; the viewer migrated it in memory (the file is not changed).') : 'Current format' },
+      h('span', { class: 'chip-k' }, 'version'),
+      h('span', { class: 'chip-v' }, migration ? migratedText : `v${version}`),
+    ),
+    migration && !v.writable ? h('span', { class: 'badge badge-warn', dataset: { testid: 'migration-needed' } }, 'migration needed') : null,
+    chip('file', v.size ? `${v.name} · ${fmtBytes(v.size)}` : v.name),
+    chip('parsed', `${Math.round(v.loadMs)} ms`),
+    header.parentSession ? chip('parent', header.parentSession, 'mono') : null,
+  );
+
+  const source = h(
+    'span',
+    { class: `chip chip-source src-${v.source ?? v.origin ?? 'file'}`, dataset: { testid: 'chip-source' }, title: v.path ?? v.name },
+    h('span', { class: 'chip-k' }, 'in'),
+    h('span', { class: 'chip-v' }, v.writable ? `${where} · editable` : `${where} · read-only`),
+  );
+  const actions = h('span', { class: 'sb-actions' }, source);
+  if (v.writable) {
+    actions.append(
+      h('button', { type: 'button', class: 'btn btn-small', id: 'fork-btn', title: 'Continue in a copy of this session under a new id (artifacts copied)', onclick: forkSession }, 'Fork'),
+      h('button', { type: 'button', class: 'btn btn-small btn-danger', id: 'delete-btn', title: `Delete this session from the ${where}`, onclick: (ev) => deleteCurrent(ev.currentTarget) }, 'Delete'),
+    );
+  } else {
+    const target = editTarget();
+    actions.append(
+      h(
+        'button',
+        { type: 'button', class: 'btn btn-small btn-accent', id: 'import-btn', title: `Copy this session (and its artifacts) into the ${SOURCE_NAMES[target]} to label, branch and fork it`, onclick: () => importCurrent() },
+        target === 'opfs' ? 'Import to browser storage' : 'Copy to memory',
+      ),
+    );
+  }
+
+  const warnings = collectWarnings(report, v.warnings ?? []);
+  const rows = [h('div', { class: 'sb-line' }, top, actions)];
+  if (warnings.length) {
+    rows.push(
+      h(
+        'details',
+        { class: 'sb-warnings', open: Boolean(report.headerProblem), dataset: { testid: 'load-warnings' } },
+        h('summary', null, `⚠ ${warnings.length} load warning${warnings.length === 1 ? '' : 's'}`),
+        h('ul', null, warnings.map((w) => h('li', null, w))),
+      ),
+    );
+  } else {
+    rows.push(h('div', { class: 'sb-clean' }, '✓ loaded cleanly'));
+  }
+  $('session-bar').replaceChildren(...rows);
+}
+
+const ISSUE_NAMES = { unparsable: 'unparsable line skipped', tornTail: 'torn last line dropped', gluedRecord: 'glued records split' };
+
+function collectWarnings(report, extra) {
+  const out = [];
+  for (const i of report.issues ?? []) {
+    out.push(`line ${i.line}: ${ISSUE_NAMES[i.kind] ?? i.kind}${i.detail ? ` — ${oneLine(i.detail, 200)}` : ''}`);
+  }
+  if (report.headerProblem) out.push(`header: ${report.headerProblem}`);
+  if (report.invalidUtf8) out.push('the file is not valid UTF-8 (bad bytes replaced)');
+  if (report.nonEntries) out.push(`${report.nonEntries} record(s) that are not entries were kept aside`);
+  if (report.duplicateIds) out.push(`${report.duplicateIds} duplicate entry id(s)`);
+  if (report.backupPath) out.push(`original bytes kept in ${report.backupPath}`);
+  for (const b of report.missingBlobs ?? []) out.push(`blob ${b} not found`);
+  for (const w of extra) if (!out.includes(String(w))) out.push(String(w));
+  return out;
+}
+
+export function renderConvMeta() {
+  const ctx = state.meta ?? {};
+  const parts = [`${fmtNum(state.count)} messages`];
+  if (ctx.thinkingLevel) parts.push(`thinking ${ctx.thinkingLevel}`);
+  const model = ctx.models?.default ?? Object.values(ctx.models ?? {})[0];
+  if (model) parts.push(String(model));
+  if (ctx.mode && ctx.mode !== 'none') parts.push(`mode ${ctx.mode}`);
+  $('conv-meta').textContent = parts.join(' · ');
+}
+
+/** Runs an edit in the worker (it answers once the change is on disk and reloads cleanly). */
+export async function runEdit(op, args, done) {
+  try {
+    const out = await call(op, args);
+    applyOpen(out, { keepScroll: true });
+    const check = out.saved?.check;
+    const where = SOURCE_NAMES[out.view.source] ?? out.view.source;
+    toast(`${done} · saved to ${where}${check?.ok ? ` · ${check.onDisk ? 'read back from disk' : 'reloaded'} with Session.open ✓` : ''}`, 'ok', 'save-status');
+    return out;
+  } catch (e) {
+    showBanner('error', `${done.replace(/^[A-Z]/, (c) => c.toLowerCase())} failed: ${errMsg(e)}`);
+    return null;
+  }
+}
+
+export async function importCurrent() {
+  const target = editTarget();
+  const gen = ++state.loadGen;
+  showProgress(state.view?.name ?? 'session');
+  try {
+    const out = await call('importCurrent', { target }, { onProgress: (p) => gen === state.loadGen && setProgress(p) });
+    applyOpen(out);
+    setUrl({ source: out.view.source, path: out.view.path });
+    $('sample-select').value = '';
+    toast(out.imported.already ? `Already in the ${SOURCE_NAMES[target]}: opened that copy` : `Imported into the ${SOURCE_NAMES[target]}: this copy can be edited`, 'ok', 'save-status');
+  } catch (e) {
+    showBanner('error', `Import failed: ${errMsg(e)}`);
+  } finally {
+    if (gen === state.loadGen) hideProgress();
+  }
+}
+
+async function forkSession() {
+  const out = await runEdit('fork', {}, 'Forked');
+  if (out) setUrl({ source: out.view.source, path: out.view.path });
+}
+
+async function deleteCurrent(button) {
+  if (button.dataset.armed !== '1') {
+    button.dataset.armed = '1';
+    button.textContent = 'Delete? Click again';
+    setTimeout(() => {
+      if (button.isConnected) {
+        button.dataset.armed = '';
+        button.textContent = 'Delete';
+      }
+    }, 4000);
+    return;
+  }
+  const { source, path, name } = state.view;
+  try {
+    await call('deleteSession', { source, path });
+    toast(`Deleted ${name} from the ${SOURCE_NAMES[source]}`);
+    await openSample(DEFAULT_SAMPLE);
+  } catch (e) {
+    showBanner('error', `Delete failed: ${errMsg(e)}`);
+  }
+}

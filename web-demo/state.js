@@ -1,0 +1,29 @@
+// Shared state of the page: the open session as the worker described it, and the viewer's constants.
+
+export const DEFAULT_SAMPLE = 'demo-branches.jsonl';
+export const TREE_ROW_H = 26; // px; keep in sync with --tree-row-h in style.css
+export const TREE_OVERSCAN = 12;
+export const MSG_CHUNK = 40; // messages per window step (the worker's first window has the same size)
+export const CLAMP_LINES = 24; // long text blocks show this many lines until expanded
+export const CLAMP_CHARS = 4000;
+export const HIGHLIGHT_MAX = 400_000; // raw JSON above this size is shown without colours
+export const SOURCE_NAMES = { samples: 'sample', opened: 'opened folder', opfs: 'browser storage', memory: 'memory' };
+
+/** Everything about the open session, as the worker described it. */
+export const state = {
+  view: null, // {source, writable, persistent, path, name, size, loadMs, header, version, report, warnings, sessionId, file}
+  rows: null, // columns: ids, texts, parent, depth, flags, kids, kind, kindTable
+  labels: new Map(), // row index → label
+  rowIndex: new Map(), // entry id → row index
+  selected: null, // the leaf of the shown branch (the session's leaf)
+  pending: null, // a clicked entry whose branch is on its way
+  inspected: null, // the entry shown in the inspector
+  pathMask: new Uint8Array(0), // 1 for rows on the root..selected path
+  onPath: 0,
+  count: 0, // messages in the shown context
+  meta: {},
+  win: { start: 0, end: 0 }, // rendered message window [start, end)
+  selGen: 0, // bumps on each selection, so late answers are dropped
+  loadGen: 0,
+  sources: [],
+};
