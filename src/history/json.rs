@@ -94,7 +94,7 @@ pub fn recent_json(store: &dyn HistoryStore, limit: usize, cwd: Option<&str>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::MemoryHistory;
+    use crate::history::test_support::RowsStore;
 
     /// The exact bytes of history rows with awkward text.
     #[test]
@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn add_json_reports_what_happened() {
-        let s = MemoryHistory::new();
+        let s = RowsStore::new();
         let mut c = LastPromptCache::new();
         assert_eq!(
             add_json(&s, &mut c, "p", None, 1_500).unwrap(),

@@ -158,8 +158,9 @@ pub fn recent(
 mod tests {
     use super::*;
     use crate::api_error::{ApiError, ErrorKind};
+    use crate::history::test_support::RowsStore;
     use crate::history::test_support::{prompts, store_with};
-    use crate::history::{HistoryError, MemoryHistory};
+    use crate::history::HistoryError;
 
     #[test]
     fn cache_skips_consecutive_duplicates_after_trimming_and_blanks() {
@@ -195,7 +196,7 @@ mod tests {
 
     #[test]
     fn cache_is_seeded_from_the_store_on_the_first_add() {
-        let store = MemoryHistory::new();
+        let store = RowsStore::new();
         store
             .add(NewHistoryRow {
                 prompt: "from an earlier process",
@@ -212,7 +213,7 @@ mod tests {
 
     #[test]
     fn add_stores_trimmed_prompts_and_only_non_consecutive_repeats() {
-        let store = MemoryHistory::new();
+        let store = RowsStore::new();
         let mut cache = LastPromptCache::new();
         let mut add = |p: &str| add(&store, &mut cache, p, Some("/w"), 7).expect("add");
         assert_eq!(add("a"), Added::Stored);
@@ -229,7 +230,7 @@ mod tests {
 
     #[test]
     fn a_duplicate_in_another_cwd_is_still_a_duplicate_and_empty_cwd_is_none() {
-        let store = MemoryHistory::new();
+        let store = RowsStore::new();
         let mut cache = LastPromptCache::new();
         assert_eq!(add(&store, &mut cache, "x", Some(""), 1), Ok(Added::Stored));
         assert_eq!(
@@ -297,16 +298,11 @@ mod tests {
             prompts(&search(&s, "t*", 10, Some("/a")).unwrap()),
             ["three"]
         );
-        assert_eq!(
-            search(&s, "one OR two OR three OR four OR five", 3, None)
-                .unwrap()
-                .len(),
-            3
-        );
+        assert_eq!(search(&s, "t", 1, None).unwrap().len(), 1);
         assert!(search(&s, "   ", 10, None).unwrap().is_empty());
         assert!(search(&s, "one", 0, None).unwrap().is_empty());
         // Same second: the higher id is newer.
-        let t = MemoryHistory::new();
+        let t = RowsStore::new();
         let mut cache = LastPromptCache::new();
         for p in ["x", "y", "z"] {
             add(&t, &mut cache, p, None, 50).unwrap();
@@ -318,7 +314,7 @@ mod tests {
     fn limits_are_clamped() {
         assert_eq!(clamp_limit(5), 5);
         assert_eq!(clamp_limit(usize::MAX), MAX_LIMIT);
-        let s = MemoryHistory::new();
+        let s = RowsStore::new();
         let mut cache = LastPromptCache::new();
         for i in 0..MAX_LIMIT + 5 {
             add(&s, &mut cache, &format!("p{i}"), None, i as i64).unwrap();

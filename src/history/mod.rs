@@ -6,7 +6,7 @@
 //!
 //! This module holds what every host shares, and does no I/O itself: the database lives
 //! behind the [`HistoryStore`] port (SQLite in the native CLI host, over the WIT import
-//! `xcsh:session/history`; [`MemoryHistory`] for tests and for hosts without SQLite). The
+//! `xcsh:session/history`; in the browser, SQLite compiled to wasm behind a JS store). The
 //! SQL those SQLite hosts run, schema and queries, is written once in [`sql`].
 //!
 //! - **What is stored.** A prompt is trimmed (JavaScript `String.prototype.trim`
@@ -31,12 +31,9 @@
 //!   are best match first (FTS5 `bm25`, ties newest first); recent ones newest first
 //!   (`created_at`, then id).
 
-mod fts_query;
-mod fts_rank;
 mod import;
 mod json;
 mod logic;
-mod memory;
 mod query;
 pub mod sql;
 #[cfg(test)]
@@ -48,7 +45,6 @@ pub use logic::{
     add, clamp_limit, created_at_ms, normalize_cwd, normalize_prompt, recent, search, Added,
     Admission, LastPromptCache,
 };
-pub use memory::MemoryHistory;
 pub use query::{prefix_query, tokenize};
 
 /// The database's file name in the agent directory.

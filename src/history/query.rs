@@ -1,5 +1,5 @@
 //! Plain words to a safe FTS5 query, and the token splitting (an approximation of FTS5's
-//! `unicode61` tokenizer) that the in-memory store shares.
+//! `unicode61` tokenizer) that `prefix_query` splits on.
 
 /// Characters that belong to a token, like FTS5's `unicode61` tokenizer (letters,
 /// numbers; everything else separates). Its diacritic folding is not reproduced.
@@ -29,7 +29,6 @@ pub fn prefix_query(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::fts_query as fts;
 
     #[test]
     fn prefix_query_quotes_every_token_as_a_prefix() {
@@ -42,10 +41,17 @@ mod tests {
         assert_eq!(prefix_query("héllo wörld"), "\"héllo\"* \"wörld\"*");
         assert_eq!(prefix_query("  -- ** "), "");
         assert_eq!(prefix_query(""), "");
-        // Whatever the input, the result parses.
+        // Whatever the input, the result is only quoted prefix terms (FTS5 syntax that
+        // cannot fail: the viewer's SQLite runs them in tests/e2e/history.test.mjs).
         for text in ["x\"y", "((", "NEAR(", "a:b", "^-+*", "日本語 テキスト"] {
             let q = prefix_query(text);
-            assert!(q.is_empty() || fts::parse(&q).is_ok(), "{text:?} -> {q:?}");
+            for term in q.split(' ').filter(|t| !t.is_empty()) {
+                let inner = term.strip_prefix('"').and_then(|t| t.strip_suffix("\"*"));
+                assert!(
+                    inner.is_some_and(|i| !i.is_empty() && !i.replace("\"\"", "").contains('"')),
+                    "{text:?} -> {q:?}"
+                );
+            }
         }
     }
 
@@ -55,6 +61,5 @@ mod tests {
             tokenize("Parse the JSON-lines file_name.rs"),
             ["parse", "the", "json", "lines", "file", "name", "rs"]
         );
-        assert!(fts::parse("é_x").is_ok());
     }
 }

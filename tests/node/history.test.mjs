@@ -1,25 +1,56 @@
-// PromptHistory in JS: the core's dedupe and output shape over the in-memory fallback and
-// over a JS store object (what the browser backs with SQLite on OPFS).
+// PromptHistory in JS: the core's trimming, dedupe and output shape over a JS store
+// object (what the browser backs with SQLite compiled to wasm), the error without one, and
+// the SQL a SQLite store runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PromptHistory, historyQueries, historySchema } from './helpers.mjs';
 
-test('without a store it reports the in-memory fallback and dedupes consecutive prompts', () => {
-  const h = new PromptHistory();
-  assert.equal(h.backend, 'memory');
+/** A store double: rows in an array; `search` matches a word prefix (not FTS5) and
+ * throws as SQLite would on a query with an unbalanced quote. */
+function arrayStore() {
+  const rows = [];
+  return {
+    rows,
+    calls: [],
+    add(prompt, cwd, createdAt) { this.calls.push(['add', prompt, cwd]); rows.push({ id: rows.length + 1, prompt, createdAt, cwd }); },
+    search(query, limit, cwd) {
+      this.calls.push(['search', query, limit, cwd]);
+      if ((query.match(/"/g) ?? []).length % 2) throw Object.assign(new Error('fts5: syntax error near ""'), { kind: 'invalidQuery' });
+      const word = query.replace(/[*"]/g, '');
+      return rows.filter((r) => r.prompt.split(' ').some((w) => w.startsWith(word)) && (cwd === null || r.cwd === cwd)).reverse().slice(0, limit);
+    },
+    recent(limit, cwd) { return rows.filter((r) => cwd === null || r.cwd === cwd).reverse().slice(0, limit); },
+    lastPrompt() { return rows.at(-1)?.prompt ?? null; },
+  };
+}
+
+test('without a store it refuses with a clear error (search is SQLite FTS5, not imitated)', () => {
+  for (const missing of [undefined, null, 'history.db']) {
+    assert.throws(() => new PromptHistory(missing), (e) => e.kind === 'invalidInput'
+      && /^invalid input: PromptHistory needs a store: an object with add, search, recent and lastPrompt/.test(e.message));
+  }
+});
+
+test('over a store it trims, skips consecutive duplicates and gives the agent\'s row shape', () => {
+  const store = arrayStore();
+  const h = new PromptHistory(store);
+  assert.equal(h.backend, 'custom');
   assert.deepEqual(h.add('  fix the parser  ', '/w'), { added: true });
   assert.deepEqual(h.add('fix the parser', '/w'), { added: false, reason: 'duplicate' });
   assert.deepEqual(h.add('   '), { added: false, reason: 'empty' });
   h.add('write the docs', '/other');
   h.add('fix the parser', '/w');
+  assert.deepEqual(store.rows.map((r) => r.prompt), ['fix the parser', 'write the docs', 'fix the parser']);
   const recent = h.recent({ limit: 10 });
   assert.deepEqual(recent.map((r) => r.prompt), ['fix the parser', 'write the docs', 'fix the parser']);
   assert.match(recent[0].createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   assert.deepEqual(h.search('pars*').map((r) => r.prompt), ['fix the parser', 'fix the parser']);
-  assert.deepEqual(h.search('"the docs"').map((r) => r.cwd), ['/other']);
+  assert.deepEqual(h.search('docs', { cwd: '' }).map((r) => r.cwd), ['/other'], 'an empty cwd is no filter');
+  assert.deepEqual(store.calls.at(-1), ['search', 'docs', 20, null]);
   assert.deepEqual(h.recent({ cwd: '/other' }).map((r) => r.prompt), ['write the docs']);
+  assert.deepEqual(h.search('   '), [], 'a blank query does not reach the store');
   assert.equal(PromptHistory.prefixQuery('foo bar'), '"foo"* "bar"*');
-  assert.throws(() => h.search('"unterminated'), (e) => e.kind === 'invalidInput');
+  assert.throws(() => h.search('"unterminated'), (e) => e.kind === 'invalidInput' && e.message.includes('fts5: syntax error'));
 });
 
 test('over a JS store it passes rows through and seeds the dedupe cache from it', () => {

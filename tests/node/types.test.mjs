@@ -88,7 +88,16 @@ function samples() {
   add('ReturnType<typeof pkg.forkSession>', fork);
   add('ReturnType<typeof pkg.moveSession>', moveSession(storage, agentDir, fork.newFile, '/work/moved'));
   add('ReturnType<typeof pkg.collectGarbage>', collectGarbage(storage, agentDir));
-  const h = new PromptHistory();
+  const rows = [];
+  const h = new PromptHistory({
+    add(prompt, cwd, createdAt) { rows.push({ id: rows.length + 1, prompt, createdAt, cwd }); },
+    search(query, limit) {
+      if (query.includes('"')) throw Object.assign(new Error('fts5: syntax error'), { kind: 'invalidQuery' });
+      return rows.filter((r) => r.prompt.includes(query)).slice(0, limit);
+    },
+    recent(limit) { return [...rows].reverse().slice(0, limit); },
+    lastPrompt() { return rows.at(-1)?.prompt ?? null; },
+  });
   add("ReturnType<pkg.PromptHistory['add']>", h.add('fix the parser', '/w'));
   add("ReturnType<pkg.PromptHistory['add']>", h.add('fix the parser', '/w'));
   h.add('no cwd');

@@ -1,7 +1,6 @@
 //! Prompt history for JavaScript: the core's logic (dedupe of consecutive prompts,
-//! limits, the `[{id, prompt, createdAt, cwd}]` shape) over a JS history store — e.g.
-//! SQLite compiled to wasm on OPFS — or, without one, the core's in-memory store (an
-//! FTS5 approximation), reported as `backend === "memory"`.
+//! limits, the `[{id, prompt, createdAt, cwd}]` shape) over a JS history store: a SQLite
+//! database (e.g. SQLite compiled to wasm, on OPFS or in memory) running the core's SQL.
 
 use crate::convert::{get, invalid, opt_string, parse};
 use js_sys::{Array, Reflect};
@@ -9,8 +8,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use xcsh_session::api::ApiError;
 use xcsh_session::history::{
-    self, HistoryEntry, HistoryError, HistoryResult, HistoryStore, LastPromptCache, MemoryHistory,
-    NewHistoryRow,
+    self, HistoryEntry, HistoryError, HistoryResult, HistoryStore, LastPromptCache, NewHistoryRow,
 };
 
 #[wasm_bindgen]
@@ -133,31 +131,31 @@ fn limit_cwd(options: &JsValue) -> Result<(usize, Option<String>), JsValue> {
 
 #[wasm_bindgen(js_class = PromptHistory)]
 impl JsPromptHistory {
-    /// Over `store` (e.g. SQLite on OPFS), or in memory when none is given.
+    /// Over `store`: a SQLite database behind the `JsHistoryStore` methods (the viewer
+    /// uses SQLite compiled to wasm, on OPFS or in memory, running `historySchema()` and
+    /// `historyQueries()`). Without one it throws (`kind: "invalidInput"`): search is
+    /// SQLite's FTS5 and is not imitated.
     #[wasm_bindgen(constructor)]
     pub fn new(
-        #[wasm_bindgen(unchecked_optional_param_type = "JsHistoryStore")] store: JsValue,
-    ) -> JsPromptHistory {
-        if store.is_undefined() || store.is_null() {
-            JsPromptHistory {
-                store: Box::new(MemoryHistory::new()),
-                cache: LastPromptCache::new(),
-                backend: "memory".into(),
-            }
-        } else {
-            let backend = Reflect::get(&store, &"backend".into())
-                .ok()
-                .and_then(|b| b.as_string())
-                .unwrap_or_else(|| "custom".into());
-            JsPromptHistory {
-                store: Box::new(store.unchecked_into::<JsHistoryStore>()),
-                cache: LastPromptCache::new(),
-                backend,
-            }
+        #[wasm_bindgen(unchecked_param_type = "JsHistoryStore")] store: JsValue,
+    ) -> Result<JsPromptHistory, JsValue> {
+        if !store.is_object() {
+            return Err(invalid(
+                "PromptHistory needs a store: an object with add, search, recent and lastPrompt over a SQLite database (see historySchema() and historyQueries())",
+            ));
         }
+        let backend = Reflect::get(&store, &"backend".into())
+            .ok()
+            .and_then(|b| b.as_string())
+            .unwrap_or_else(|| "custom".into());
+        Ok(JsPromptHistory {
+            store: Box::new(store.unchecked_into::<JsHistoryStore>()),
+            cache: LastPromptCache::new(),
+            backend,
+        })
     }
 
-    /// `"memory"` for the in-memory fallback, else the store's `backend` name.
+    /// The store's `backend` name (`"custom"` when it has none).
     #[wasm_bindgen(getter)]
     pub fn backend(&self) -> String {
         self.backend.clone()
