@@ -17,10 +17,10 @@ use std::rc::Rc;
 use std::time::Instant;
 use xcsh_session::fs::FsStorage;
 use xcsh_session::internals;
-use xcsh_session::json::quote;
+use xcsh_session::internals::quote;
 use xcsh_session::listing::{self, RecentSessionInfo, DEFAULT_RECENT_LIMIT};
 use xcsh_session::storage::{DirEntry, FileStat, Layer, Storage, StorageResult};
-use xcsh_session::{jsonl, OpenOptions, Persistence, Session};
+use xcsh_session::{OpenOptions, Persistence, Session};
 
 fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1000.0
@@ -174,7 +174,7 @@ fn phases_once(file: &str, agent_dir: &str) -> (Vec<(&'static str, f64)>, usize,
     let text = String::from_utf8(bytes).unwrap_or_else(|e| die(e));
     phases.push(("utf8Check", ms(t.elapsed())));
     let t = Instant::now();
-    let records = jsonl::parse_lenient(&text).records.len();
+    let records = internals::parse_lenient(&text).records.len();
     phases.push(("jsonlSplitAlone", ms(t.elapsed())));
     let t = Instant::now();
     let s = Session::from_string(storage.clone(), text, agent_dir);

@@ -29,9 +29,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 use xcsh_session::blob::sha256_hex;
 use xcsh_session::entry::compose_line;
-use xcsh_session::json::quote;
+use xcsh_session::internals::iso_from_ms;
+use xcsh_session::internals::quote;
 use xcsh_session::paths::session_file_name;
-use xcsh_session::time::iso_from_ms;
 
 /// Bump when the output format changes: cached data is then regenerated.
 const GENERATOR_VERSION: u32 = 1;

@@ -1,7 +1,7 @@
 //! Times the phases of opening a large session (development aid for the benchmark).
 use std::rc::Rc;
 use std::time::Instant;
-use xcsh_session::{jsonl, storage::MemoryStorage, Session};
+use xcsh_session::{internals::parse_lenient, storage::MemoryStorage, Session};
 
 fn main() {
     let path = std::env::args().nth(1).expect("FILE");
@@ -13,7 +13,7 @@ fn main() {
     let text = String::from_utf8(bytes).unwrap();
     println!("read+utf8   {:?}", t.elapsed());
     let t = Instant::now();
-    let parsed = jsonl::parse_lenient(&text);
+    let parsed = parse_lenient(&text);
     println!(
         "jsonl       {:?} ({} records)",
         t.elapsed(),

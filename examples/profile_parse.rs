@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 use xcsh_session::entry::{Entry, Text};
-use xcsh_session::scan::{is_valid_json, scan_object};
+use xcsh_session::internals::{is_valid_json, scan_object};
 
 fn main() {
     let path = std::env::args().nth(1).expect("FILE");

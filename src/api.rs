@@ -5,6 +5,9 @@
 pub use crate::api_error::{ApiError, ApiResult, ErrorKind};
 use crate::context::Leaf;
 use crate::error::Result;
+/// A typed result as the JSON text every shell prints (serde, with the core's string
+/// escaping: the same bytes in every host).
+pub use crate::json::record;
 use crate::session::{LoadReport, OpenOptions, Persistence, Session};
 use crate::storage::Storage;
 use std::rc::Rc;

@@ -21,11 +21,6 @@ pub fn str_of_json(s: &str) -> Option<Cow<'_, str>> {
     serde_json::from_str::<String>(s).ok().map(Cow::Owned)
 }
 
-/// JavaScript truthiness of a JSON value (`if (entry.model)`).
-pub fn raw_truthy(raw: &RawValue) -> bool {
-    truthy(raw.get())
-}
-
 /// JavaScript truthiness of JSON text.
 pub fn truthy(json: &str) -> bool {
     match json {
@@ -73,7 +68,7 @@ pub fn push_quoted(out: &mut String, s: &str) {
 }
 
 /// Compact JSON text of a typed record (`#[derive(Serialize)]`): serde_json escapes
-/// strings exactly as [`push_quoted`] does (`\"`, `\\`, `\b\f\n\r\t`, other control
+/// strings exactly as `push_quoted` does (`\"`, `\\`, `\b\f\n\r\t`, other control
 /// characters as lowercase `\u00xx`, everything else as is, DEL and U+2028 included) and
 /// writes integers as `format!` does, so the bytes are the ones the shells always printed.
 pub fn record<T: serde::Serialize + ?Sized>(value: &T) -> String {
@@ -220,7 +215,7 @@ mod tests {
             ("{}", true),
         ] {
             let raw: Box<RawValue> = serde_json::from_str(text).unwrap();
-            assert_eq!(raw_truthy(&raw), truthy, "{text}");
+            assert_eq!(crate::json::truthy(raw.get()), truthy, "{text}");
         }
     }
 

@@ -1,15 +1,8 @@
-//! The session picker's model, independent of any UI: fuzzy search over id, title, cwd,
-//! first message, all message text and path; a current-project / all-projects toggle
-//! (the "Press Tab to view all" the agent never wired); an empty list is a state.
+//! The session picker's ranking, independent of any UI: fuzzy search over id, title, cwd,
+//! first message, all message text and path (`search` in the CLI, `searchSessions` in
+//! the npm package). The picker's state (scope, query, selection) lives in each shell.
 
 use crate::listing::SessionInfo;
-
-/// Which sessions the picker shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    CurrentProject,
-    AllProjects,
-}
 
 /// Case-insensitive score of `needle` in `hay`: a substring match scores high (earlier is
 /// better), a scattered subsequence low, no match `None`.
@@ -74,71 +67,6 @@ pub fn search<'a>(sessions: &'a [SessionInfo], query: &str) -> Vec<(&'a SessionI
     scored.into_iter().map(|(_, s, sc)| (s, sc)).collect()
 }
 
-/// The picker state: sessions, scope, query, selection.
-#[derive(Debug, Clone)]
-pub struct Picker {
-    current: Vec<SessionInfo>,
-    all: Vec<SessionInfo>,
-    pub scope: Scope,
-    pub query: String,
-    pub selected: usize,
-}
-
-impl Picker {
-    pub fn new(current_project: Vec<SessionInfo>, all_projects: Vec<SessionInfo>) -> Self {
-        Picker {
-            current: current_project,
-            all: all_projects,
-            scope: Scope::CurrentProject,
-            query: String::new(),
-            selected: 0,
-        }
-    }
-
-    /// Tab: switch between this project and all projects.
-    pub fn toggle_scope(&mut self) {
-        self.scope = match self.scope {
-            Scope::CurrentProject => Scope::AllProjects,
-            Scope::AllProjects => Scope::CurrentProject,
-        };
-        self.selected = 0;
-    }
-
-    pub fn set_query(&mut self, query: &str) {
-        self.query = query.to_string();
-        self.selected = 0;
-    }
-
-    pub fn visible(&self) -> Vec<&SessionInfo> {
-        let pool = match self.scope {
-            Scope::CurrentProject => &self.current,
-            Scope::AllProjects => &self.all,
-        };
-        search(pool, &self.query)
-            .into_iter()
-            .map(|(s, _)| s)
-            .collect()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.visible().is_empty()
-    }
-
-    pub fn move_selection(&mut self, delta: isize) {
-        let n = self.visible().len();
-        if n == 0 {
-            self.selected = 0;
-            return;
-        }
-        self.selected = (self.selected as isize + delta).clamp(0, n as isize - 1) as usize;
-    }
-
-    /// Enter: the selected session's path; `None` on an empty list (Enter does nothing).
-    pub fn confirm(&self) -> Option<String> {
-        self.visible().get(self.selected).map(|s| s.path.clone())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,19 +106,5 @@ mod tests {
         assert!(search(&list, "zzz").is_empty());
         assert_eq!(search(&list, "").len(), 3);
         assert!(fuzzy_score("refactor the parser", "rtp").is_some());
-    }
-
-    #[test]
-    fn scope_toggle_empty_state_and_enter() {
-        let mut p = Picker::new(vec![], vec![info("a1", "t", "/w", "m")]);
-        assert!(p.is_empty());
-        assert_eq!(p.confirm(), None, "Enter on an empty list does nothing");
-        p.toggle_scope();
-        assert_eq!(p.scope, Scope::AllProjects);
-        assert_eq!(p.confirm().as_deref(), Some("/s/a1.jsonl"));
-        p.move_selection(5);
-        assert_eq!(p.selected, 0);
-        p.set_query("nomatch");
-        assert!(p.is_empty());
     }
 }

@@ -5,9 +5,9 @@
 mod common;
 use common::*;
 use std::rc::Rc;
-use xcsh_session::jsonl::IssueKind;
 use xcsh_session::session::Persistence;
 use xcsh_session::storage::Storage;
+use xcsh_session::IssueKind;
 use xcsh_session::{Leaf, MemoryStorage, Session};
 
 fn corpus(name: &str) -> Vec<u8> {

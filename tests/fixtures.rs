@@ -73,7 +73,7 @@ fn glued_records_in_historical_files_are_recovered() {
             .report()
             .issues
             .iter()
-            .filter(|i| i.kind == xcsh_session::jsonl::IssueKind::GluedRecord)
+            .filter(|i| i.kind == xcsh_session::IssueKind::GluedRecord)
             .count();
         assert_eq!(glued, 1, "{name}");
         // Both halves of the glued line are entries: the file has one line per record

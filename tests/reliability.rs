@@ -302,7 +302,7 @@ fn after_a_fault_at_any_write_step_the_file_loads_with_every_flushed_entry() {
                 .report()
                 .issues
                 .iter()
-                .filter(|i| i.kind != xcsh_session::jsonl::IssueKind::GluedRecord)
+                .filter(|i| i.kind != xcsh_session::IssueKind::GluedRecord)
                 .collect();
             assert!(
                 issues.len() <= 1,

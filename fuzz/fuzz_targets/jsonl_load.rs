@@ -7,7 +7,7 @@ use xcsh_session::{MemoryStorage, Session};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    let parsed = xcsh_session::jsonl::parse_lenient(&text);
+    let parsed = xcsh_session::internals::parse_lenient(&text);
     for r in &parsed.records {
         assert!(r.start <= r.end && r.end <= text.len());
     }

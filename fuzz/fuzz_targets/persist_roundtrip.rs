@@ -3,7 +3,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use xcsh_session::blob::{rehydrate, BlobStore};
-use xcsh_session::persist::{prepare_for_persistence, Transforms};
+use xcsh_session::internals::{prepare_for_persistence, Transforms};
 use xcsh_session::MemoryStorage;
 
 fuzz_target!(|data: &[u8]| {

@@ -4,7 +4,7 @@
 use libfuzzer_sys::fuzz_target;
 use serde::de::IgnoredAny;
 use xcsh_session::entry::pick;
-use xcsh_session::scan::{is_valid_json, scan_object};
+use xcsh_session::internals::{is_valid_json, scan_object};
 
 const NAMES: &[&str] = &["type", "id", "parentId", "message"];
 const INNER: &[&str] = &["role", "provider", "model"];
@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
         let picked: Vec<Option<&str>> = picked.iter().map(|r| r.map(|r| r.get())).collect();
         assert_eq!(scan.fields, picked, "fields of {text:?}");
         let inner = scan.fields[3]
-            .and_then(|m| xcsh_session::json::object_fields(m, INNER))
+            .and_then(|m| xcsh_session::internals::object_fields(m, INNER))
             .unwrap_or_else(|| vec![None; INNER.len()]);
         assert_eq!(scan.nested, inner, "message fields of {text:?}");
     }

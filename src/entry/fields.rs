@@ -182,7 +182,7 @@ pub const ENTRY_FIELDS: &[&str] = &[
 pub const MESSAGE_FIELDS: &[&str] = &["role", "provider", "model"];
 
 /// The fields of an entry line the core reads, as raw JSON text borrowed from the line:
-/// [`ENTRY_FIELDS`] of the entry and [`MESSAGE_FIELDS`] of its `message` object.
+/// `ENTRY_FIELDS` of the entry and `MESSAGE_FIELDS` of its `message` object.
 pub struct EntryFields<'a> {
     pub entry: Vec<Option<&'a str>>,
     pub message: Vec<Option<&'a str>>,

@@ -9,7 +9,7 @@ use crate::storage::{JsPort, JsStorage};
 use js_sys::{Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use xcsh_session::json::record;
+use xcsh_session::api::record;
 use xcsh_session::paths::{self, FolderFile};
 use xcsh_session::session::{self, SessionCopy};
 use xcsh_session::{history, listing, SessionError};
