@@ -125,7 +125,7 @@ fn cmd_open(file: &str, agent_dir: &str, warmup: usize, reps: usize) {
         list(&wall),
         list(&cpu),
         json.len(),
-        xcsh_session::blob::sha256_hex(json.as_bytes())
+        xcsh_session::internals::sha256_hex(json.as_bytes())
     );
 }
 

@@ -27,10 +27,10 @@ use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
-use xcsh_session::blob::sha256_hex;
-use xcsh_session::entry::compose_line;
+use xcsh_session::internals::compose_line;
 use xcsh_session::internals::iso_from_ms;
 use xcsh_session::internals::quote;
+use xcsh_session::internals::sha256_hex;
 use xcsh_session::paths::session_file_name;
 
 /// Bump when the output format changes: cached data is then regenerated.

@@ -4,8 +4,8 @@
 //! `cargo run --release --example profile_parse -- FILE`
 use std::sync::Arc;
 use std::time::Instant;
-use xcsh_session::entry::{Entry, Text};
 use xcsh_session::internals::{is_valid_json, scan_object};
+use xcsh_session::{internals::Text, Entry};
 
 fn main() {
     let path = std::env::args().nth(1).expect("FILE");

@@ -18,10 +18,10 @@
 
 pub mod api;
 mod api_error;
-pub mod artifacts;
-pub mod blob;
+mod artifacts;
+mod blob;
 pub mod context;
-pub mod entry;
+mod entry;
 pub mod error;
 #[cfg(feature = "native-fs")]
 pub mod fs;
@@ -34,7 +34,7 @@ mod jsonl;
 pub mod listing;
 mod lock;
 mod migration;
-pub mod output_sink;
+mod output_sink;
 pub mod paths;
 mod persist;
 mod picker;
@@ -43,13 +43,23 @@ mod scan;
 pub mod session;
 pub mod storage;
 mod time;
-pub mod urls;
+mod urls;
 
+pub use artifacts::{AgentOutputManager, ArtifactManager};
+pub use blob::{
+    collect_garbage, parse_ref as parse_blob_ref, BlobError, BlobPut, BlobStore, GcReport,
+    BLOB_REF_PREFIX, GC_GRACE_MS,
+};
 pub use context::{Leaf, SessionContext};
-pub use entry::{Entry, EntryType, Header, Payload};
+pub use entry::{Entry, EntryType, Header, Payload, CURRENT_SESSION_VERSION};
 pub use error::SessionError;
 pub use jsonl::{Issue, IssueKind};
 pub use lock::LockOwner;
 pub use migration::Migration;
+pub use output_sink::{
+    truncate_head, truncate_line, truncate_tail, ArtifactTarget, OutputSink, OutputSummary,
+    Truncation,
+};
 pub use session::{OpenOptions, Persistence, Session};
 pub use storage::{MemoryStorage, Storage, StorageError};
+pub use urls::{resolve as resolve_url, InternalUrl, Paging, Resource, UrlError};

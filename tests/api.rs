@@ -51,7 +51,7 @@ fn url_fork_and_move_through_the_facade() {
     let mut s = create(&storage);
     s.append_message(&assistant("a")).unwrap();
     let file = s.file().unwrap().to_string();
-    let mut m = xcsh_session::artifacts::ArtifactManager::for_session(&*storage, &file);
+    let mut m = xcsh_session::ArtifactManager::for_session(&*storage, &file);
     m.save("one\ntwo\nthree", "bash").unwrap();
     s.close().unwrap(); // release the writer lock: the façade opens the file itself
     let r =
@@ -306,7 +306,7 @@ fn golden_outputs() -> Vec<(&'static str, String)> {
         let p = xcsh_session::storage::join(&xcsh_session::paths::blobs_dir(&agent), &f.name);
         if !f
             .name
-            .starts_with(&xcsh_session::blob::sha256_hex(b"second")[..8])
+            .starts_with(&xcsh_session::internals::sha256_hex(b"second")[..8])
         {
             storage.set_mtime(&p, 0);
         }
@@ -324,7 +324,7 @@ fn golden_outputs() -> Vec<(&'static str, String)> {
             &format!("/moved/{WEIRD}"),
         )),
     ));
-    let mut m = xcsh_session::artifacts::ArtifactManager::for_session(&*storage, &file);
+    let mut m = xcsh_session::ArtifactManager::for_session(&*storage, &file);
     m.save(&format!("{WEIRD}\nline two"), "bash").unwrap();
     out.push((
         "url",

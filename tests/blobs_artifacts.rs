@@ -4,13 +4,13 @@
 mod common;
 use common::*;
 use std::rc::Rc;
-use xcsh_session::artifacts::{AgentOutputManager, ArtifactManager};
-use xcsh_session::blob::{collect_garbage, BlobStore};
-use xcsh_session::output_sink::{ArtifactTarget, OutputSink};
 use xcsh_session::paths;
 use xcsh_session::session::{CreateOptions, Persistence, Session};
 use xcsh_session::storage::{MemoryStorage, Storage, StorageExt};
-use xcsh_session::urls::{resolve, Paging};
+use xcsh_session::{collect_garbage, BlobStore};
+use xcsh_session::{resolve_url as resolve, Paging};
+use xcsh_session::{AgentOutputManager, ArtifactManager};
+use xcsh_session::{ArtifactTarget, OutputSink};
 
 fn session_with_artifacts(storage: &Rc<MemoryStorage>) -> Session {
     let mut s = create(storage);
@@ -358,5 +358,5 @@ fn path_traversal_attempts_fail_and_touch_nothing() {
     }
     let store = BlobStore::new(&*storage, "/agent/blobs");
     assert!(store.get("../../etc/passwd").is_err());
-    assert!(xcsh_session::blob::parse_ref("blob:sha256:../..").is_none());
+    assert!(xcsh_session::parse_blob_ref("blob:sha256:../..").is_none());
 }

@@ -2,7 +2,7 @@
 //! JSON: never panic, are idempotent, and externalized images come back on rehydration.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use xcsh_session::blob::{rehydrate, BlobStore};
+use xcsh_session::{internals::rehydrate, BlobStore};
 use xcsh_session::internals::{prepare_for_persistence, Transforms};
 use xcsh_session::MemoryStorage;
 

@@ -3,7 +3,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use serde::de::IgnoredAny;
-use xcsh_session::entry::pick;
+use xcsh_session::internals::pick;
 use xcsh_session::internals::{is_valid_json, scan_object};
 
 const NAMES: &[&str] = &["type", "id", "parentId", "message"];

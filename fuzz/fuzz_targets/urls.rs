@@ -3,7 +3,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use xcsh_session::storage::{DirEntry, FileStat, Layer, MemoryStorage, Storage, StorageResult};
-use xcsh_session::urls::{resolve, Paging};
+use xcsh_session::{resolve_url as resolve, Paging};
 
 const DIR: &str = "/p/sess";
 
@@ -39,7 +39,7 @@ fuzz_target!(|data: &[u8]| {
     storage.write("/p/sess/0-Task.md", br#"{"a":[{"b":1}]}"#).unwrap();
     storage.write("/p/secret.md", b"secret").unwrap();
     let jail = Jail(storage);
-    let _ = xcsh_session::urls::parse(&url);
+    let _ = xcsh_session::internals::parse_url(&url);
     for paging in [Paging::default(), Paging { offset: Some(2), limit: Some(1) }] {
         if let Ok(r) = resolve(&jail, Some(DIR), &url, paging) {
             assert!(!r.content.contains("secret"));
