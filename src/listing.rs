@@ -175,15 +175,7 @@ pub fn recent_info(storage: &dyn Storage, path: &str) -> Option<RecentSessionInf
     let parsed = parse_lenient(&text);
     let mut records = parsed.records.iter().map(|r| &text[r.start..r.end]);
     let header = Header::from_json(records.next()?)?;
-    let first_user_text = records.find_map(|r| {
-        let f = pick(r, &["type", "message"]).ok()?;
-        if f[0].and_then(raw_str).as_deref() != Some("message") {
-            return None;
-        }
-        let m = f[1]?.get();
-        let role = pick(m, &["role"]).ok()?[0].and_then(raw_str)?.into_owned();
-        (role == "user").then(|| message_text(m)).flatten()
-    });
+    let first_user_text = first_user_text(records);
     Some(RecentSessionInfo {
         path: path.to_string(),
         id: header.id().to_string(),
@@ -192,6 +184,32 @@ pub fn recent_info(storage: &dyn Storage, path: &str) -> Option<RecentSessionInf
         first_user_text,
         mtime_ms,
     })
+}
+
+/// The text of the first user message among entry records (JSON text, file order).
+fn first_user_text<'a>(mut records: impl Iterator<Item = &'a str>) -> Option<String> {
+    records.find_map(|r| {
+        let f = pick(r, &["type", "message"]).ok()?;
+        if f[0].and_then(raw_str).as_deref() != Some("message") {
+            return None;
+        }
+        let m = f[1]?.get();
+        let role = pick(m, &["role"]).ok()?[0].and_then(raw_str)?.into_owned();
+        (role == "user").then(|| message_text(m)).flatten()
+    })
+}
+
+/// The title a viewer shows for an open session, by the rules of the recent list's
+/// `name` but with the caller's cap (in UTF-16 units): the sanitized header title, else
+/// the sanitized text of the first user message; `None` when it has neither.
+pub fn session_title(session: &crate::session::Session, max_chars: usize) -> Option<String> {
+    let title = session.header().title().map(sanitize);
+    let chosen = title.filter(|t| !t.is_empty()).or_else(|| {
+        first_user_text(session.entries().iter().map(|e| e.json()))
+            .map(|t| sanitize(&t))
+            .filter(|t| !t.is_empty())
+    })?;
+    Some(cap(&chosen, max_chars))
 }
 
 /// `getRecentSessions(sessionDir, limit)`: newest first; files without a valid header
@@ -546,5 +564,30 @@ mod tests {
             Some("a b")
         );
         assert_eq!(message_text(r#"{"content":[]}"#), None);
+    }
+
+    #[test]
+    fn an_open_session_is_titled_by_its_title_else_its_first_user_message() {
+        use crate::storage::MemoryStorage;
+        let header = r#"{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/w"}"#;
+        let user = r#"{"type":"message","id":"u1","parentId":"a0","timestamp":"t","message":{"role":"user","content":[{"type":"text","text":"  fix\tthe parser\nand more"}],"timestamp":1}}"#;
+        let assistant = r#"{"type":"message","id":"a0","parentId":null,"timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"hello"}],"provider":"p","model":"m","timestamp":0}}"#;
+        let open = |text: String| {
+            crate::session::Session::from_string(std::rc::Rc::new(MemoryStorage::new()), text, "/a")
+        };
+        let s = open(format!("{header}\n{assistant}\n{user}\n"));
+        // The agent's sanitizing: the first line, control characters (the tab too) dropped.
+        assert_eq!(session_title(&s, 80).as_deref(), Some("fixthe parser"));
+        assert_eq!(session_title(&s, 5).as_deref(), Some("fixt…"));
+        let titled = header.replace(
+            r#""cwd":"/w"}"#,
+            r#""cwd":"/w","title":"My\u0007 title\nsecond line"}"#,
+        );
+        let s = open(format!("{titled}\n{user}\n"));
+        assert_eq!(session_title(&s, 80).as_deref(), Some("My title"));
+        assert_eq!(
+            session_title(&open(format!("{header}\n{assistant}\n")), 80),
+            None
+        );
     }
 }

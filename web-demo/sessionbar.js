@@ -5,14 +5,6 @@ import { call } from './rpc.js';
 import { $, errMsg, fmtBytes, fmtNum, fmtTime, h, hideProgress, oneLine, setProgress, showBanner, showProgress, toast } from './dom.js';
 import { applyOpen, openSample, setUrl } from './open.js';
 
-/** An untitled session is named by its first user message (as the picker does). */
-function firstUserText() {
-  const r = state.rows;
-  if (!r) return null;
-  for (let i = 0; i < r.ids.length && i < 2000; i++) if (r.kindTable[r.kind[i]]?.[1] === 'user' && r.texts[i]) return oneLine(r.texts[i], 80);
-  return null;
-}
-
 export function editTarget() {
   return $('edit-target').value === 'memory' ? 'memory' : 'opfs';
 }
@@ -30,7 +22,7 @@ export function renderSessionBar() {
       : h('span', { class: `chip ${cls}`, title: `${label}: ${value}`, dataset: { testid: `chip-${label}` } }, h('span', { class: 'chip-k' }, label), h('span', { class: 'chip-v' }, String(value)));
 
   const migratedText = v.writable ? `v${version} → v${migration?.toVersion ?? 3} (copy rewritten)` : `v${version} → v${migration?.toVersion ?? 3} migrated in memory`;
-  const title = header.title ? String(header.title) : firstUserText();
+  const title = v.title; // the core's rule: header title, else the first user message
   const where = v.source ? SOURCE_NAMES[v.source] ?? v.source : v.origin === 'sample' ? 'sample' : 'file';
   const top = h(
     'div',

@@ -241,6 +241,7 @@ function openPayload(reqId, where = 'start', leafId = undefined) {
       loadMs: view.loadMs,
       header,
       version: s.versionOnDisk,
+      title: s.displayTitle(80),
       report,
       warnings,
       sessionId: s.sessionId,

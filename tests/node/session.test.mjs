@@ -475,3 +475,16 @@ test('Session.open reports parse progress from 0 to the total, never backwards',
   assert.equal(s.entries().length, 20000);
   s.free();
 });
+
+test('displayTitle: the header title, else the first user message, capped; null without either', () => {
+  const s = Session.inMemory('/w');
+  assert.equal(s.displayTitle(), null);
+  s.appendMessage(assistant('hello'));
+  assert.equal(s.displayTitle(), null, 'an assistant message is no title');
+  s.appendMessage(user(`  fix the parser\nthen ${'x'.repeat(100)}`));
+  assert.equal(s.displayTitle(), 'fix the parser');
+  assert.equal(s.displayTitle(6), 'fix t…');
+  s.setSessionName('Parser work', 'user');
+  assert.equal(s.displayTitle(), 'Parser work');
+  assert.throws(() => s.displayTitle(0), (e) => e.kind === 'invalidInput' && /maxChars/.test(e.message));
+});

@@ -61,6 +61,7 @@ function samples() {
     const s = Session.fromText(text, { agentDir, storage });
     add("ReturnType<pkg.Session['header']>", s.header());
     add("ReturnType<pkg.Session['report']>", s.report());
+    add("ReturnType<pkg.Session['displayTitle']>", s.displayTitle());
     add("ReturnType<pkg.Session['entries']>", distinct(s.entries()));
     const ctx = s.context();
     add("ReturnType<pkg.Session['context']>", { ...ctx, messages: distinct(ctx.messages) });

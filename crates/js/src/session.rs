@@ -132,13 +132,37 @@ impl JsSession {
         self.inner.session_id().to_string()
     }
 
-    /// The session file (`undefined` for in-memory and `fromText` sessions).
     /// The session version of the file as read (before any migration; no `version`: 1).
     #[wasm_bindgen(getter = versionOnDisk)]
     pub fn version_on_disk(&self) -> f64 {
         self.inner.report().file_version as f64
     }
 
+    /// The title to show: the sanitized header title, else the first user message's text
+    /// (first line, control characters dropped), capped at `maxChars` (default 80) with
+    /// `…`; `null` when the session has neither. The recent list's `name` follows the
+    /// same rules (capped at 40).
+    #[wasm_bindgen(js_name = displayTitle, unchecked_return_type = "string | null")]
+    pub fn display_title(
+        &self,
+        #[wasm_bindgen(js_name = maxChars, unchecked_optional_param_type = "number")]
+        max_chars: JsValue,
+    ) -> JsResult<JsValue> {
+        let max = match max_chars.as_f64() {
+            None if max_chars.is_undefined() || max_chars.is_null() => 80,
+            Some(n) if n >= 1.0 && n.fract() == 0.0 => n as usize,
+            _ => {
+                return Err(crate::convert::invalid(
+                    "maxChars must be a positive integer",
+                ))
+            }
+        };
+        Ok(xcsh_session::listing::session_title(&self.inner, max)
+            .map(|t| JsValue::from_str(&t))
+            .unwrap_or(JsValue::NULL))
+    }
+
+    /// The session file (`undefined` for in-memory and `fromText` sessions).
     #[wasm_bindgen(getter)]
     pub fn file(&self) -> Option<String> {
         self.inner.file().map(str::to_string)
