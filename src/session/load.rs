@@ -3,11 +3,13 @@
 //! write that a migration or a salvaged header needs.
 
 use super::parse::{utf8, Candidate, ProgressTick};
+use super::write::acquire_lock;
 use super::{OpenOptions, Persistence, Session};
 use crate::blob::{self, BlobStore};
 use crate::entry::Entry;
 use crate::error::Result;
 use crate::jsonl::{Issue, IssueKind};
+use crate::lock::SessionLock;
 use crate::migration::Migration;
 use crate::storage::Storage;
 use std::rc::Rc;
@@ -123,11 +125,7 @@ impl Session {
         options: &OpenOptions,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Session> {
-        let bytes = match storage.read(path) {
-            Ok(b) => Some(b),
-            Err(e) if e.is_not_found() => None,
-            Err(e) => return Err(e.into()),
-        };
+        let (bytes, lock) = read_for(&*storage, path, options.persistence)?;
         let mut session = match bytes {
             Some(bytes) if !bytes.is_empty() => {
                 let (text, original) = match utf8(bytes) {
@@ -168,9 +166,9 @@ impl Session {
                 s
             }
         };
+        session.lock = lock;
         if session.persistence == Persistence::Persistent && session.report.file_existed {
             session.flushed = true;
-            session.take_lock()?;
             session.disk = session.storage.stat(path).ok();
             let repair =
                 session.report.migration.is_some() || session.report.header_problem.is_some();
@@ -280,5 +278,46 @@ impl Session {
         }
         session.report = report;
         session
+    }
+}
+
+/// Read a session file; for a writer, under its lock, taken before the read: a writer that
+/// read first and locked after could rewrite (migrate, move) or extend a copy that another
+/// process changed in between, losing what that process had acknowledged. A missing file
+/// is not locked (nothing is created by opening it): the first write takes the lock and
+/// checks that the file is still absent.
+fn read_for(
+    storage: &dyn Storage,
+    path: &str,
+    persistence: Persistence,
+) -> Result<(Option<Vec<u8>>, Option<SessionLock>)> {
+    let read = |lock: Option<SessionLock>| match storage.read(path) {
+        Ok(b) => Ok((Some(b), lock)),
+        Err(e) => {
+            if let Some(l) = &lock {
+                l.release(storage);
+            }
+            if e.is_not_found() {
+                Ok((None, None))
+            } else {
+                Err(e.into())
+            }
+        }
+    };
+    if persistence != Persistence::Persistent {
+        return read(None);
+    }
+    let exists = match storage.stat(path) {
+        Ok(_) => true,
+        Err(e) if e.is_not_found() => false,
+        Err(e) => return Err(e.into()),
+    };
+    if exists {
+        return read(Some(acquire_lock(storage, path)?));
+    }
+    match read(None)? {
+        // Created since the stat: read it again, under the lock this time.
+        (Some(_), None) => read(Some(acquire_lock(storage, path)?)),
+        other => Ok(other),
     }
 }

@@ -7,7 +7,7 @@ use crate::blob::{self, BlobStore};
 use crate::entry::Entry;
 use crate::error::{Result, SessionError};
 use crate::persist::{prepare_for_persistence, Transforms};
-use crate::storage::{StorageError, StorageExt};
+use crate::storage::{Storage, StorageError, StorageExt};
 use crate::time::iso_from_ms;
 use std::borrow::Cow;
 
@@ -117,40 +117,39 @@ impl Session {
         let Some(file) = self.file.clone() else {
             return Ok(());
         };
-        match crate::lock::SessionLock::acquire(&*self.storage, &file) {
+        match acquire_lock(&*self.storage, &file) {
             Ok(lock) => {
                 self.lock = Some(lock);
                 Ok(())
             }
-            Err(crate::lock::LockError::Held(owner)) => Err(SessionError::Locked {
-                file,
-                owner: owner.to_string(),
-            }),
-            Err(crate::lock::LockError::Unreadable) => Err(SessionError::Locked {
-                file,
-                owner: "an unreadable lock file (another writer may be starting)".into(),
-            }),
             // A write that fails while taking the lock is a persistence failure like any other.
-            Err(crate::lock::LockError::Storage(e)) => self.latch(Err(e)),
+            Err(SessionError::Storage(e)) => self.latch(Err(e)),
+            Err(e) => Err(e),
         }
     }
 
-    /// Before any write: hold the lock, and make sure nobody changed the file since we
-    /// last read or wrote it (a full rewrite would silently drop their change).
+    /// Before any write: hold the lock, and make sure the file is as we last saw it. A
+    /// file we read or wrote must not have changed since (a full rewrite would silently
+    /// drop the change, an append would hang off a stale leaf); a file we never saw must
+    /// still be absent (another process created it meanwhile: writing ours would replace
+    /// theirs). Under the lock, so no well-behaved writer can slip in between.
     pub(super) fn guard_write(&mut self) -> Result<()> {
         self.take_lock()?;
-        let (Some(expected), Some(file)) = (self.disk, self.file.clone()) else {
+        let Some(file) = self.file.clone() else {
             return Ok(());
         };
-        if !self.flushed {
-            return Ok(());
-        }
         let now = match self.storage.stat(&file) {
-            Ok(s) => Some(s),
+            Ok(s) => Some((s.size, s.mtime_ms)),
             Err(e) if e.is_not_found() => None,
             Err(e) => return Err(e.into()),
         };
-        if now.map(|n| (n.size, n.mtime_ms)) != Some((expected.size, expected.mtime_ms)) {
+        let expected = match (self.disk, self.flushed) {
+            (Some(seen), true) => Some((seen.size, seen.mtime_ms)),
+            (None, _) => None,
+            // Seen but never written by us (not reached today): nothing to compare.
+            (Some(_), false) => return Ok(()),
+        };
+        if now != expected {
             return Err(SessionError::ExternallyModified { file });
         }
         Ok(())
@@ -269,4 +268,21 @@ impl Drop for Session {
             lock.release(&*self.storage);
         }
     }
+}
+
+/// Take the writer lock of `file`; a lock held by another live writer (or unreadable) is
+/// [`SessionError::Locked`], a failing storage is [`SessionError::Storage`].
+pub(super) fn acquire_lock(storage: &dyn Storage, file: &str) -> Result<crate::lock::SessionLock> {
+    use crate::lock::{LockError, SessionLock};
+    SessionLock::acquire(storage, file).map_err(|e| match e {
+        LockError::Held(owner) => SessionError::Locked {
+            file: file.to_string(),
+            owner: owner.to_string(),
+        },
+        LockError::Unreadable => SessionError::Locked {
+            file: file.to_string(),
+            owner: "an unreadable lock file (another writer may be starting)".into(),
+        },
+        LockError::Storage(e) => SessionError::Storage(e),
+    })
 }

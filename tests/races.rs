@@ -1,0 +1,205 @@
+//! The window between reading a session file and writing it: another process that
+//! writes in between must either be refused or have its entries kept. Each test stops
+//! the first writer right after its read (a storage layer runs the second writer there,
+//! as a process stopped with SIGSTOP at that point and resumed later would) and then
+//! checks that every entry the second writer was told is written is in the file, on the
+//! active branch.
+
+mod common;
+use common::*;
+use std::cell::RefCell;
+use std::rc::Rc;
+use xcsh_session::session::{OpenOptions, Persistence, Session};
+use xcsh_session::storage::{Layer, MemoryStorage, Storage, StorageExt, StorageResult};
+use xcsh_session::SessionError;
+
+const FILE: &str = "/agent/sessions/--work--/f.jsonl";
+
+/// Passes everything to the shared storage, and runs `after_read` once, right after the
+/// first read of [`FILE`]: the moment between "read" and "lock" in the old protocol.
+struct StopAfterRead {
+    inner: Rc<MemoryStorage>,
+    after_read: RefCell<Option<Box<dyn FnOnce()>>>,
+}
+
+impl Layer for StopAfterRead {
+    fn inner(&self) -> &dyn Storage {
+        &*self.inner
+    }
+    fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
+        let bytes = self.inner.read(path);
+        if path == FILE {
+            if let Some(other_process) = self.after_read.borrow_mut().take() {
+                other_process();
+            }
+        }
+        bytes
+    }
+}
+
+fn options() -> OpenOptions {
+    OpenOptions {
+        persistence: Persistence::Persistent,
+        agent_dir: "/agent".into(),
+        cwd: "/work".into(),
+    }
+}
+
+/// A session file: the header (`version`), a user message and an assistant reply.
+fn session_file(version: u32) -> String {
+    format!(
+        concat!(
+            r#"{{"type":"session","version":{},"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work"}}"#,
+            "\n",
+            r#"{{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"root","timestamp":1}}}}"#,
+            "\n",
+            r#"{{"type":"message","id":"b1","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"assistant","content":[],"provider":"p","model":"m","timestamp":2}}}}"#,
+            "\n"
+        ),
+        version
+    )
+}
+
+/// The other process: opens the file for writing and appends one message. Returns the
+/// id it was given, if it was told the append succeeded (the CLI prints that id).
+fn other_process_appends(storage: &Rc<MemoryStorage>, file: &str, text: &str) -> Option<String> {
+    let mut s = Session::open(storage.clone(), file, &options()).ok()?;
+    let id = s.append_message(&user(text)).ok()?;
+    s.flush().ok()?;
+    Some(id)
+}
+
+/// The ids on the active branch of `file` as it is on disk now (root first).
+fn branch_ids(storage: &Rc<MemoryStorage>, file: &str) -> Vec<String> {
+    let s = open(storage, file, Persistence::ReadOnly);
+    s.branch_path(None)
+        .unwrap()
+        .iter()
+        .map(|e| e.id.clone())
+        .collect()
+}
+
+/// Runs `first_writer` on a storage that stops it right after it reads [`FILE`], where
+/// another process appends; returns the id that process was acknowledged, if any.
+fn race(storage: &Rc<MemoryStorage>, first_writer: impl FnOnce(Rc<dyn Storage>)) -> Option<String> {
+    let acked = Rc::new(RefCell::new(None));
+    let (shared, slot) = (storage.clone(), acked.clone());
+    let layer = StopAfterRead {
+        inner: storage.clone(),
+        after_read: RefCell::new(Some(Box::new(move || {
+            *slot.borrow_mut() = other_process_appends(&shared, FILE, "written meanwhile");
+        }))),
+    };
+    first_writer(Rc::new(layer));
+    let id = acked.borrow().clone();
+    id
+}
+
+#[test]
+fn a_migration_never_rewrites_a_copy_older_than_the_file() {
+    let storage = mem();
+    put(&storage, FILE, &session_file(2));
+    let acked = race(&storage, |s| {
+        let opened = Session::open(s, FILE, &options());
+        assert!(opened.unwrap().report().migration.is_some(), "v2 → v3");
+    });
+    if let Some(id) = acked {
+        assert!(
+            read(&storage, FILE).contains(&id),
+            "the entry acknowledged while the migrator was stopped is gone"
+        );
+    }
+}
+
+#[test]
+fn an_append_hangs_off_the_leaf_on_disk_never_a_stale_one() {
+    let storage = mem();
+    put(&storage, FILE, &session_file(3));
+    let mut mine = None;
+    let acked = race(&storage, |s| {
+        if let Ok(mut session) = Session::open(s, FILE, &options()) {
+            mine = Some(session.append_message(&user("mine")).unwrap());
+        }
+    });
+    let branch = branch_ids(&storage, FILE);
+    for id in acked.iter().chain(mine.iter()) {
+        assert!(
+            branch.contains(id),
+            "acknowledged entry {id} is not on the active branch {branch:?}"
+        );
+    }
+    assert!(mine.is_some() || acked.is_some(), "one of the two wrote");
+}
+
+#[test]
+fn a_move_never_drops_an_append_made_while_it_was_stopped() {
+    let storage = mem();
+    put(&storage, FILE, &session_file(3));
+    let mut moved_to = None;
+    let acked = race(&storage, |s| {
+        let mut session = Session::open(s, FILE, &options()).unwrap();
+        moved_to = Some(session.move_to("/agent", "/elsewhere").unwrap());
+    });
+    let moved_to = moved_to.expect("the move went through");
+    assert!(!storage.exists(FILE), "the old file is gone");
+    if let Some(id) = acked {
+        assert!(
+            read(&storage, &moved_to).contains(&id),
+            "the entry acknowledged while the mover was stopped is gone"
+        );
+    }
+}
+
+#[test]
+fn the_second_process_is_refused_while_the_first_holds_what_it_read() {
+    // The protocol that makes the tests above pass: the lock is taken before the read.
+    let storage = mem();
+    put(&storage, FILE, &session_file(3));
+    let refused = Rc::new(RefCell::new(None));
+    let (shared, slot) = (storage.clone(), refused.clone());
+    let layer = StopAfterRead {
+        inner: storage.clone(),
+        after_read: RefCell::new(Some(Box::new(move || {
+            *slot.borrow_mut() = Session::open(shared.clone(), FILE, &options()).err();
+        }))),
+    };
+    let _first = Session::open(Rc::new(layer), FILE, &options()).unwrap();
+    let err = refused
+        .borrow()
+        .clone()
+        .expect("the second writer is refused");
+    assert!(
+        matches!(err, SessionError::Locked { .. }),
+        "{err}: a conflict, with the lock owner named"
+    );
+}
+
+#[test]
+fn two_writers_creating_one_new_file_never_replace_each_other() {
+    // Two processes open the same missing path; the first writes and exits. The second
+    // must not write its own header over the first's file.
+    let storage = mem();
+    let mut first = open(&storage, FILE, Persistence::Persistent);
+    let mut second = open(&storage, FILE, Persistence::Persistent);
+    first.append_message(&user("first")).unwrap();
+    let a = first.append_message(&assistant("first reply")).unwrap();
+    drop(first);
+    second.append_message(&user("second")).unwrap();
+    let err = second
+        .append_message(&assistant("second reply"))
+        .expect_err("the file was created by the other process since this one looked");
+    assert!(
+        matches!(err, SessionError::ExternallyModified { .. }),
+        "{err}"
+    );
+    assert!(
+        read(&storage, FILE).contains(&a),
+        "the first's entries stay"
+    );
+    // Reopened, the second process appends after the first's entries.
+    drop(second);
+    let mut again = open(&storage, FILE, Persistence::Persistent);
+    let b = again.append_message(&user("second, again")).unwrap();
+    assert_eq!(branch_ids(&storage, FILE).last(), Some(&b));
+    assert!(branch_ids(&storage, FILE).contains(&a));
+}
