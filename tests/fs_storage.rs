@@ -438,3 +438,46 @@ fn a_file_swapped_for_a_symlink_after_the_check_is_not_followed() {
         }
     }
 }
+
+#[test]
+fn gc_still_aborts_on_a_real_read_error_and_deletes_nothing() {
+    use xcsh_session::storage::{Layer, StorageError};
+    /// The real filesystem, with reads of the session file failing (an I/O error).
+    struct FailingRead(FsStorage);
+    impl Layer for FailingRead {
+        fn inner(&self) -> &dyn Storage {
+            &self.0
+        }
+        fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
+            if path.ends_with("_s0000001.jsonl") {
+                return Err(StorageError::Other(format!("EIO: injected: {path}")));
+            }
+            self.0.read(path)
+        }
+    }
+    let tmp = Tmp::new("gc-abort");
+    let agent = tmp.s("agent");
+    let dir = PathBuf::from(xcsh_session::paths::session_dir_for_cwd(&agent, "/w"));
+    fs::create_dir_all(&dir).expect("mkdir");
+    fs::write(
+        dir.join("2026-01-05T10-00-00-000Z_s0000001.jsonl"),
+        session_text("s0000001", "/w", "hello"),
+    )
+    .expect("write");
+    mkfifo(&dir.join("2026-01-05T09-00-00-000Z_fifo.jsonl"));
+    let blob = tmp.join("agent/blobs").join("ab".repeat(32));
+    fs::create_dir_all(blob.parent().expect("dir")).expect("mkdir");
+    fs::write(&blob, "x").expect("blob");
+    fs::File::options()
+        .write(true)
+        .open(&blob)
+        .and_then(|f| f.set_modified(std::time::SystemTime::UNIX_EPOCH))
+        .expect("age");
+    let err = within_10s("gc", move || {
+        xcsh_session::api::gc(Rc::new(FailingRead(FsStorage::new())), &agent, false)
+            .map_err(|e| e.to_string())
+    })
+    .expect_err("gc went on after a read error");
+    assert!(err.contains("EIO: injected"), "{err}");
+    assert!(blob.exists(), "gc deleted a blob after a read error");
+}
