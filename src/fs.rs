@@ -5,6 +5,18 @@
 //! [`AsGiven`] uses paths as they are; the CLI host plugs in its confinement (the allowed
 //! roots, and a refusal of every write for read-only commands), so the file operations,
 //! their error mapping and the fast large-file reads exist once, here.
+//!
+//! Only regular files are read or written: every file is opened without blocking
+//! (`O_NONBLOCK`, so a FIFO or a device named like a session cannot hang the caller) and
+//! checked on the open handle; anything else is refused ("is not a regular file"), and
+//! `list_dir` leaves FIFOs, sockets and devices out, so scans never meet them. A policy
+//! that resolves paths to symlink-free ones ([`PathPolicy::symlink_free`], the CLI's
+//! confinement) gets every component opened without following a symlink, relative to
+//! the directory opened before it: a directory swapped for a symlink between the check
+//! and the call fails the call instead of redirecting it.
+
+#[cfg(unix)]
+mod at;
 
 use crate::storage::{
     DirEntry, Environment, FileStat, ProcessIdentity, Storage, StorageError, StorageResult,
@@ -28,6 +40,15 @@ pub enum Access {
 /// error refuses the call (errors name the storage path, never the resolved one).
 pub trait PathPolicy {
     fn resolve(&self, path: &str, access: Access) -> StorageResult<PathBuf>;
+
+    /// Whether every path [`Self::resolve`] returns is free of symlinks (fully resolved,
+    /// as the CLI's confinement makes them). The storage then follows none: each
+    /// component is opened with `O_NOFOLLOW` relative to the directory before it, so a
+    /// component replaced by a symlink after `resolve` looked fails the call. `false`
+    /// (the default): paths are opened as they are, symlinks followed.
+    fn symlink_free(&self) -> bool {
+        false
+    }
 }
 
 /// Paths as given: absolute, or relative to the process's working directory.
@@ -73,10 +94,84 @@ impl<P: PathPolicy> FsStorage<P> {
         self.policy.resolve(path, access)
     }
 
-    /// `path` open for reading (the CLI's chunked reader).
+    /// The regular file `path`, open for reading (the CLI's chunked reader).
     pub fn open(&self, path: &str) -> StorageResult<fs::File> {
-        fs::File::open(self.resolve(path, Access::Read)?).map_err(|e| io_error(path, e))
+        self.open_regular(path, Access::Read, OpenMode::Read)
     }
+
+    /// Whether paths are opened component by component, following no symlink.
+    fn no_follow(&self) -> bool {
+        cfg!(unix) && self.policy.symlink_free()
+    }
+
+    /// The regular file `path` opened for `mode`, never blocking on a FIFO or a device;
+    /// anything but a regular file is refused.
+    fn open_regular(&self, path: &str, access: Access, mode: OpenMode) -> StorageResult<fs::File> {
+        let p = self.resolve(path, access)?;
+        #[cfg(unix)]
+        if self.no_follow() {
+            return at::open_regular(&p, mode.flags(), path);
+        }
+        let file = mode.options().open(&p).map_err(|e| open_error(path, e))?;
+        match file.metadata() {
+            Ok(meta) if meta.is_file() => Ok(file),
+            Ok(_) => Err(not_regular(path)),
+            Err(e) => Err(io_error(path, e)),
+        }
+    }
+}
+
+/// How [`FsStorage::open_regular`] opens a file.
+#[derive(Debug, Clone, Copy)]
+enum OpenMode {
+    Read,
+    /// Create or truncate.
+    Write,
+    /// Create, or append at the end.
+    Append,
+}
+
+impl OpenMode {
+    fn options(self) -> fs::OpenOptions {
+        let mut o = fs::OpenOptions::new();
+        match self {
+            OpenMode::Read => o.read(true),
+            OpenMode::Write => o.write(true).create(true).truncate(true),
+            OpenMode::Append => o.append(true).create(true),
+        };
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            // Opening a FIFO blocks until the other end is opened; a device may too.
+            o.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+        }
+        o
+    }
+
+    #[cfg(unix)]
+    fn flags(self) -> rustix::fs::OFlags {
+        use rustix::fs::OFlags;
+        match self {
+            OpenMode::Read => OFlags::RDONLY,
+            OpenMode::Write => OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC,
+            OpenMode::Append => OFlags::WRONLY | OFlags::CREATE | OFlags::APPEND,
+        }
+    }
+}
+
+/// The error for a FIFO, socket, device or directory where a file was expected.
+pub fn not_regular(path: &str) -> StorageError {
+    StorageError::Other(format!("{path} is not a regular file"))
+}
+
+/// [`io_error`] for a failed open: `ENXIO` (a FIFO without a reader opened for writing
+/// without blocking, a socket, a device without its device) is a file that is not regular.
+fn open_error(path: &str, e: io::Error) -> StorageError {
+    #[cfg(unix)]
+    if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) {
+        return not_regular(path);
+    }
+    io_error(path, e)
 }
 
 /// Files at least this large are read by several threads at once: most of the time of
@@ -160,13 +255,13 @@ fn advise_huge_pages(buf: &mut [u8]) {
 #[cfg(not(target_os = "linux"))]
 fn advise_huge_pages(_buf: &mut [u8]) {}
 
-/// A whole file, read the fast way for large files (huge pages, several threads).
-fn read_file(path: impl AsRef<std::path::Path>) -> io::Result<Vec<u8>> {
-    let path = path.as_ref();
-    let file = fs::File::open(path)?;
+/// A whole open file, read the fast way for large files (huge pages, several threads).
+fn read_file(mut file: fs::File) -> io::Result<Vec<u8>> {
     let len = file.metadata()?.len() as usize;
     if len < PARALLEL_READ_BYTES || cfg!(not(unix)) {
-        return fs::read(path);
+        let mut buf = Vec::with_capacity(len);
+        file.read_to_end(&mut buf)?;
+        return Ok(buf);
     }
     read_parallel(&file, len)
 }
@@ -196,9 +291,21 @@ fn sync_dir(dir: &Path) {
     }
 }
 
+/// FIFOs, sockets and devices: no storage reads them, so listings leave them out.
+#[cfg(unix)]
+fn is_special(t: fs::FileType) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    t.is_fifo() || t.is_socket() || t.is_char_device() || t.is_block_device()
+}
+
+#[cfg(not(unix))]
+fn is_special(_t: fs::FileType) -> bool {
+    false
+}
+
 impl<P: PathPolicy> Storage for FsStorage<P> {
     fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
-        read_file(self.resolve(path, Access::Read)?).map_err(|e| io_error(path, e))
+        read_file(self.open(path)?).map_err(|e| io_error(path, e))
     }
 
     fn read_prefix(&self, path: &str, max_bytes: u64) -> StorageResult<Vec<u8>> {
@@ -211,37 +318,55 @@ impl<P: PathPolicy> Storage for FsStorage<P> {
     }
 
     fn write(&self, path: &str, data: &[u8]) -> StorageResult<()> {
-        fs::write(self.resolve(path, Access::Write)?, data).map_err(|e| io_error(path, e))
+        let mut file = self.open_regular(path, Access::Write, OpenMode::Write)?;
+        file.write_all(data).map_err(|e| io_error(path, e))
     }
 
     fn append(&self, path: &str, data: &[u8]) -> StorageResult<()> {
-        let mut file = fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.resolve(path, Access::Write)?)
-            .map_err(|e| io_error(path, e))?;
+        let mut file = self.open_regular(path, Access::Write, OpenMode::Append)?;
         file.write_all(data).map_err(|e| io_error(path, e))
     }
 
     fn rename(&self, from: &str, to: &str) -> StorageResult<()> {
         let src = self.resolve(from, Access::Write)?;
         let dst = self.resolve(to, Access::Write)?;
+        #[cfg(unix)]
+        if self.no_follow() {
+            return at::rename(&src, &dst, from, to);
+        }
         fs::rename(src, dst).map_err(|e| io_error(from, e))
     }
 
     fn unlink(&self, path: &str) -> StorageResult<()> {
-        fs::remove_file(self.resolve(path, Access::Write)?).map_err(|e| io_error(path, e))
+        let p = self.resolve(path, Access::Write)?;
+        #[cfg(unix)]
+        if self.no_follow() {
+            return at::remove(&p, false, path);
+        }
+        fs::remove_file(p).map_err(|e| io_error(path, e))
     }
 
     fn list_dir(&self, path: &str) -> StorageResult<Vec<DirEntry>> {
-        let mut out = Vec::new();
         let dir = self.resolve(path, Access::Read)?;
+        #[cfg(unix)]
+        if self.no_follow() {
+            return at::list_dir(&dir, path);
+        }
+        let mut out = Vec::new();
         for item in fs::read_dir(dir).map_err(|e| io_error(path, e))? {
             let item = item.map_err(|e| io_error(path, e))?;
-            let is_dir = item.file_type().map(|t| t.is_dir()).unwrap_or(false);
+            let Ok(kind) = item.file_type() else {
+                continue;
+            };
+            if is_special(kind)
+                || (kind.is_symlink()
+                    && fs::metadata(item.path()).is_ok_and(|m| is_special(m.file_type())))
+            {
+                continue;
+            }
             out.push(DirEntry {
                 name: item.file_name().to_string_lossy().into_owned(),
-                is_dir,
+                is_dir: kind.is_dir(),
             });
         }
         out.sort();
@@ -249,8 +374,12 @@ impl<P: PathPolicy> Storage for FsStorage<P> {
     }
 
     fn stat(&self, path: &str) -> StorageResult<FileStat> {
-        let meta =
-            fs::metadata(self.resolve(path, Access::Read)?).map_err(|e| io_error(path, e))?;
+        let p = self.resolve(path, Access::Read)?;
+        #[cfg(unix)]
+        if self.no_follow() {
+            return at::stat(&p, path);
+        }
+        let meta = fs::metadata(p).map_err(|e| io_error(path, e))?;
         Ok(FileStat {
             size: meta.len(),
             mtime_ms: mtime_ms(&meta),
@@ -259,12 +388,25 @@ impl<P: PathPolicy> Storage for FsStorage<P> {
     }
 
     fn mkdir_all(&self, path: &str) -> StorageResult<()> {
-        fs::create_dir_all(self.resolve(path, Access::Write)?).map_err(|e| io_error(path, e))
+        let p = self.resolve(path, Access::Write)?;
+        #[cfg(unix)]
+        if self.no_follow() {
+            return at::mkdir_all(&p, path);
+        }
+        fs::create_dir_all(p).map_err(|e| io_error(path, e))
     }
 
     fn fsync(&self, path: &str) -> StorageResult<()> {
         let p = self.resolve(path, Access::Read)?;
-        let file = fs::File::open(&p).map_err(|e| io_error(path, e))?;
+        #[cfg(unix)]
+        if self.no_follow() {
+            return at::fsync(&p, path);
+        }
+        // Not blocking on a FIFO (whatever it is, only a regular file has data to flush).
+        let file = OpenMode::Read
+            .options()
+            .open(&p)
+            .map_err(|e| open_error(path, e))?;
         file.sync_all().map_err(|e| io_error(path, e))?;
         // Make a rename or a new file durable too: sync the parent directory.
         if let Some(dir) = p.parent() {
@@ -274,11 +416,20 @@ impl<P: PathPolicy> Storage for FsStorage<P> {
     }
 
     fn rmdir(&self, path: &str) -> StorageResult<()> {
-        fs::remove_dir(self.resolve(path, Access::Write)?).map_err(|e| io_error(path, e))
+        let p = self.resolve(path, Access::Write)?;
+        #[cfg(unix)]
+        if self.no_follow() {
+            return at::remove(&p, true, path);
+        }
+        fs::remove_dir(p).map_err(|e| io_error(path, e))
     }
 
     fn create_new(&self, path: &str, data: &[u8]) -> StorageResult<()> {
         let p = self.resolve(path, Access::Write)?;
+        #[cfg(unix)]
+        if self.no_follow() {
+            return at::create_new(&p, data, path);
+        }
         // O_CREAT|O_EXCL: atomic against a concurrent creator, and never follows a
         // symlink planted at the final component.
         let mut file = fs::OpenOptions::new()

@@ -6,8 +6,9 @@
 //! The non-existent rest is appended verbatim; if its first component exists as a
 //! dangling or looping symlink the path is refused, since creating it would follow the
 //! link wherever it points. Callers then operate on the resolved path, not on the
-//! guest's string, so a symlink swapped in later cannot redirect an already checked
-//! prefix (short of a race on the final component).
+//! guest's string, which is free of symlinks: the storage opens each of its components
+//! without following one (`PathPolicy::symlink_free`), so a directory or file swapped for
+//! a symlink after the check makes the call fail instead of leading it outside.
 
 use std::ffi::OsString;
 use std::fmt;

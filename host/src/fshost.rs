@@ -32,6 +32,12 @@ impl PathPolicy for Confinement {
             other => StorageError::PermissionDenied(format!("{guest} ({other})")),
         })
     }
+
+    /// The checked paths are fully resolved, so the storage follows no symlink in them:
+    /// a directory swapped for a symlink after the check cannot lead a call outside.
+    fn symlink_free(&self) -> bool {
+        true
+    }
 }
 
 /// A file the component reads in pieces (`open-reader`): the guest path (for errors)
@@ -240,6 +246,79 @@ mod tests {
             Err(wit::StorageError::PermissionDenied(_))
         ));
         assert!(!Path::new(&path).exists());
+    }
+
+    /// The confinement, and after each check a directory of the checked path replaced by
+    /// a symlink to `outside` (an adversary winning the race between check and use).
+    struct SwapAfterCheck {
+        confinement: Confinement,
+        victim: PathBuf,
+        outside: PathBuf,
+    }
+
+    impl PathPolicy for SwapAfterCheck {
+        fn resolve(&self, guest: &str, access: Access) -> StorageResult<PathBuf> {
+            let resolved = self.confinement.resolve(guest, access)?;
+            if !fs::symlink_metadata(&self.victim).is_ok_and(|m| m.file_type().is_symlink()) {
+                fs::rename(&self.victim, self.victim.with_extension("aside")).expect("aside");
+                std::os::unix::fs::symlink(&self.outside, &self.victim).expect("symlink");
+            }
+            Ok(resolved)
+        }
+        fn symlink_free(&self) -> bool {
+            self.confinement.symlink_free()
+        }
+    }
+
+    #[test]
+    fn a_directory_swapped_for_a_symlink_after_the_check_leads_nowhere_outside() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let base = fs::canonicalize(tmp.path()).expect("canonical");
+        let (root, outside) = (base.join("root"), base.join("outside"));
+        let blobs = root.join("blobs");
+        fs::create_dir_all(&blobs).expect("mkdir");
+        fs::create_dir_all(&outside).expect("mkdir");
+        fs::write(outside.join("secret"), "secret").expect("write");
+        fs::write(blobs.join("secret"), "inside").expect("write");
+        let confinement = Confinement {
+            roots: Roots::new(&[&root]).expect("roots"),
+            writable: true,
+        };
+        let st = FsStorage::with_policy(SwapAfterCheck {
+            confinement,
+            victim: blobs.clone(),
+            outside: outside.clone(),
+        });
+        let dir = blobs.to_str().expect("utf-8");
+        let reset = || {
+            let _ = fs::remove_file(&blobs);
+            let _ = fs::rename(blobs.with_extension("aside"), &blobs);
+        };
+        st.blob_put(dir, "abc", b"x")
+            .expect_err("put through the symlink");
+        reset();
+        let err = st
+            .read(&format!("{dir}/secret"))
+            .expect_err("read through the symlink");
+        assert!(err.to_string().contains("symlink"), "{err}");
+        reset();
+        st.write(&format!("{dir}/new"), b"x")
+            .expect_err("write through the symlink");
+        reset();
+        st.mkdir_all(&format!("{dir}/d"))
+            .expect_err("mkdir through the symlink");
+        reset();
+        st.unlink(&format!("{dir}/secret"))
+            .expect_err("unlink through the symlink");
+        let names: Vec<_> = fs::read_dir(&outside)
+            .expect("ls")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(names, ["secret"]);
+        assert_eq!(
+            fs::read_to_string(outside.join("secret")).expect("read"),
+            "secret"
+        );
     }
 
     #[test]

@@ -2191,3 +2191,165 @@ fn append_to_a_new_file_records_the_cwd_in_its_header() {
     ]);
     assert_eq!(header(&explicit)["cwd"], "/work/project");
 }
+
+fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("run mkfifo");
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+/// Run `cmd` to its end, or fail the test when it is still running after 10 s (it is
+/// killed then: a command blocked opening a FIFO never ends on its own).
+fn run_within_10s(cmd: &mut Command) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn xcsh-session");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} still running after 10 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+#[test]
+fn a_fifo_named_like_a_session_is_refused_or_skipped_and_never_hangs_a_command() {
+    let cli = Cli::new();
+    let agent = cli.agent_dir();
+    let dir = project_dir(&agent, "/work/alpha");
+    write_session(&dir, "a0000001", "/work/alpha", "hello", None);
+    let in_sessions = dir.join("2026-01-05T11-00-00-000Z_fifo0001.jsonl");
+    mkfifo(&in_sessions);
+    mkfifo(&agent.join("sessions").join("stray.jsonl"));
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let elsewhere = fs::canonicalize(tmp.path())
+        .expect("canonical")
+        .join("s.jsonl");
+    mkfifo(&elsewhere);
+
+    // Direct use: a clear error.
+    for fifo in [&in_sessions, &elsewhere] {
+        let p = path_str(fifo);
+        let entry = r#"{"type":"custom","customType":"x","data":{}}"#;
+        for args in [vec!["show", p], vec!["append", p, "--json", entry]] {
+            let out = run_within_10s(cli.cmd().args(&args));
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+            assert!(
+                stderr(&out).contains(&format!("{p} is not a regular file")),
+                "{args:?}: {}",
+                stderr(&out)
+            );
+        }
+    }
+    // Scans: skipped.
+    let out = run_within_10s(cli.cmd().args(["recent", "--cwd", "/work/alpha", "--json"]));
+    assert!(out.status.success(), "recent: {}", stderr(&out));
+    assert_eq!(
+        ids(&json(&String::from_utf8_lossy(&out.stdout))),
+        ["a0000001"]
+    );
+    for args in [vec!["list", "--all"], vec!["list", "--cwd", "/work/alpha"]] {
+        let out = run_within_10s(cli.cmd().args(&args));
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert_eq!(
+            ids(&json(&String::from_utf8_lossy(&out.stdout))),
+            ["a0000001"],
+            "{args:?}"
+        );
+    }
+    for args in [vec!["gc"], vec!["gc", "--delete"]] {
+        let out = run_within_10s(cli.cmd().args(&args));
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let report = json(&String::from_utf8_lossy(&out.stdout));
+        assert_eq!(report["scannedFiles"], 1, "{args:?}: {report}");
+    }
+}
+
+/// Exchange two paths atomically (`renameat2(RENAME_EXCHANGE)`): a directory and a
+/// symlink trade places, so the name is always one of them.
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).expect("no NUL");
+    let (a, b) = (c(a), c(b));
+    // SAFETY: two valid NUL-terminated paths, alive for the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn blob_put_writes_nothing_outside_while_the_blobs_dir_is_swapped_for_a_symlink() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let cli = Cli::new();
+    let agent = cli.agent_dir();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = fs::canonicalize(tmp.path()).expect("canonical");
+    let outside = base.join("outside");
+    fs::create_dir_all(&outside).expect("mkdir");
+    let blobs = agent.join("blobs");
+    fs::create_dir_all(&blobs).expect("mkdir");
+    let link = agent.join("blobs-swap");
+    std::os::unix::fs::symlink(&outside, &link).expect("symlink");
+    exchange(&blobs, &link).expect("renameat2(RENAME_EXCHANGE)");
+    exchange(&blobs, &link).expect("renameat2(RENAME_EXCHANGE)");
+
+    // `agent/blobs` flips between the real directory and a symlink to `outside` for as
+    // long as the puts run.
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let (stop, blobs, link) = (stop.clone(), blobs.clone(), link.clone());
+        std::thread::spawn(move || {
+            let mut flips = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                exchange(&blobs, &link).expect("exchange");
+                flips += 1;
+            }
+            if flips % 2 == 1 {
+                exchange(&blobs, &link).expect("exchange");
+            }
+            flips
+        })
+    };
+    let input = base.join("in.bin");
+    let mut stored = 0;
+    for i in 0..40u32 {
+        fs::write(&input, format!("blob {i}")).expect("write");
+        let out = run_within_10s(cli.cmd().args(["blob", "put", path_str(&input)]));
+        stored += usize::from(out.status.success());
+    }
+    stop.store(true, Ordering::Relaxed);
+    let flips = swapper.join().expect("swapper");
+    let escaped: Vec<_> = fs::read_dir(&outside)
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert!(
+        escaped.is_empty(),
+        "written outside the roots ({flips} flips, {stored} puts stored): {escaped:?}"
+    );
+    assert!(flips > 40, "the swap did not run ({flips} flips)");
+}
