@@ -351,6 +351,16 @@ impl Counting {
     fn add(c: &Cell<u64>, n: u64) {
         c.set(c.get() + n);
     }
+    /// (bytes read, prefix reads, full reads, stats, directory lists) since the reset.
+    fn counts(&self) -> (u64, u64, u64, u64, u64) {
+        (
+            self.bytes.get(),
+            self.prefix_reads.get(),
+            self.full_reads.get(),
+            self.stats.get(),
+            self.lists.get(),
+        )
+    }
 }
 
 impl Layer for Counting {
@@ -466,25 +476,13 @@ fn cmd_recent(agent_dir: &str, project_dir: &str, reps: usize) {
             .unwrap_or_else(|e| die(e));
         let e1 = ms(t.elapsed());
         found[0] = r.len();
-        counts[0] = (
-            storage.bytes.get(),
-            storage.prefix_reads.get(),
-            storage.full_reads.get(),
-            storage.stats.get(),
-            storage.lists.get(),
-        );
+        counts[0] = storage.counts();
         storage.reset();
         let t = Instant::now();
         let r = recent_all(&storage, agent_dir);
         let e2 = ms(t.elapsed());
         found[1] = r.len();
-        counts[1] = (
-            storage.bytes.get(),
-            storage.prefix_reads.get(),
-            storage.full_reads.get(),
-            storage.stats.get(),
-            storage.lists.get(),
-        );
+        counts[1] = storage.counts();
         let t = Instant::now();
         floor_files[0] = prefix_floor(&[project_dir.to_string()]).0;
         let f1 = ms(t.elapsed());
