@@ -114,6 +114,10 @@ const loadavg = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
 const cliEnv = { XCSH_SESSION_CACHE_DIR: AOT_CACHE };
 const cliArgs = (file, agentDir) => ['--agent-dir', agentDir, '--component', COMPONENT, 'context', file, '--json'];
 
+// A child system running bench/open.mjs in `mode` (wasm-text, wasm-open, js, js-text).
+const openChild = (mode) => (s, warmup, reps) =>
+  [process.execPath, [path.join(here, 'open.mjs'), mode, s.path, s.agentDir, warmup, reps]];
+
 const SYSTEMS = {
   cat: {
     label: 'cat file > /dev/null',
@@ -133,19 +137,19 @@ const SYSTEMS = {
   },
   wasmText: {
     label: 'wasm in Node, Session.fromText(text).contextJson(), text already a JS string',
-    child: (s, warmup, reps) => [process.execPath, [path.join(here, 'open.mjs'), 'wasm-text', s.path, s.agentDir, warmup, reps]],
+    child: openChild('wasm-text'),
   },
   wasmOpen: {
     label: 'wasm in Node, Session.open(storage, file).contextJson()',
-    child: (s, warmup, reps) => [process.execPath, [path.join(here, 'open.mjs'), 'wasm-open', s.path, s.agentDir, warmup, reps]],
+    child: openChild('wasm-open'),
   },
   js: {
     label: 'plain JavaScript in Node (bench/baseline.mjs)',
-    child: (s, warmup, reps) => [process.execPath, [path.join(here, 'open.mjs'), 'js', s.path, s.agentDir, warmup, reps]],
+    child: openChild('js'),
   },
   jsText: {
     label: 'plain JavaScript in Node from the text already a JS string',
-    child: (s, warmup, reps) => [process.execPath, [path.join(here, 'open.mjs'), 'js-text', s.path, s.agentDir, warmup, reps]],
+    child: openChild('js-text'),
   },
   wasmtime: {
     label: 'wasm in wasmtime, xcsh-session context (whole process, warm AOT cache)',

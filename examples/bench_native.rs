@@ -100,30 +100,44 @@ fn open_context(file: &str, agent_dir: &str) -> (Session, String, usize) {
     (s, json, messages)
 }
 
-fn cmd_open(file: &str, agent_dir: &str, warmup: usize, reps: usize) {
-    let mut wall = Vec::new();
-    let mut cpu = Vec::new();
-    let mut last = None;
-    for i in 0..warmup + reps {
+/// Wall and CPU times (ms) of the timed repetitions.
+#[derive(Default)]
+struct Times {
+    wall: Vec<f64>,
+    cpu: Vec<f64>,
+}
+
+impl Times {
+    /// Run `f`; its times are kept when `keep` (past the warmup).
+    fn run<T>(&mut self, keep: bool, f: impl FnOnce() -> T) -> T {
         let c0 = cpu_ns();
         let t = Instant::now();
-        let (s, json, messages) = open_context(file, agent_dir);
+        let out = f();
         let elapsed = ms(t.elapsed());
         let c1 = cpu_ns();
-        if i >= warmup {
-            wall.push(elapsed);
+        if keep {
+            self.wall.push(elapsed);
             if let (Some(a), Some(b)) = (c0, c1) {
-                cpu.push((b - a) as f64 / 1e6);
+                self.cpu.push((b - a) as f64 / 1e6);
             }
         }
+        out
+    }
+}
+
+fn cmd_open(file: &str, agent_dir: &str, warmup: usize, reps: usize) {
+    let mut times = Times::default();
+    let mut last = None;
+    for i in 0..warmup + reps {
+        let (s, json, messages) = times.run(i >= warmup, || open_context(file, agent_dir));
         // Freeing happens outside the timed region (as in the JS measurements).
         last = Some((s.entries().len(), messages, json));
     }
     let (entries, messages, json) = last.unwrap_or_else(|| die("no repetitions"));
     println!(
         "{{\"wallMs\":{},\"cpuMs\":{},\"entries\":{entries},\"messages\":{messages},\"contextBytes\":{},\"contextSha256\":\"{}\"}}",
-        list(&wall),
-        list(&cpu),
+        list(&times.wall),
+        list(&times.cpu),
         json.len(),
         xcsh_session::internals::sha256_hex(json.as_bytes())
     );
@@ -131,35 +145,29 @@ fn cmd_open(file: &str, agent_dir: &str, warmup: usize, reps: usize) {
 
 /// What `cat file > /dev/null` does, in process (so its CPU time can be measured too).
 fn cmd_cat(file: &str, warmup: usize, reps: usize) {
-    let mut wall = Vec::new();
-    let mut cpu = Vec::new();
+    let mut times = Times::default();
     let mut buf = vec![0u8; 128 * 1024];
     let mut total = 0u64;
     for i in 0..warmup + reps {
-        let c0 = cpu_ns();
-        let t = Instant::now();
-        let mut f = std::fs::File::open(file).unwrap_or_else(|e| die(e));
-        total = 0;
-        loop {
-            match f.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => total += n as u64,
-                Err(e) => die(e),
+        // Closing the file is not timed.
+        let (n, _file) = times.run(i >= warmup, || {
+            let mut f = std::fs::File::open(file).unwrap_or_else(|e| die(e));
+            let mut total = 0u64;
+            loop {
+                match f.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => total += n as u64,
+                    Err(e) => die(e),
+                }
             }
-        }
-        let elapsed = ms(t.elapsed());
-        let c1 = cpu_ns();
-        if i >= warmup {
-            wall.push(elapsed);
-            if let (Some(a), Some(b)) = (c0, c1) {
-                cpu.push((b - a) as f64 / 1e6);
-            }
-        }
+            (total, f)
+        });
+        total = n;
     }
     println!(
         "{{\"wallMs\":{},\"cpuMs\":{},\"bytes\":{total}}}",
-        list(&wall),
-        list(&cpu)
+        list(&times.wall),
+        list(&times.cpu)
     );
 }
 
@@ -351,6 +359,16 @@ impl Counting {
     fn add(c: &Cell<u64>, n: u64) {
         c.set(c.get() + n);
     }
+    /// (bytes read, prefix reads, full reads, stats, directory lists) since the reset.
+    fn counts(&self) -> (u64, u64, u64, u64, u64) {
+        (
+            self.bytes.get(),
+            self.prefix_reads.get(),
+            self.full_reads.get(),
+            self.stats.get(),
+            self.lists.get(),
+        )
+    }
 }
 
 impl Layer for Counting {
@@ -466,25 +484,13 @@ fn cmd_recent(agent_dir: &str, project_dir: &str, reps: usize) {
             .unwrap_or_else(|e| die(e));
         let e1 = ms(t.elapsed());
         found[0] = r.len();
-        counts[0] = (
-            storage.bytes.get(),
-            storage.prefix_reads.get(),
-            storage.full_reads.get(),
-            storage.stats.get(),
-            storage.lists.get(),
-        );
+        counts[0] = storage.counts();
         storage.reset();
         let t = Instant::now();
         let r = recent_all(&storage, agent_dir);
         let e2 = ms(t.elapsed());
         found[1] = r.len();
-        counts[1] = (
-            storage.bytes.get(),
-            storage.prefix_reads.get(),
-            storage.full_reads.get(),
-            storage.stats.get(),
-            storage.lists.get(),
-        );
+        counts[1] = storage.counts();
         let t = Instant::now();
         floor_files[0] = prefix_floor(&[project_dir.to_string()]).0;
         let f1 = ms(t.elapsed());

@@ -705,50 +705,22 @@ impl<'a> Writer<'a> {
         }
         self.stats.side_branches += 1;
         let mut side: Vec<PathEntry> = Vec::new();
-        let mut parent = self.main[anchor].id.clone();
         if adopt && self.rng.chance(0.5) {
             let len = self.text_len(100, 1_500);
             let summary = prose(&mut self.rng, len);
             self.tick(1_000, 60_000);
-            let from = quote(&parent);
-            let (id, bytes) = self.entry(
-                "branch_summary",
-                Some(&parent),
-                &[("fromId", from), ("summary", quote(&summary))],
-            );
-            side.push(PathEntry {
-                id: id.clone(),
-                bytes,
-                is_user: false,
-            });
-            parent = id;
+            let from = quote(&self.main[anchor].id);
+            let fields = [("fromId", from), ("summary", quote(&summary))];
+            self.side_entry(&mut side, anchor, "branch_summary", &fields, false);
         }
         let user = self.user_message();
-        let (id, bytes) = self.entry("message", Some(&parent), &[("message", user)]);
-        side.push(PathEntry {
-            id: id.clone(),
-            bytes,
-            is_user: true,
-        });
-        parent = id;
+        self.side_entry(&mut side, anchor, "message", &[("message", user)], true);
         for _ in 0..self.rng.range(0, 3) {
             let (a, calls) = self.assistant_message(1);
-            let (id, bytes) = self.entry("message", Some(&parent), &[("message", a)]);
-            side.push(PathEntry {
-                id: id.clone(),
-                bytes,
-                is_user: false,
-            });
-            parent = id;
+            self.side_entry(&mut side, anchor, "message", &[("message", a)], false);
             for (cid, name) in calls {
                 let r = self.tool_result(&cid, name);
-                let (id, bytes) = self.entry("message", Some(&parent), &[("message", r)]);
-                side.push(PathEntry {
-                    id: id.clone(),
-                    bytes,
-                    is_user: false,
-                });
-                parent = id;
+                self.side_entry(&mut side, anchor, "message", &[("message", r)], false);
             }
         }
         self.stats.side_entries += side.len() as u64;
@@ -756,6 +728,21 @@ impl<'a> Writer<'a> {
             self.main.truncate(anchor + 1);
             self.main.extend(side);
         }
+    }
+
+    /// Write an entry after the last one of `side` (the first after `main[anchor]`) and
+    /// add it to `side`.
+    fn side_entry(
+        &mut self,
+        side: &mut Vec<PathEntry>,
+        anchor: usize,
+        ty: &str,
+        fields: &[(&str, String)],
+        is_user: bool,
+    ) {
+        let parent = side.last().unwrap_or(&self.main[anchor]).id.clone();
+        let (id, bytes) = self.entry(ty, Some(&parent), fields);
+        side.push(PathEntry { id, bytes, is_user });
     }
 
     fn compaction(&mut self) {

@@ -379,15 +379,34 @@ pub fn list_all(storage: Rc<dyn Storage>, agent_dir: &str) -> StorageResult<Vec<
     Ok(sorted(infos))
 }
 
-/// One item of the recent list as the shells print it (`name` and `timeAgo` computed).
+/// The keys every session record starts with, in this order: `path`, `id`, `cwd` and
+/// `title` (left out when absent).
 #[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RecentRecord<'a> {
+pub struct SessionHead<'a> {
     pub path: &'a str,
     pub id: &'a str,
     pub cwd: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<&'a str>,
+}
+
+impl<'a> SessionHead<'a> {
+    pub fn of(path: &'a str, id: &'a str, cwd: &'a str, title: Option<&'a str>) -> Self {
+        SessionHead {
+            path,
+            id,
+            cwd,
+            title,
+        }
+    }
+}
+
+/// One item of the recent list as the shells print it (`name` and `timeAgo` computed).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecentRecord<'a> {
+    #[serde(flatten)]
+    pub head: SessionHead<'a>,
     pub name: String,
     pub time_ago: String,
     /// ISO-8601 mtime.
@@ -398,10 +417,7 @@ impl RecentSessionInfo {
     /// The record the shells print, with the relative time at `now_ms`.
     pub fn record(&self, now_ms: i64) -> RecentRecord<'_> {
         RecentRecord {
-            path: &self.path,
-            id: &self.id,
-            cwd: &self.cwd,
-            title: self.title.as_deref(),
+            head: SessionHead::of(&self.path, &self.id, &self.cwd, self.title.as_deref()),
             name: self.name(),
             time_ago: self.time_ago(now_ms),
             modified: iso_from_ms(self.mtime_ms),
@@ -420,11 +436,8 @@ pub fn recent_json(items: &[RecentSessionInfo], now_ms: i64) -> String {
 #[derive(serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionInfoRecord<'a> {
-    pub path: &'a str,
-    pub id: &'a str,
-    pub cwd: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<&'a str>,
+    #[serde(flatten)]
+    pub head: SessionHead<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_session_path: Option<&'a str>,
     pub created: &'a str,
@@ -439,10 +452,7 @@ impl SessionInfo {
     /// The record the shells print.
     pub fn record(&self) -> SessionInfoRecord<'_> {
         SessionInfoRecord {
-            path: &self.path,
-            id: &self.id,
-            cwd: &self.cwd,
-            title: self.title.as_deref(),
+            head: SessionHead::of(&self.path, &self.id, &self.cwd, self.title.as_deref()),
             parent_session_path: self.parent_session_path.as_deref(),
             created: &self.created,
             modified: iso_from_ms(self.modified_ms),

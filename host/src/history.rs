@@ -415,6 +415,33 @@ fn denied(e: StorageError) -> HistoryError {
     }
 }
 
+impl FsHost {
+    /// The rows of a read of `db`: `sql` with `args` then the limit, or with a cwd filter
+    /// `sql_cwd` with the cwd after them. `query_errors`: as in [`HistoryDbs::query`].
+    fn select(
+        &mut self,
+        db: &str,
+        (sql, sql_cwd): (&str, &str),
+        args: &[&dyn rusqlite::ToSql],
+        limit: u32,
+        cwd: Option<String>,
+        query_errors: bool,
+    ) -> Result<Vec<HistoryEntry>, HistoryError> {
+        let path = self.path(db).map_err(denied)?;
+        let limit = i64::from(limit);
+        let mut params = args.to_vec();
+        params.push(&limit);
+        let sql = match &cwd {
+            Some(c) => {
+                params.push(c);
+                sql_cwd
+            }
+            None => sql,
+        };
+        self.history.query(&path, sql, &params, query_errors)
+    }
+}
+
 impl Host for FsHost {
     fn add(
         &mut self,
@@ -441,14 +468,7 @@ impl Host for FsHost {
         limit: u32,
         cwd: Option<String>,
     ) -> Result<Vec<HistoryEntry>, HistoryError> {
-        let path = self.path(&db).map_err(denied)?;
-        let limit = i64::from(limit);
-        match &cwd {
-            Some(c) => self
-                .history
-                .query(&path, SEARCH_CWD, &[&query, &limit, c], true),
-            None => self.history.query(&path, SEARCH, &[&query, &limit], true),
-        }
+        self.select(&db, (SEARCH, SEARCH_CWD), &[&query], limit, cwd, true)
     }
 
     fn recent(
@@ -457,12 +477,7 @@ impl Host for FsHost {
         limit: u32,
         cwd: Option<String>,
     ) -> Result<Vec<HistoryEntry>, HistoryError> {
-        let path = self.path(&db).map_err(denied)?;
-        let limit = i64::from(limit);
-        match &cwd {
-            Some(c) => self.history.query(&path, RECENT_CWD, &[&limit, c], false),
-            None => self.history.query(&path, RECENT, &[&limit], false),
-        }
+        self.select(&db, (RECENT, RECENT_CWD), &[], limit, cwd, false)
     }
 
     fn last_prompt(&mut self, db: String) -> Result<Option<String>, HistoryError> {

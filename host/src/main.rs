@@ -269,34 +269,28 @@ enum HistoryCommand {
     Search {
         /// The FTS5 query.
         query: String,
-        /// At most N prompts (at most 1000).
-        #[arg(long, value_name = "N", default_value_t = 20)]
-        limit: u32,
         #[command(flatten)]
-        cwd: CwdFilter,
-        /// Output JSON (always on; accepted for symmetry).
-        #[arg(long)]
-        json: bool,
+        read: HistoryRead,
     },
     /// The newest prompts, newest first; prints `[{id, prompt, createdAt, cwd}]`.
     Recent {
-        /// At most N prompts (at most 1000).
-        #[arg(long, value_name = "N", default_value_t = 20)]
-        limit: u32,
         #[command(flatten)]
-        cwd: CwdFilter,
-        /// Output JSON (always on; accepted for symmetry).
-        #[arg(long)]
-        json: bool,
+        read: HistoryRead,
     },
 }
 
-/// `--cwd DIR` as a filter: only the prompts entered in that directory.
+/// `[--limit N] [--cwd DIR] [--json]` of `history search | recent`.
 #[derive(Args, Debug)]
-struct CwdFilter {
+struct HistoryRead {
+    /// At most N prompts (at most 1000).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    limit: u32,
     /// Only prompts entered in DIR (made absolute and free of `.`/`..`). Default: all.
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
+    /// Output JSON (always on; accepted for symmetry).
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -662,8 +656,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             op: HistoryCommand::Add { cwd, .. },
         } => Some(project_dir(cwd.cwd.as_deref())?),
         Command::History {
-            op: HistoryCommand::Search { cwd, .. } | HistoryCommand::Recent { cwd, .. },
-        } => match &cwd.cwd {
+            op: HistoryCommand::Search { read, .. } | HistoryCommand::Recent { read },
+        } => match &read.cwd {
             Some(dir) => Some(project_dir(Some(dir))?),
             None => None,
         },
@@ -773,11 +767,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     None => Ok(Output::Nothing),
                 }
             }
-            HistoryCommand::Search { query, limit, .. } => {
-                json(api.call_history_search(&mut store, agent, query, *limit, cwd)?)
+            HistoryCommand::Search { query, read } => {
+                json(api.call_history_search(&mut store, agent, query, read.limit, cwd)?)
             }
-            HistoryCommand::Recent { limit, .. } => {
-                json(api.call_history_recent(&mut store, agent, *limit, cwd)?)
+            HistoryCommand::Recent { read } => {
+                json(api.call_history_recent(&mut store, agent, read.limit, cwd)?)
             }
         },
         Command::Precompile => unreachable!("handled above"),

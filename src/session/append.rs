@@ -45,6 +45,18 @@ pub(super) fn json_arg(what: &str, text: &str) -> Result<String> {
         .map_err(|e| SessionError::InvalidInput(format!("{what} is not valid JSON: {e}")))
 }
 
+/// Add the field `key` with the JSON text `value` (validated, compacted), if there is one.
+fn push_json<'k>(
+    fields: &mut Vec<(&'k str, String)>,
+    key: &'k str,
+    value: Option<&str>,
+) -> Result<()> {
+    if let Some(v) = value {
+        fields.push((key, json_arg(key, v)?));
+    }
+    Ok(())
+}
+
 fn list_json(items: &[String]) -> String {
     let mut out = String::from("[");
     for (i, s) in items.iter().enumerate() {
@@ -162,24 +174,18 @@ impl Session {
         }
         fields.push(("firstKeptEntryId", quote(&c.first_kept_entry_id)));
         fields.push(("tokensBefore", c.tokens_before.to_string()));
-        if let Some(d) = &c.details {
-            fields.push(("details", json_arg("details", d)?));
-        }
+        push_json(&mut fields, "details", c.details.as_deref())?;
         if let Some(f) = c.from_extension {
             fields.push(("fromExtension", f.to_string()));
         }
-        if let Some(p) = &c.preserve_data {
-            fields.push(("preserveData", json_arg("preserveData", p)?));
-        }
+        push_json(&mut fields, "preserveData", c.preserve_data.as_deref())?;
         self.append_fields("compaction", &fields)
     }
 
     /// `appendCustomEntry`: extension state, ignored by context building.
     pub fn append_custom_entry(&mut self, custom_type: &str, data: Option<&str>) -> Result<String> {
         let mut fields = vec![("customType", quote(custom_type))];
-        if let Some(d) = data {
-            fields.push(("data", json_arg("data", d)?));
-        }
+        push_json(&mut fields, "data", data)?;
         self.append_fields("custom", &fields)
     }
 
@@ -197,9 +203,7 @@ impl Session {
             ("content", json_arg("content", content)?),
             ("display", display.to_string()),
         ];
-        if let Some(d) = details {
-            fields.push(("details", json_arg("details", d)?));
-        }
+        push_json(&mut fields, "details", details)?;
         fields.push(("attribution", quote(attribution.unwrap_or("agent"))));
         self.append_fields("custom_message", &fields)
     }
@@ -230,17 +234,13 @@ impl Session {
             ("task", quote(task)),
             ("tools", list_json(tools)),
         ];
-        if let Some(s) = output_schema {
-            fields.push(("outputSchema", json_arg("outputSchema", s)?));
-        }
+        push_json(&mut fields, "outputSchema", output_schema)?;
         self.append_fields("session_init", &fields)
     }
 
     pub fn append_mode_change(&mut self, mode: &str, data: Option<&str>) -> Result<String> {
         let mut fields = vec![("mode", quote(mode))];
-        if let Some(d) = data {
-            fields.push(("data", json_arg("data", d)?));
-        }
+        push_json(&mut fields, "data", data)?;
         self.append_fields("mode_change", &fields)
     }
 

@@ -99,15 +99,26 @@ pub fn get(obj: &JsValue, key: &str) -> JsValue {
     }
 }
 
-/// An optional string property (`undefined`/`null` → `None`).
-pub fn opt_string(obj: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
+/// An optional property as `cast` reads it (`undefined`/`null` → `None`); a value `cast`
+/// refuses is an error `<key> must be <what>`.
+pub fn opt_prop<T>(
+    obj: &JsValue,
+    key: &str,
+    what: &str,
+    cast: impl FnOnce(JsValue) -> Option<T>,
+) -> Result<Option<T>, JsValue> {
     let v = get(obj, key);
     if v.is_undefined() || v.is_null() {
         return Ok(None);
     }
-    v.as_string()
+    cast(v)
         .map(Some)
-        .ok_or_else(|| invalid(format!("{key} must be a string")))
+        .ok_or_else(|| invalid(format!("{key} must be {what}")))
+}
+
+/// An optional string property (`undefined`/`null` → `None`).
+pub fn opt_string(obj: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
+    opt_prop(obj, key, "a string", |v| v.as_string())
 }
 
 pub fn string(obj: &JsValue, key: &str) -> Result<String, JsValue> {
@@ -115,13 +126,7 @@ pub fn string(obj: &JsValue, key: &str) -> Result<String, JsValue> {
 }
 
 pub fn opt_bool(obj: &JsValue, key: &str) -> Result<Option<bool>, JsValue> {
-    let v = get(obj, key);
-    if v.is_undefined() || v.is_null() {
-        return Ok(None);
-    }
-    v.as_bool()
-        .map(Some)
-        .ok_or_else(|| invalid(format!("{key} must be a boolean")))
+    opt_prop(obj, key, "a boolean", |v| v.as_bool())
 }
 
 /// A leaf argument: `undefined` (the default), `null` (before the first entry) or an id.

@@ -2,7 +2,7 @@
 //! limits, the `[{id, prompt, createdAt, cwd}]` shape) over a JS history store: a SQLite
 //! database (e.g. SQLite compiled to wasm, on OPFS or in memory) running the core's SQL.
 
-use crate::convert::{get, invalid, opt_string, parse};
+use crate::convert::{invalid, opt_prop, opt_string, parse};
 use js_sys::{Array, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -118,14 +118,10 @@ pub struct JsPromptHistory {
 }
 
 fn limit_cwd(options: &JsValue) -> Result<(usize, Option<String>), JsValue> {
-    let limit = match get(options, "limit") {
-        v if v.is_undefined() || v.is_null() => 20,
-        v => v
-            .as_f64()
-            .filter(|n| *n >= 0.0)
-            .map(|n| n as usize)
-            .ok_or_else(|| invalid("limit must be a non-negative number"))?,
-    };
+    let limit = opt_prop(options, "limit", "a non-negative number", |v| {
+        v.as_f64().filter(|n| *n >= 0.0).map(|n| n as usize)
+    })?
+    .unwrap_or(20);
     Ok((limit, opt_string(options, "cwd")?))
 }
 

@@ -2,7 +2,7 @@
 //! picker search, resume, continue, internal URLs, blobs, fork, move and blob GC. Each
 //! converts its arguments, calls one `xcsh_session::api` function and parses the JSON.
 
-use crate::convert::{get, opt_bool, opt_string, parse, string};
+use crate::convert::{opt_bool, opt_prop, opt_string, parse, string};
 use crate::storage::{JsPort, JsStorage};
 use js_sys::Reflect;
 use std::rc::Rc;
@@ -31,14 +31,11 @@ fn done(r: api::ApiResult) -> JsResult<JsValue> {
 }
 
 fn opt_usize(options: &JsValue, key: &str) -> JsResult<Option<usize>> {
-    let v = get(options, key);
-    if v.is_undefined() || v.is_null() {
-        return Ok(None);
-    }
-    v.as_f64()
-        .filter(|n| *n >= 0.0 && n.fract() == 0.0)
-        .map(|n| Some(n as usize))
-        .ok_or_else(|| crate::convert::invalid(format!("{key} must be a non-negative integer")))
+    opt_prop(options, key, "a non-negative integer", |v| {
+        v.as_f64()
+            .filter(|n| *n >= 0.0 && n.fract() == 0.0)
+            .map(|n| n as usize)
+    })
 }
 
 /// The session directory of a working directory: `<agentDir>/sessions/--<cwd>--`.

@@ -175,16 +175,7 @@ export interface EntryBase {
 export interface MessageEntry extends EntryBase { type: "message"; message: AgentMessage }
 export interface ThinkingLevelChangeEntry extends EntryBase { type: "thinking_level_change"; thinkingLevel: string | null }
 export interface ModelChangeEntry extends EntryBase { type: "model_change"; model: string; role?: string }
-export interface CompactionEntry extends EntryBase {
-  type: "compaction";
-  summary: string;
-  shortSummary?: string;
-  firstKeptEntryId: string;
-  tokensBefore: number;
-  details?: unknown;
-  fromExtension?: boolean;
-  preserveData?: Record<string, unknown>;
-}
+export interface CompactionEntry extends EntryBase, CompactionInput { type: "compaction" }
 export interface BranchSummaryEntry extends EntryBase { type: "branch_summary"; fromId: string; summary: string; details?: unknown; fromExtension?: boolean }
 export interface CustomEntry extends EntryBase { type: "custom"; customType: string; data?: unknown }
 export interface CustomMessageEntry extends EntryBase {
@@ -303,6 +294,7 @@ export interface CreateOptions {
   sessionDir?: string;
 }
 
+/** A compaction's own fields (`appendCompaction`'s argument; a `CompactionEntry` has them too). */
 export interface CompactionInput {
   summary: string;
   shortSummary?: string;
