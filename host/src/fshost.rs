@@ -119,7 +119,9 @@ impl Host for FsHost {
     }
 
     fn read(&mut self, path: String) -> R<Vec<u8>> {
-        self.fs.read(&path).map_err(to_wit)
+        let bytes = self.fs.read(&path).map_err(to_wit);
+        stop_after_read(&path);
+        bytes
     }
 
     fn read_prefix(&mut self, path: String, max_bytes: u64) -> R<Vec<u8>> {
@@ -208,6 +210,28 @@ impl Host for FsHost {
     fn random_u64(&mut self) -> u64 {
         self.fs.env().random_u64()
     }
+}
+
+/// A test hook (host/tests/races.rs): with `XCSH_SESSION_STOP_AFTER_READ=<path>`, the
+/// process stops itself (SIGSTOP) right after its first read of that file, so a test can
+/// run another process in the window between a read and whatever follows it, then
+/// resume it (SIGCONT), as an adversary with a debugger or a loaded machine would.
+fn stop_after_read(path: &str) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        static STOPPED: AtomicBool = AtomicBool::new(false);
+        if std::env::var_os("XCSH_SESSION_STOP_AFTER_READ").is_some_and(|p| p == path)
+            && !STOPPED.swap(true, Ordering::SeqCst)
+        {
+            // SAFETY: raise has no preconditions; SIGSTOP stops the process until SIGCONT.
+            unsafe {
+                libc::raise(libc::SIGSTOP);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = path;
 }
 
 #[cfg(test)]
