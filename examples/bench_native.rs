@@ -413,7 +413,7 @@ fn recent_all(storage: &dyn Storage, agent_dir: &str) -> Vec<RecentSessionInfo> 
     all.sort_by(|a, b| {
         b.mtime_ms
             .cmp(&a.mtime_ms)
-            .then_with(|| b.path.cmp(&a.path))
+            .then_with(|| b.head.path.cmp(&a.head.path))
     });
     all.truncate(DEFAULT_RECENT_LIMIT);
     all

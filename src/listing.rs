@@ -16,13 +16,32 @@ pub const RECENT_PREFIX_BYTES: u64 = 4096;
 pub const DEFAULT_RECENT_LIMIT: usize = 3;
 const NAME_MAX_CHARS: usize = 40;
 
-/// One entry of the welcome screen's recent list.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecentSessionInfo {
+/// What every listed session starts with, and every session record's leading keys in
+/// this order: `path`, `id`, `cwd` and `title` (left out when absent).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SessionHead {
     pub path: String,
     pub id: String,
     pub cwd: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+}
+
+impl SessionHead {
+    fn of(path: &str, header: &Header, title: Option<String>) -> SessionHead {
+        SessionHead {
+            path: path.to_string(),
+            id: header.id().to_string(),
+            cwd: header.cwd().unwrap_or_default().to_string(),
+            title,
+        }
+    }
+}
+
+/// One entry of the welcome screen's recent list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecentSessionInfo {
+    pub head: SessionHead,
     pub first_user_text: Option<String>,
     pub mtime_ms: i64,
 }
@@ -31,15 +50,15 @@ impl RecentSessionInfo {
     /// Display name: sanitized title → first user text → header id → file name, capped.
     pub fn name(&self) -> String {
         let candidates = [
-            self.title.as_deref().map(sanitize),
+            self.head.title.as_deref().map(sanitize),
             self.first_user_text.as_deref().map(sanitize),
         ];
         let chosen = candidates
             .into_iter()
             .flatten()
             .find(|s| !s.is_empty())
-            .or_else(|| (!self.id.is_empty()).then(|| self.id.clone()))
-            .unwrap_or_else(|| crate::storage::basename(&self.path).to_string());
+            .or_else(|| (!self.head.id.is_empty()).then(|| self.head.id.clone()))
+            .unwrap_or_else(|| crate::storage::basename(&self.head.path).to_string());
         cap(&chosen, NAME_MAX_CHARS)
     }
 
@@ -177,10 +196,7 @@ pub fn recent_info(storage: &dyn Storage, path: &str) -> Option<RecentSessionInf
     let header = Header::from_json(records.next()?)?;
     let first_user_text = first_user_text(records);
     Some(RecentSessionInfo {
-        path: path.to_string(),
-        id: header.id().to_string(),
-        cwd: header.cwd().unwrap_or_default().to_string(),
-        title: header.title().map(str::to_string),
+        head: SessionHead::of(path, &header, header.title().map(str::to_string)),
         first_user_text,
         mtime_ms,
     })
@@ -219,17 +235,11 @@ pub fn recent_sessions(
     dir: &str,
     limit: usize,
 ) -> StorageResult<Vec<RecentSessionInfo>> {
-    let mut out: Vec<RecentSessionInfo> = jsonl_files(storage, dir)?
+    let out = jsonl_files(storage, dir)?
         .iter()
         .filter_map(|p| recent_info(storage, p))
         .collect();
-    out.sort_by(|a, b| {
-        b.mtime_ms
-            .cmp(&a.mtime_ms)
-            .then_with(|| b.path.cmp(&a.path))
-    });
-    out.truncate(limit);
-    Ok(out)
+    Ok(newest_first(out, limit))
 }
 
 /// The recent list over several directories (a project's old and new directory names).
@@ -242,13 +252,18 @@ pub fn recent_sessions_in(
     for dir in dirs {
         out.extend(recent_sessions(storage, dir, usize::MAX)?);
     }
+    Ok(newest_first(out, limit))
+}
+
+/// The first `limit` by mtime, newest first (ties: path, descending).
+fn newest_first(mut out: Vec<RecentSessionInfo>, limit: usize) -> Vec<RecentSessionInfo> {
     out.sort_by(|a, b| {
         b.mtime_ms
             .cmp(&a.mtime_ms)
-            .then_with(|| b.path.cmp(&a.path))
+            .then_with(|| b.head.path.cmp(&a.head.path))
     });
     out.truncate(limit);
-    Ok(out)
+    out
 }
 
 /// `findMostRecentSession(sessionDir)`: the newest file (by mtime) with a valid header.
@@ -256,16 +271,13 @@ pub fn find_most_recent_session(storage: &dyn Storage, dir: &str) -> StorageResu
     Ok(recent_sessions(storage, dir, 1)?
         .into_iter()
         .next()
-        .map(|r| r.path))
+        .map(|r| r.head.path))
 }
 
 /// One session of a full listing (`SessionInfo`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionInfo {
-    pub path: String,
-    pub id: String,
-    pub cwd: String,
-    pub title: Option<String>,
+    pub head: SessionHead,
     pub parent_session_path: Option<String>,
     pub created: String,
     pub modified_ms: i64,
@@ -315,10 +327,11 @@ pub fn session_info(storage: Rc<dyn Storage>, path: &str) -> Option<SessionInfo>
         }
     }
     Some(SessionInfo {
-        path: path.to_string(),
-        id: header.id().to_string(),
-        cwd: header.cwd().unwrap_or_default().to_string(),
-        title: header.title().map(str::to_string).or(short_summary),
+        head: SessionHead::of(
+            path,
+            header,
+            header.title().map(str::to_string).or(short_summary),
+        ),
         parent_session_path: header.parent_session().map(str::to_string),
         created: header.timestamp().unwrap_or_default().to_string(),
         modified_ms,
@@ -333,7 +346,7 @@ fn sorted(mut infos: Vec<SessionInfo>) -> Vec<SessionInfo> {
     infos.sort_by(|a, b| {
         b.modified_ms
             .cmp(&a.modified_ms)
-            .then_with(|| b.path.cmp(&a.path))
+            .then_with(|| b.head.path.cmp(&a.head.path))
     });
     infos
 }
@@ -379,34 +392,12 @@ pub fn list_all(storage: Rc<dyn Storage>, agent_dir: &str) -> StorageResult<Vec<
     Ok(sorted(infos))
 }
 
-/// The keys every session record starts with, in this order: `path`, `id`, `cwd` and
-/// `title` (left out when absent).
-#[derive(serde::Serialize)]
-pub struct SessionHead<'a> {
-    pub path: &'a str,
-    pub id: &'a str,
-    pub cwd: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<&'a str>,
-}
-
-impl<'a> SessionHead<'a> {
-    pub fn of(path: &'a str, id: &'a str, cwd: &'a str, title: Option<&'a str>) -> Self {
-        SessionHead {
-            path,
-            id,
-            cwd,
-            title,
-        }
-    }
-}
-
 /// One item of the recent list as the shells print it (`name` and `timeAgo` computed).
 #[derive(serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RecentRecord<'a> {
     #[serde(flatten)]
-    pub head: SessionHead<'a>,
+    pub head: &'a SessionHead,
     pub name: String,
     pub time_ago: String,
     /// ISO-8601 mtime.
@@ -417,7 +408,7 @@ impl RecentSessionInfo {
     /// The record the shells print, with the relative time at `now_ms`.
     pub fn record(&self, now_ms: i64) -> RecentRecord<'_> {
         RecentRecord {
-            head: SessionHead::of(&self.path, &self.id, &self.cwd, self.title.as_deref()),
+            head: &self.head,
             name: self.name(),
             time_ago: self.time_ago(now_ms),
             modified: iso_from_ms(self.mtime_ms),
@@ -437,7 +428,7 @@ pub fn recent_json(items: &[RecentSessionInfo], now_ms: i64) -> String {
 #[serde(rename_all = "camelCase")]
 pub struct SessionInfoRecord<'a> {
     #[serde(flatten)]
-    pub head: SessionHead<'a>,
+    pub head: &'a SessionHead,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_session_path: Option<&'a str>,
     pub created: &'a str,
@@ -452,7 +443,7 @@ impl SessionInfo {
     /// The record the shells print.
     pub fn record(&self) -> SessionInfoRecord<'_> {
         SessionInfoRecord {
-            head: SessionHead::of(&self.path, &self.id, &self.cwd, self.title.as_deref()),
+            head: &self.head,
             parent_session_path: self.parent_session_path.as_deref(),
             created: &self.created,
             modified: iso_from_ms(self.modified_ms),

@@ -36,12 +36,12 @@ pub fn fuzzy_score(hay: &str, needle: &str) -> Option<u32> {
 /// Fields searched, with their weights.
 fn fields(s: &SessionInfo) -> [(&str, u32); 6] {
     [
-        (&s.id, 3),
-        (s.title.as_deref().unwrap_or(""), 3),
-        (&s.cwd, 2),
+        (&s.head.id, 3),
+        (s.head.title.as_deref().unwrap_or(""), 3),
+        (&s.head.cwd, 2),
         (&s.first_message, 2),
         (&s.all_messages_text, 1),
-        (&s.path, 1),
+        (&s.head.path, 1),
     ]
 }
 
@@ -70,13 +70,16 @@ pub fn search<'a>(sessions: &'a [SessionInfo], query: &str) -> Vec<(&'a SessionI
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::listing::SessionHead;
 
     fn info(id: &str, title: &str, cwd: &str, first: &str) -> SessionInfo {
         SessionInfo {
-            path: format!("/s/{id}.jsonl"),
-            id: id.into(),
-            cwd: cwd.into(),
-            title: Some(title.into()).filter(|t: &String| !t.is_empty()),
+            head: SessionHead {
+                path: format!("/s/{id}.jsonl"),
+                id: id.into(),
+                cwd: cwd.into(),
+                title: Some(title.into()).filter(|t: &String| !t.is_empty()),
+            },
             parent_session_path: None,
             created: String::new(),
             modified_ms: 0,
@@ -95,12 +98,12 @@ mod tests {
         ];
         let ids: Vec<&str> = search(&list, "parser")
             .iter()
-            .map(|(s, _)| s.id.as_str())
+            .map(|(s, _)| s.head.id.as_str())
             .collect();
         assert_eq!(ids, vec!["a1", "b2"]);
         let ids: Vec<&str> = search(&list, "parser bug")
             .iter()
-            .map(|(s, _)| s.id.as_str())
+            .map(|(s, _)| s.head.id.as_str())
             .collect();
         assert_eq!(ids, vec!["b2"]);
         assert!(search(&list, "zzz").is_empty());

@@ -47,11 +47,11 @@ pub fn is_path_like(arg: &str) -> bool {
 /// the stem after the last `_`? `Some(true)` for an exact match of one of them.
 fn matches(info: &SessionInfo, arg: &str) -> Option<bool> {
     let arg = arg.to_lowercase();
-    let stem = crate::storage::basename(&info.path)
+    let stem = crate::storage::basename(&info.head.path)
         .trim_end_matches(".jsonl")
         .to_lowercase();
     let after = stem.rsplit('_').next().unwrap_or("").to_string();
-    let keys = [info.id.to_lowercase(), stem, after];
+    let keys = [info.head.id.to_lowercase(), stem, after];
     if keys.contains(&arg) {
         Some(true)
     } else if keys.iter().any(|k| k.starts_with(&arg)) {
@@ -113,7 +113,7 @@ pub fn resolve(
         return Err(ResumeError::NotFound(arg.to_string()));
     }
     match pick_one(listing::list_all(storage, agent_dir)?, arg)? {
-        Some(s) if same_dir(&s.cwd, cwd) => Ok(ResumeTarget::Local(s)),
+        Some(s) if same_dir(&s.head.cwd, cwd) => Ok(ResumeTarget::Local(s)),
         Some(s) => Ok(ResumeTarget::OtherProject(s)),
         None => Err(ResumeError::NotFound(arg.to_string())),
     }
@@ -131,11 +131,11 @@ pub fn open_target(
 ) -> Result<String, ResumeError> {
     match target {
         ResumeTarget::Path(p) => Ok(p),
-        ResumeTarget::Local(s) => Ok(s.path),
+        ResumeTarget::Local(s) => Ok(s.head.path),
         ResumeTarget::OtherProject(s) if confirm => {
             let (forked, _) = Session::fork_from(
                 storage,
-                &s.path,
+                &s.head.path,
                 &CreateOptions {
                     agent_dir: agent_dir.into(),
                     cwd: cwd.into(),
@@ -146,7 +146,7 @@ pub fn open_target(
         }
         ResumeTarget::OtherProject(s) => Err(ResumeError::InAnotherProject {
             arg: arg.to_string(),
-            cwd: s.cwd,
+            cwd: s.head.cwd,
         }),
     }
 }
@@ -273,7 +273,7 @@ pub fn continue_recent(
             .into_iter()
             .next()
         {
-            Some(r) => ContinueTarget::MostRecent(r.path),
+            Some(r) => ContinueTarget::MostRecent(r.head.path),
             None => ContinueTarget::New,
         },
     )

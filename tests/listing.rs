@@ -115,7 +115,7 @@ fn recent_list_is_newest_first_skips_corrupt_files_and_reads_only_prefixes() {
     };
     agent_dir(&storage.inner);
     let recent = recent_sessions(&storage, "/agent/sessions/--work-a--", 10).unwrap();
-    let ids: Vec<&str> = recent.iter().map(|r| r.id.as_str()).collect();
+    let ids: Vec<&str> = recent.iter().map(|r| r.head.id.as_str()).collect();
     assert_eq!(
         ids,
         vec!["a4", "a2", "a1"],
@@ -171,10 +171,13 @@ fn list_reads_whole_files_and_excludes_sessions_without_messages() {
     let storage = Rc::new(MemoryStorage::new());
     agent_dir(&storage);
     let infos = listing::list(storage.clone(), "/agent", "/work/a", None).unwrap();
-    let ids: Vec<&str> = infos.iter().map(|i| i.id.as_str()).collect();
+    let ids: Vec<&str> = infos.iter().map(|i| i.head.id.as_str()).collect();
     assert_eq!(ids, vec!["a2", "a1"]);
     let a1 = &infos[1];
-    assert_eq!(a1.title.as_deref(), Some("Fix the\u{1} login bug\nmore"));
+    assert_eq!(
+        a1.head.title.as_deref(),
+        Some("Fix the\u{1} login bug\nmore")
+    );
     assert_eq!(a1.message_count, 2);
     assert_eq!(a1.first_message, "first question");
     assert!(a1.all_messages_text.starts_with("first question padding"));
@@ -189,10 +192,10 @@ fn list_all_spans_projects_and_uses_the_compaction_short_summary_as_title() {
     let storage = Rc::new(MemoryStorage::new());
     agent_dir(&storage);
     let infos = listing::list_all(storage.clone(), "/agent").unwrap();
-    let ids: Vec<&str> = infos.iter().map(|i| i.id.as_str()).collect();
+    let ids: Vec<&str> = infos.iter().map(|i| i.head.id.as_str()).collect();
     assert_eq!(ids, vec!["a2", "b1", "a1"]);
-    assert_eq!(infos[1].title.as_deref(), Some("Compacted title"));
-    assert_eq!(infos[1].cwd, "/work/b");
+    assert_eq!(infos[1].head.title.as_deref(), Some("Compacted title"));
+    assert_eq!(infos[1].head.cwd, "/work/b");
     assert!(listing::list_all(Rc::new(MemoryStorage::new()), "/agent")
         .unwrap()
         .is_empty());
@@ -245,14 +248,14 @@ fn sessions_in_the_newer_home_relative_directory_are_listed_too() {
     let ids: Vec<String> = listing::list(storage.clone(), agent, "/home/me/work/a", None)
         .unwrap()
         .into_iter()
-        .map(|i| i.id)
+        .map(|i| i.head.id)
         .collect();
     assert_eq!(ids, vec!["new", "old"]);
     let dirs = xcsh_session::paths::session_dirs_for_cwd(agent, "/home/me/work/a");
     let recent: Vec<String> = listing::recent_sessions_in(&*storage, &dirs, 5)
         .unwrap()
         .into_iter()
-        .map(|r| r.id)
+        .map(|r| r.head.id)
         .collect();
     assert_eq!(recent, vec!["new", "old"]);
     assert_eq!(

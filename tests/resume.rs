@@ -68,7 +68,7 @@ fn id_prefixes_resolve_case_insensitively_in_the_local_project() {
         "2026-02-16T10-20-30-123Z_abcdef0011",
     ] {
         match resume::resolve(storage.clone(), "/agent", "/work/here", arg, None).unwrap() {
-            ResumeTarget::Local(s) => assert_eq!(s.id, "abcdef0011223344", "{arg}"),
+            ResumeTarget::Local(s) => assert_eq!(s.head.id, "abcdef0011223344", "{arg}"),
             other => panic!("{arg}: {other:?}"),
         }
     }
@@ -79,7 +79,7 @@ fn an_ambiguous_prefix_reports_the_candidates() {
     let storage = world();
     match resume::resolve(storage.clone(), "/agent", "/work/here", "abcdef", None) {
         Err(ResumeError::Ambiguous { candidates, .. }) => {
-            let mut ids: Vec<_> = candidates.iter().map(|c| c.id.as_str()).collect();
+            let mut ids: Vec<_> = candidates.iter().map(|c| c.head.id.as_str()).collect();
             ids.sort();
             assert_eq!(ids, vec!["abcdef0011223344", "abcdef0099999999"]);
             let json: serde_json::Value =
@@ -110,7 +110,7 @@ fn sessions_without_messages_are_not_resumable_by_id() {
 fn another_projects_session_needs_confirmation_and_is_then_forked_here() {
     let storage = world();
     let target = resume::resolve(storage.clone(), "/agent", "/work/here", "c0ffee", None).unwrap();
-    assert!(matches!(&target, ResumeTarget::OtherProject(s) if s.cwd == "/work/elsewhere"));
+    assert!(matches!(&target, ResumeTarget::OtherProject(s) if s.head.cwd == "/work/elsewhere"));
     let refused = resume::open_target(
         storage.clone(),
         "/agent",
