@@ -186,7 +186,19 @@ impl From<crate::blob::BlobError> for ApiError {
             crate::blob::BlobError::InvalidHash(_) => {
                 ApiError::new(ErrorKind::InvalidInput, e.to_string())
             }
+            crate::blob::BlobError::Corrupt { .. } => {
+                ApiError::new(ErrorKind::Storage, e.to_string())
+            }
             crate::blob::BlobError::Storage(s) => s.into(),
+        }
+    }
+}
+
+impl From<crate::GcError> for ApiError {
+    fn from(e: crate::GcError) -> Self {
+        match e {
+            crate::GcError::Busy(_) => ApiError::new(ErrorKind::Conflict, e.to_string()),
+            crate::GcError::Storage(s) => s.into(),
         }
     }
 }
@@ -323,7 +335,7 @@ pub fn move_session(
 
 /// `gc`: `{"dryRun", "scannedFiles", "referenced", "deleted": [...], "keptRecent": [...]}`.
 pub fn gc(storage: Rc<dyn Storage>, agent_dir: &str, dry_run: bool) -> ApiResult {
-    let r = crate::blob::collect_garbage(&*storage, agent_dir, dry_run, crate::blob::GC_GRACE_MS)?;
+    let r = crate::collect_garbage(&*storage, agent_dir, dry_run, crate::GC_GRACE_MS)?;
     Ok(crate::json::record(&r))
 }
 

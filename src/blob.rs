@@ -23,6 +23,10 @@ const LENIENT: GeneralPurpose = GeneralPurpose::new(
 pub enum BlobError {
     #[error("invalid blob hash: {0:?} (expected 64 lowercase hex characters)")]
     InvalidHash(String),
+    /// The file named by the hash holds other bytes (truncated, emptied, overwritten): they
+    /// are never handed out as the blob.
+    #[error("blob {hash} is corrupt: its bytes hash to {actual}; the next put of the same content repairs it")]
+    Corrupt { hash: String, actual: String },
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
@@ -96,12 +100,25 @@ impl<'s> BlobStore<'s> {
     }
 
     /// The blob's bytes, `None` when it does not exist; an invalid hash is an error, so no
-    /// path outside the blob directory can ever be read.
+    /// path outside the blob directory can ever be read, and bytes that do not hash to
+    /// `hash` are [`BlobError::Corrupt`], never returned.
     pub fn get(&self, hash: &str) -> Result<Option<Vec<u8>>, BlobError> {
         if !is_valid_hash(hash) {
             return Err(BlobError::InvalidHash(hash.to_string()));
         }
-        Ok(self.storage.blob_get(&self.dir, hash)?)
+        match self.storage.blob_get(&self.dir, hash)? {
+            Some(bytes) => {
+                let actual = sha256_hex(&bytes);
+                if actual != hash {
+                    return Err(BlobError::Corrupt {
+                        hash: hash.to_string(),
+                        actual,
+                    });
+                }
+                Ok(Some(bytes))
+            }
+            None => Ok(None),
+        }
     }
 
     pub fn exists(&self, hash: &str) -> bool {
@@ -174,76 +191,6 @@ fn walk_refs(value: &mut Value, store: &BlobStore, changed: &mut bool) {
         Value::Array(items) => items.iter_mut().for_each(|v| walk_refs(v, store, changed)),
         _ => {}
     }
-}
-
-/// What a garbage collection found and did; `gc` prints it as `{"dryRun", "scannedFiles",
-/// "referenced", "deleted", "keptRecent"}` (the field order is the key order).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GcReport {
-    pub dry_run: bool,
-    /// Files read under `<agentDir>/sessions` (every file, any name, recursively).
-    pub scanned_files: usize,
-    pub referenced: usize,
-    /// Unreferenced and older than the grace period: deleted (or would be, in a dry run).
-    pub deleted: Vec<String>,
-    /// Unreferenced but recent: kept, a session may be about to reference it.
-    pub kept_recent: Vec<String>,
-}
-
-/// The usual `grace_ms` of [`collect_garbage`]: blobs younger than this are never
-/// collected (a session may be about to reference them: blobs are written before the
-/// entry that uses them).
-pub const GC_GRACE_MS: i64 = 60 * 60 * 1000;
-
-/// Delete the blobs no file under `<agentDir>/sessions` references. References are found
-/// by a textual scan of every file (backups and unreadable lines included), any read
-/// error aborts before anything is deleted, and blobs younger than `grace_ms` are kept.
-pub fn collect_garbage(
-    storage: &dyn Storage,
-    agent_dir: &str,
-    dry_run: bool,
-    grace_ms: i64,
-) -> Result<GcReport, StorageError> {
-    let mut refs = std::collections::HashSet::new();
-    let mut report = GcReport {
-        dry_run,
-        ..GcReport::default()
-    };
-    for file in crate::storage::files_under(storage, &crate::paths::sessions_root(agent_dir))? {
-        let bytes = storage.read(&file)?;
-        report.scanned_files += 1;
-        refs.extend(referenced_hashes(&String::from_utf8_lossy(&bytes)));
-    }
-    report.referenced = refs.len();
-    let dir = crate::paths::blobs_dir(agent_dir);
-    let blobs = match storage.list_dir(&dir) {
-        Ok(b) => b,
-        Err(e) if e.is_not_found() => return Ok(report),
-        Err(e) => return Err(e),
-    };
-    let now = storage.env().now_ms();
-    for blob in blobs
-        .into_iter()
-        .filter(|b| !b.is_dir && is_valid_hash(&b.name))
-    {
-        if refs.contains(&blob.name) {
-            continue;
-        }
-        let path = join(&dir, &blob.name);
-        let age = now - storage.stat(&path)?.mtime_ms;
-        if age < grace_ms {
-            report.kept_recent.push(blob.name);
-            continue;
-        }
-        if !dry_run {
-            storage.unlink(&path)?;
-        }
-        report.deleted.push(blob.name);
-    }
-    report.deleted.sort();
-    report.kept_recent.sort();
-    Ok(report)
 }
 
 #[cfg(test)]

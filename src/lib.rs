@@ -25,6 +25,7 @@ mod entry;
 pub mod error;
 #[cfg(feature = "native-fs")]
 pub mod fs;
+mod gc;
 pub mod history;
 mod ids;
 #[doc(hidden)]
@@ -46,13 +47,11 @@ mod time;
 mod urls;
 
 pub use artifacts::{AgentOutputManager, ArtifactManager};
-pub use blob::{
-    collect_garbage, parse_ref as parse_blob_ref, BlobError, BlobPut, BlobStore, GcReport,
-    BLOB_REF_PREFIX, GC_GRACE_MS,
-};
+pub use blob::{parse_ref as parse_blob_ref, BlobError, BlobPut, BlobStore, BLOB_REF_PREFIX};
 pub use context::{Leaf, SessionContext};
 pub use entry::{Entry, EntryType, Header, Payload, CURRENT_SESSION_VERSION};
 pub use error::SessionError;
+pub use gc::{collect_garbage, GcError, GcReport, GC_GRACE_MS};
 pub use jsonl::{Issue, IssueKind};
 pub use lock::LockOwner;
 pub use migration::Migration;

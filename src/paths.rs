@@ -38,6 +38,19 @@ pub fn blobs_dir(agent_dir: &str) -> String {
     join(agent_dir, "blobs")
 }
 
+/// The session files outside `<agentDir>/sessions` that stored blobs in this agent dir's
+/// store, one JSON string a line: garbage collection reads their references too.
+pub fn blob_referrers_file(agent_dir: &str) -> String {
+    join(agent_dir, "blob-referrers.jsonl")
+}
+
+/// Whether `file` lies under `<agentDir>/sessions` (where garbage collection looks).
+pub fn is_under_sessions_root(agent_dir: &str, file: &str) -> bool {
+    let root = sessions_root(agent_dir);
+    file.strip_prefix(root.trim_end_matches('/'))
+        .is_some_and(|rest| rest.starts_with('/') && !rest.split('/').any(|c| c == ".."))
+}
+
 pub fn terminal_sessions_dir(agent_dir: &str) -> String {
     join(agent_dir, "terminal-sessions")
 }
@@ -299,6 +312,24 @@ pub fn session_dirs_for_cwd(agent_dir: &str, cwd: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_is_under_the_sessions_root_only_below_it() {
+        let a = "/h/.xcsh/agent";
+        assert!(is_under_sessions_root(
+            a,
+            "/h/.xcsh/agent/sessions/--w--/s.jsonl"
+        ));
+        assert!(!is_under_sessions_root(
+            a,
+            "/h/.xcsh/agent/sessions-old/s.jsonl"
+        ));
+        assert!(!is_under_sessions_root(
+            a,
+            "/h/.xcsh/agent/sessions/../x.jsonl"
+        ));
+        assert!(!is_under_sessions_root(a, "/tmp/s.jsonl"));
+    }
 
     #[test]
     fn cwd_encoding_matches_the_agent() {

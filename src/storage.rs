@@ -271,10 +271,11 @@ pub trait StorageExt: Storage {
         self.stat(path).is_ok()
     }
 
-    /// Store a content-addressed blob at `<blobs_dir>/<hash>`; a no-op when it is already
-    /// there. Written beside it as `.<hash>.<random>.tmp`, fsynced and renamed into place,
-    /// so a blob is never seen half written (when another writer gets there first, the
-    /// bytes are the same).
+    /// Store a content-addressed blob at `<blobs_dir>/<hash>`. Written beside it as
+    /// `.<hash>.<random>.tmp`, fsynced and renamed into place, so a blob is never seen half
+    /// written; also when it is already there, so that a put repairs a blob file whose
+    /// bytes went bad and refreshes its mtime (garbage collection keeps a blob put less
+    /// than its grace period ago: the entry that references it is about to be written).
     fn blob_put(&self, blobs_dir: &str, hash: &str, data: &[u8]) -> StorageResult<()> {
         check_blob_name(hash)?;
         if let Some(hooks) = self.blob_hooks() {
@@ -354,9 +355,6 @@ pub fn put_blob_file<S: Storage + ?Sized>(
     data: &[u8],
 ) -> StorageResult<()> {
     let path = join(blobs_dir, hash);
-    if storage.exists(&path) {
-        return Ok(());
-    }
     storage.mkdir_all(blobs_dir)?;
     let tmp = join(blobs_dir, &temp_name(storage.env(), hash));
     storage.write(&tmp, data)?;

@@ -462,7 +462,7 @@ const GOLDEN: &[(&str, &str)] = &[
     ),
     (
         "fork",
-        "{\"oldFile\":\"/agent/sessions/--work-other--/2026-01-02T00-00-00-000Z_0123abcd-0000-4000-8000-000000000002.jsonl\",\"newFile\":\"/agent/sessions/--work-other--/2025-10-09T08-53-20-033Z_13c95884087d8d22.jsonl\",\"warnings\":[]}",
+        "{\"oldFile\":\"/agent/sessions/--work-other--/2026-01-02T00-00-00-000Z_0123abcd-0000-4000-8000-000000000002.jsonl\",\"newFile\":\"/agent/sessions/--work-other--/2025-10-09T08-53-20-036Z_13c9588409198688.jsonl\",\"warnings\":[]}",
     ),
     (
         "move",

@@ -50,8 +50,13 @@ pub struct MovedRecord<'a> {
 impl Session {
     /// A copy of this session's entries under a new header, at `file`.
     fn copy_to(&self, header: Header, file: Option<String>) -> Session {
-        let mut next = Session::blank(self.storage.clone(), self.persistence, file, "", header);
-        next.blobs_dir = self.blobs_dir.clone();
+        let mut next = Session::blank(
+            self.storage.clone(),
+            self.persistence,
+            file,
+            &self.agent_dir,
+            header,
+        );
         for e in &self.entries {
             next.push_entry(e.clone());
         }
@@ -250,19 +255,13 @@ impl Session {
             .collect();
         let old_file = self.file.clone();
         let (header, new_file) = self.sibling_header(old_file.as_deref());
-        let agent_dir = self
-            .blobs_dir
-            .strip_suffix("/blobs")
-            .unwrap_or("")
-            .to_string();
         let mut next = Self::blank(
             self.storage.clone(),
             self.persistence,
             new_file.clone(),
-            &agent_dir,
+            &self.agent_dir,
             header,
         );
-        next.blobs_dir = self.blobs_dir.clone();
         for e in kept {
             next.push_entry(e);
         }

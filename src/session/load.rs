@@ -5,7 +5,7 @@
 use super::parse::{utf8, Candidate, ProgressTick};
 use super::write::acquire_lock;
 use super::{OpenOptions, Persistence, Session};
-use crate::blob::{self, BlobStore};
+use crate::blob;
 use crate::entry::Entry;
 use crate::error::Result;
 use crate::jsonl::{Issue, IssueKind};
@@ -257,7 +257,7 @@ impl Session {
                 }),
             }
         }
-        let store = BlobStore::new(&*session.storage, session.blobs_dir.clone());
+        let store = session.blob_store();
         for entry in session.entries.iter().filter(|e| e.has_blob_refs()) {
             for hash in blob::referenced_hashes(entry.json()) {
                 if !store.exists(&hash) && !report.missing_blobs.contains(&hash) {

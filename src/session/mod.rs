@@ -86,7 +86,11 @@ pub struct Session {
     storage: Rc<dyn Storage>,
     persistence: Persistence,
     file: Option<String>,
-    blobs_dir: String,
+    /// The agent directory: its blob store holds this session's images.
+    agent_dir: String,
+    /// The file [`crate::gc::note_referrer`] last recorded (a file outside
+    /// `<agentDir>/sessions` is recorded before its first blob is put).
+    noted_referrer: std::cell::RefCell<Option<String>>,
     header: Header,
     entries: Vec<Entry>,
     by_id: HashMap<String, usize>,
@@ -125,7 +129,8 @@ impl Session {
             storage,
             persistence,
             file,
-            blobs_dir: paths::blobs_dir(agent_dir),
+            agent_dir: agent_dir.to_string(),
+            noted_referrer: Default::default(),
             header,
             entries: Vec::new(),
             by_id: HashMap::new(),
@@ -271,13 +276,15 @@ impl Session {
         self.leaf.as_deref().and_then(|id| self.entry(id).ok())
     }
 
+    /// The agent dir's blob store, where this session's images are.
+    pub(super) fn blob_store(&self) -> BlobStore<'_> {
+        BlobStore::new(&*self.storage, paths::blobs_dir(&self.agent_dir))
+    }
+
     /// The entry's JSON with blob references resolved (what `getEntries` hands out).
     pub fn entry_json<'e>(&self, entry: &'e Entry) -> Cow<'e, str> {
         if entry.has_blob_refs() {
-            blob::rehydrate(
-                entry.json(),
-                &BlobStore::new(&*self.storage, self.blobs_dir.clone()),
-            )
+            blob::rehydrate(entry.json(), &self.blob_store())
         } else {
             Cow::Borrowed(entry.json())
         }
@@ -294,7 +301,7 @@ impl Session {
     }
 
     pub fn context_at<'s>(&'s self, leaf: Leaf) -> SessionContext<'s> {
-        let store = BlobStore::new(&*self.storage, self.blobs_dir.clone());
+        let store = self.blob_store();
         let text = |e: &'s Entry| message_text(e, &store);
         context::build_session_context(&self.entries, &self.by_id, leaf, &text)
     }

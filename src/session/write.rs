@@ -3,7 +3,7 @@
 //! lock taken before any write and released on close or drop.
 
 use super::{Persistence, Session};
-use crate::blob::{self, BlobStore};
+use crate::blob;
 use crate::entry::Entry;
 use crate::error::{Result, SessionError};
 use crate::persist::{prepare_for_persistence, Transforms};
@@ -43,10 +43,11 @@ impl Session {
         entry: &'e Entry,
         transforms: Transforms,
     ) -> std::result::Result<Cow<'e, str>, StorageError> {
-        let store = BlobStore::new(&*self.storage, self.blobs_dir.clone());
+        let store = self.blob_store();
         prepare_for_persistence(
             entry.json(),
             &mut |bytes: &[u8]| {
+                self.note_referrer()?;
                 store.put(bytes).map(|p| p.reference).map_err(|e| match e {
                     blob::BlobError::Storage(s) => s,
                     other => StorageError::Other(other.to_string()),
@@ -54,6 +55,20 @@ impl Session {
             },
             transforms,
         )
+    }
+
+    /// Before a blob is put for this session: a file outside `<agentDir>/sessions` is
+    /// recorded, once, so that garbage collection reads its references.
+    fn note_referrer(&self) -> std::result::Result<(), StorageError> {
+        let Some(file) = self.file.as_deref() else {
+            return Ok(());
+        };
+        if self.noted_referrer.borrow().as_deref() == Some(file) {
+            return Ok(());
+        }
+        crate::gc::note_referrer(&*self.storage, &self.agent_dir, file)?;
+        *self.noted_referrer.borrow_mut() = Some(file.to_string());
+        Ok(())
     }
 
     fn keep_backup(&mut self) -> std::result::Result<(), StorageError> {
