@@ -5,7 +5,8 @@
 //! - References are found by a textual scan of every file under `<agentDir>/sessions`
 //!   (backups and unreadable lines included) and of every session file outside it that
 //!   stored a blob here ([`note_referrer`], `<agentDir>/blob-referrers.jsonl`); any read
-//!   error aborts before anything is deleted.
+//!   error aborts before anything is deleted (but for a session recorded less than the
+//!   grace period ago: every blob it stored is young).
 //! - Every blob put rewrites the blob file (see `StorageExt::blob_put`), so a blob about to
 //!   be referenced by an entry being appended is younger than the grace period.
 //! - A blob that looks old is first renamed aside (`.<hash>.<random>.gc`), then its mtime
@@ -94,12 +95,23 @@ fn collect(
     for file in crate::storage::files_under(storage, &paths::sessions_root(agent_dir))? {
         scan(storage.read(&file)?);
     }
-    for file in referrers(storage, agent_dir)? {
-        match storage.read(&file) {
+    for referrer in referrers(storage, agent_dir)? {
+        let file = &referrer.path;
+        match storage.read(file) {
             Ok(bytes) => scan(bytes),
             // A session deleted since: its references went with it.
             Err(e) if e.is_not_found() => {}
-            Err(e) => return Err(e),
+            // Recorded less than the grace period ago: every blob it stored was put since
+            // and is kept as young (a confined host may not have been able to let this
+            // collection read a file recorded after it started).
+            Err(_) if started - referrer.noted_ms < grace_ms => {}
+            Err(e) => {
+                return Err(StorageError::Other(format!(
+                    "garbage collection needs to read {file}, a session outside {} that stored blobs here (listed in {}), and cannot: {e}; nothing was deleted",
+                    paths::sessions_root(agent_dir),
+                    paths::blob_referrers_file(agent_dir)
+                )))
+            }
         }
     }
     report.referenced = refs.len();
@@ -180,7 +192,7 @@ pub fn note_referrer(
     }
     let list = paths::blob_referrers_file(agent_dir);
     let known = read_if_present(storage, &list)?;
-    if referrers_in(&known).iter().any(|f| f == session_file) {
+    if referrers_in(&known).iter().any(|r| r.path == session_file) {
         return Ok(());
     }
     storage.mkdir_all(agent_dir)?;
@@ -188,29 +200,42 @@ pub fn note_referrer(
     if !known.is_empty() && !known.ends_with(b"\n") {
         line.push('\n'); // after a torn last line, a line of its own
     }
-    line.push_str(&crate::json::quote(session_file));
+    line.push_str(&crate::json::record(&Referrer {
+        path: session_file.to_string(),
+        noted_ms: storage.env().now_ms(),
+    }));
     line.push('\n');
     storage.append(&list, line.as_bytes())?;
     storage.fsync(&list)
 }
 
+/// A session file outside `<agentDir>/sessions` that stores blobs here: one line of
+/// `<agentDir>/blob-referrers.jsonl`, `{"path", "notedMs"}` (written before its first blob).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Referrer {
+    pub path: String,
+    pub noted_ms: i64,
+}
+
 /// The session files recorded by [`note_referrer`].
-fn referrers(storage: &dyn Storage, agent_dir: &str) -> StorageResult<Vec<String>> {
+fn referrers(storage: &dyn Storage, agent_dir: &str) -> StorageResult<Vec<Referrer>> {
     Ok(referrers_in(&read_if_present(
         storage,
         &paths::blob_referrers_file(agent_dir),
     )?))
 }
 
-/// The paths of a referrers file, sorted, once each (unreadable lines are skipped).
-pub fn referrers_in(bytes: &[u8]) -> Vec<String> {
-    let mut files: Vec<String> = String::from_utf8_lossy(bytes)
+/// The records of a referrers file (`<agentDir>/blob-referrers.jsonl`), the first of
+/// each path, in file order (unreadable lines are skipped): a host that confines garbage
+/// collection lets it read these paths.
+pub fn referrers_in(bytes: &[u8]) -> Vec<Referrer> {
+    let mut seen = std::collections::HashSet::new();
+    String::from_utf8_lossy(bytes)
         .lines()
-        .filter_map(|l| serde_json::from_str::<String>(l).ok())
-        .collect();
-    files.sort();
-    files.dedup();
-    files
+        .filter_map(|l| serde_json::from_str::<Referrer>(l).ok())
+        .filter(|r| seen.insert(r.path.clone()))
+        .collect()
 }
 
 fn read_if_present(storage: &dyn Storage, path: &str) -> StorageResult<Vec<u8>> {

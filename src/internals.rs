@@ -3,7 +3,7 @@
 //! check they agree and the benchmark row (`bench_native parsers`) that keeps each
 //! choice justified by a number; and the few helpers the examples' data generators use.
 
-pub use crate::blob::{rehydrate, sha256_hex};
+pub use crate::blob::{encode_base64, rehydrate, sha256_hex};
 pub use crate::entry::fields::{scan_entry_fields, serde_entry_fields, EntryFields};
 pub use crate::entry::{compose_line, pick, Text};
 pub use crate::json::{object_fields, quote};

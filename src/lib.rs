@@ -51,7 +51,10 @@ pub use blob::{parse_ref as parse_blob_ref, BlobError, BlobPut, BlobStore, BLOB_
 pub use context::{Leaf, SessionContext};
 pub use entry::{Entry, EntryType, Header, Payload, CURRENT_SESSION_VERSION};
 pub use error::SessionError;
-pub use gc::{collect_garbage, GcError, GcReport, GC_GRACE_MS};
+pub use gc::{
+    collect_garbage, referrers_in as blob_referrers, GcError, GcReport, Referrer as BlobReferrer,
+    GC_GRACE_MS,
+};
 pub use jsonl::{Issue, IssueKind};
 pub use lock::LockOwner;
 pub use migration::Migration;

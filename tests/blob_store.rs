@@ -224,10 +224,10 @@ fn blobs_of_a_session_outside_the_sessions_dir_are_never_collected() {
         storage.exists(&blob_path()),
         "the outside session's image stays"
     );
-    assert_eq!(
-        read(&storage, "/agent/blob-referrers.jsonl"),
-        format!("\"{outside}\"\n")
-    );
+    let listed =
+        xcsh_session::blob_referrers(read(&storage, "/agent/blob-referrers.jsonl").as_bytes());
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].path, outside);
     // Appending more images records the file once.
     s.append_message(&image_message()).unwrap();
     assert_eq!(
@@ -272,4 +272,68 @@ fn a_second_collection_while_one_runs_is_refused_and_deletes_nothing() {
     assert_eq!(real.deleted, vec![orphan.hash.clone()]);
     assert!(!storage.exists(&orphan.path));
     assert!(!storage.exists("/agent/blobs.lock"), "the lock is released");
+}
+
+/// Reads of `denied` fail with "permission denied" (a confined host that was not told of
+/// the file); everything else passes on.
+struct Deny {
+    inner: Rc<MemoryStorage>,
+    denied: &'static str,
+}
+
+impl Layer for Deny {
+    fn inner(&self) -> &dyn Storage {
+        &*self.inner
+    }
+    fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
+        if path == self.denied {
+            return Err(xcsh_session::storage::StorageError::PermissionDenied(
+                path.into(),
+            ));
+        }
+        self.inner.read(path)
+    }
+}
+
+#[test]
+fn a_collection_that_cannot_read_a_recorded_outside_session_refuses_and_deletes_nothing() {
+    let storage = mem();
+    let outside = "/elsewhere/s.jsonl";
+    storage.mkdir_all("/elsewhere").unwrap();
+    let mut s = Session::open(
+        storage.clone(),
+        outside,
+        &OpenOptions {
+            persistence: Persistence::Persistent,
+            agent_dir: "/agent".into(),
+            cwd: "/work".into(),
+        },
+    )
+    .unwrap();
+    s.append_message(&image_message()).unwrap();
+    s.append_message(&assistant("seen")).unwrap();
+    let orphan = BlobStore::new(&*storage, BLOBS).put(b"nobody").unwrap();
+    storage.set_mtime(&orphan.path, LONG_AGO);
+    let confined = Deny {
+        inner: storage.clone(),
+        denied: outside,
+    };
+    // Recorded just now: its blobs are young, so not reading it is safe.
+    let report = collect_garbage(&confined, "/agent", false, GRACE).unwrap();
+    assert_eq!(report.deleted, vec![orphan.hash.clone()]);
+    assert!(storage.exists(&blob_path()));
+    // Recorded long ago and unreadable: nothing is deleted, and the message says why.
+    let list = "/agent/blob-referrers.jsonl";
+    let old = read(&storage, list).replace(r#""notedMs":"#, r#""notedMs":0,"x":"#);
+    storage.write(list, old.as_bytes()).unwrap();
+    storage.set_mtime(&blob_path(), LONG_AGO);
+    let orphan = BlobStore::new(&*storage, BLOBS).put(b"nobody 2").unwrap();
+    storage.set_mtime(&orphan.path, LONG_AGO);
+    let err = collect_garbage(&confined, "/agent", false, GRACE).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains(outside) && msg.contains("nothing was deleted"),
+        "{msg}"
+    );
+    assert!(storage.exists(&blob_path()) && storage.exists(&orphan.path));
 }

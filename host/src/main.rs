@@ -589,6 +589,31 @@ fn plan(command: &Command) -> (Vec<&Path>, bool) {
     }
 }
 
+/// For `gc`: the session files outside `<agent-dir>/sessions` that stored blobs there
+/// (`<agent-dir>/blob-referrers.jsonl`), whose directories still exist: their directories
+/// become roots, so the collection can read their references (one it cannot read makes
+/// it refuse, deleting nothing).
+fn gc_referrers(cli: &Cli) -> Result<Vec<PathBuf>> {
+    if !matches!(cli.command, Command::Gc { .. }) || cli.root.is_some() {
+        return Ok(Vec::new());
+    }
+    let agent_dir = match &cli.agent_dir {
+        Some(d) => d.clone(),
+        None => default_agent_dir()?,
+    };
+    let list = agent_dir.join("blob-referrers.jsonl");
+    let bytes = match std::fs::read(&list) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", list.display())),
+    };
+    Ok(xcsh_session::blob_referrers(&bytes)
+        .into_iter()
+        .map(|r| PathBuf::from(r.path))
+        .filter(|f| f.parent().is_some_and(Path::is_dir))
+        .collect())
+}
+
 fn precompile(cli: &Cli, engine: &Engine, component: &aot::Source) -> Result<ExitCode> {
     let (_, outcome) = aot::load(engine, component, true)?;
     report_cache(cli.verbose, &outcome);
@@ -621,7 +646,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
         return precompile(&cli, &engine, &component);
     }
 
-    let (files, writable) = plan(&cli.command);
+    let (mut files, writable) = plan(&cli.command);
+    let referrers = gc_referrers(&cli)?;
+    files.extend(referrers.iter().map(PathBuf::as_path));
     let t = target(&cli, &files, writable)?;
     if cli.verbose {
         let dirs: Vec<String> = t

@@ -1527,6 +1527,115 @@ fn gc_reports_then_deletes_only_old_unreferenced_blobs() {
     assert_eq!(report["deleted"], serde_json::json!([]));
 }
 
+/// A user message with one image (`"ABC" * 300`), as `append --json` takes it, and the
+/// hash its blob gets.
+fn image_entry() -> (String, String) {
+    let entry = format!(
+        r#"{{"type":"message","message":{{"role":"user","content":[{{"type":"image","data":"{}","mimeType":"image/png"}}],"timestamp":1}}}}"#,
+        "QUJD".repeat(300)
+    );
+    (
+        entry,
+        xcsh_session::internals::sha256_hex(&b"ABC".repeat(300)),
+    )
+}
+
+#[test]
+fn blob_get_refuses_bytes_that_do_not_match_their_hash() {
+    let cli = Cli::new();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let f = tmp.path().join("in.bin");
+    fs::write(&f, b"the real bytes").expect("write");
+    let hash = json(&cli.ok(["blob", "put", path_str(&f)]))["hash"]
+        .as_str()
+        .expect("hash")
+        .to_string();
+    let blob = cli.agent_dir().join("blobs").join(&hash);
+    for bad in [&b"other bytes"[..], b"the real", b""] {
+        fs::write(&blob, bad).expect("corrupt");
+        let out = cli.run(["blob", "get", &hash]);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(out.stdout.is_empty(), "served {:?}", out.stdout);
+        assert!(stderr(&out).contains("is corrupt"), "{}", stderr(&out));
+    }
+    // A put of the same content repairs it.
+    cli.ok(["blob", "put", path_str(&f)]);
+    let out = cli.run(["blob", "get", &hash]);
+    assert_eq!(out.stdout, b"the real bytes");
+}
+
+#[test]
+fn an_append_whose_image_matches_an_emptied_or_truncated_blob_repairs_it() {
+    let (entry, hash) = image_entry();
+    for bad in [&b""[..], b"ABCABC"] {
+        let cli = Cli::new();
+        let agent = cli.agent_dir();
+        let blob = agent.join("blobs").join(&hash);
+        fs::create_dir_all(blob.parent().unwrap()).expect("mkdir");
+        fs::write(&blob, bad).expect("bad blob");
+        let file = project_dir(&agent, "/work/alpha").join("s.jsonl");
+        cli.ok(["append", path_str(&file), "--json", &entry]);
+        assert_eq!(fs::read(&blob).expect("blob"), b"ABC".repeat(300));
+        let ctx = json(&cli.ok(["context", path_str(&file), "--json"]));
+        assert_eq!(ctx["messages"][0]["content"][0]["data"], "QUJD".repeat(300));
+    }
+}
+
+#[test]
+fn gc_keeps_the_images_of_a_session_outside_the_sessions_dir() {
+    let cli = Cli::new();
+    let agent = cli.agent_dir();
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let file = fs::canonicalize(elsewhere.path())
+        .expect("canonical")
+        .join("notes.jsonl");
+    let (entry, hash) = image_entry();
+    cli.ok(["append", path_str(&file), "--json", &entry]);
+    let blob = agent.join("blobs").join(&hash);
+    age(&blob, 2 * 3600);
+    let report = json(&cli.ok(["gc", "--delete"]));
+    assert_eq!(report["deleted"], serde_json::json!([]), "{report}");
+    assert_eq!(report["scannedFiles"], 1);
+    assert!(blob.exists(), "the outside session's image was deleted");
+    // Deleted with its session, the image goes at the next collection.
+    fs::remove_file(&file).expect("rm");
+    let report = json(&cli.ok(["gc", "--delete"]));
+    assert_eq!(report["deleted"], serde_json::json!([hash]));
+}
+
+#[test]
+fn a_gc_while_another_holds_the_store_lock_is_refused_and_deletes_nothing() {
+    let cli = Cli::new();
+    let agent = cli.agent_dir();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let f = tmp.path().join("in.bin");
+    fs::write(&f, b"orphan").expect("write");
+    let hash = json(&cli.ok(["blob", "put", path_str(&f)]))["hash"]
+        .as_str()
+        .expect("hash")
+        .to_string();
+    let blob = agent.join("blobs").join(&hash);
+    age(&blob, 2 * 3600);
+    // This test process is alive: its lock stands.
+    let owner = serde_json::json!({
+        "pid": std::process::id(), "host": xcsh_session::storage::Storage::env(&FsStorage::new()).process_identity().host, "startedAt": "2026-01-01T00:00:00.000Z",
+        "token": "00000000000000aa",
+    });
+    fs::write(agent.join("blobs.lock"), owner.to_string()).expect("lock");
+    let out = cli.run(["gc", "--delete"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("another garbage collection"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(blob.exists());
+    fs::remove_file(agent.join("blobs.lock")).expect("unlock");
+    let report = json(&cli.ok(["gc", "--delete"]));
+    assert_eq!(report["deleted"], serde_json::json!([hash]));
+    assert!(!agent.join("blobs.lock").exists());
+}
+
 #[test]
 fn listing_and_lookup_commands_leave_the_agent_dir_untouched() {
     // recent/list/search/url/gc (dry run)/resume without --yes run with a read-only

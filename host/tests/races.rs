@@ -250,3 +250,298 @@ fn ten_processes_creating_one_new_file_lose_no_acknowledged_entry() {
     }
     assert!(acked_total >= 20);
 }
+
+/// An image message whose bytes are variant `n` of the stress run, and its blob hash.
+fn image(n: usize) -> (String, String, Vec<u8>) {
+    let bytes = format!("stress image {n} ").repeat(64).into_bytes();
+    let b64 = xcsh_session::internals::encode_base64(&bytes);
+    let entry = format!(
+        r#"{{"type":"message","message":{{"role":"user","content":[{{"type":"image","data":"{b64}","mimeType":"image/png"}}],"timestamp":1}}}}"#
+    );
+    let hash = xcsh_session::internals::sha256_hex(&bytes);
+    (entry, hash, bytes)
+}
+
+/// Set a file's mtime two hours back: old enough for `gc --delete`.
+fn make_old(path: &Path) {
+    let t = std::time::SystemTime::now() - Duration::from_secs(2 * 3600);
+    fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_modified(t))
+        .unwrap_or_else(|e| panic!("age {}: {e}", path.display()));
+}
+
+/// What the stress run's processes said.
+#[derive(Default)]
+struct Log {
+    /// Appends that exited 0 with an id.
+    acknowledged: Vec<String>,
+    /// Refusals that name their cause (a writer lock, a changed file, a running GC).
+    refused: usize,
+    /// Successful `gc --delete` runs and what they deleted.
+    collections: usize,
+    deleted: Vec<String>,
+    /// Anything else a process said on failing.
+    unexpected: Vec<String>,
+}
+
+const CLEAR_REFUSALS: [&str; 3] = [
+    "another process",
+    "someone else",
+    "another garbage collection",
+];
+
+#[test]
+fn writers_a_mover_a_migrator_and_gc_together_lose_no_acknowledged_entry_or_blob() {
+    use std::sync::{Arc, Mutex};
+    let agent = Arc::new(Agent::new());
+    let elsewhere = tempfile::tempdir().unwrap();
+    let outside = fs::canonicalize(elsewhere.path())
+        .unwrap()
+        .join("outside.jsonl");
+    let project = agent.root.join("sessions/--work--");
+    fs::create_dir_all(&project).unwrap();
+    let blobs = agent.root.join("blobs");
+    fs::create_dir_all(&blobs).unwrap();
+    // Images about to be appended are already in the store, and old (pasted long ago): a
+    // paster keeps the next few present, so appends keep reusing old blobs that no
+    // session references yet, while GC runs.
+    const AHEAD: usize = 40;
+    // Orphans: GC must delete these (so it really ran), and nothing else.
+    let orphans: Vec<String> = (0..10)
+        .map(|n| {
+            let bytes = format!("orphan {n}").into_bytes();
+            let hash = xcsh_session::internals::sha256_hex(&bytes);
+            fs::write(blobs.join(&hash), bytes).unwrap();
+            make_old(&blobs.join(&hash));
+            hash
+        })
+        .collect();
+    // The files writers append to: their own, an outside one, the migrator's (v2, shared
+    // with the migrator) and the mover's (shared with the mover: its path changes).
+    let mut targets: Vec<PathBuf> = (0..3)
+        .map(|w| project.join(format!("w{w}.jsonl")))
+        .collect();
+    targets.push(outside.clone());
+    let migrating: Vec<PathBuf> = (0..4)
+        .map(|m| project.join(format!("v2-{m}.jsonl")))
+        .collect();
+    for f in &migrating {
+        v2_session(f);
+    }
+    let moving = Arc::new(Mutex::new(project.join("moving.jsonl")));
+    v2_session(&moving.lock().unwrap());
+    let targets = Arc::new(targets);
+    let migrating = Arc::new(migrating);
+    let log = Arc::new(Mutex::new(Log::default()));
+    let next_image = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let deadline = Instant::now() + Duration::from_secs(15);
+
+    let record_failure = |log: &Mutex<Log>, who: &str, out: &Output| {
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let mut log = log.lock().unwrap();
+        if CLEAR_REFUSALS.iter().any(|r| err.contains(r)) {
+            log.refused += 1;
+        } else {
+            log.unexpected
+                .push(format!("{who}: {:?} {err}", out.status.code()));
+        }
+    };
+    let mut threads = Vec::new();
+    for w in 0..3 {
+        let (agent, targets, migrating, moving, log, next_image) = (
+            agent.clone(),
+            targets.clone(),
+            migrating.clone(),
+            moving.clone(),
+            log.clone(),
+            next_image.clone(),
+        );
+        threads.push(std::thread::spawn(move || {
+            let mut round = 0usize;
+            while Instant::now() < deadline {
+                round += 1;
+                let file = match round % 4 {
+                    0 => moving.lock().unwrap().clone(),
+                    1 => migrating[(round / 4 + w) % migrating.len()].clone(),
+                    _ => targets[(round + w) % targets.len()].clone(),
+                };
+                let entry = if round.is_multiple_of(2) {
+                    image(next_image.fetch_add(1, std::sync::atomic::Ordering::SeqCst)).0
+                } else {
+                    custom(w * 100_000 + round)
+                };
+                let out = cli(&agent.root)
+                    .args(["append", file.to_str().unwrap(), "--json", &entry])
+                    .output()
+                    .unwrap();
+                match acknowledged(&out) {
+                    Some(id) => log.lock().unwrap().acknowledged.push(id),
+                    None => record_failure(&log, "append", &out),
+                }
+            }
+        }));
+    }
+    {
+        let (blobs, next_image) = (blobs.clone(), next_image.clone());
+        threads.push(std::thread::spawn(move || {
+            while Instant::now() < deadline {
+                let first = next_image.load(std::sync::atomic::Ordering::SeqCst);
+                for n in first..first + AHEAD {
+                    let (_, hash, bytes) = image(n);
+                    // Only a blob nobody put yet: an old one never replaces a fresh put.
+                    if let Ok(mut f) = fs::File::options()
+                        .write(true)
+                        .create_new(true)
+                        .open(blobs.join(&hash))
+                    {
+                        use std::io::Write;
+                        f.write_all(&bytes).unwrap();
+                        let t = std::time::SystemTime::now() - Duration::from_secs(2 * 3600);
+                        f.set_modified(t).unwrap();
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }));
+    }
+    {
+        let (agent, moving, log) = (agent.clone(), moving.clone(), log.clone());
+        threads.push(std::thread::spawn(move || {
+            let mut round = 0;
+            while Instant::now() < deadline {
+                round += 1;
+                let from = moving.lock().unwrap().clone();
+                let to_cwd = format!("/work/moved-{round}");
+                let out = cli(&agent.root)
+                    .args(["move", from.to_str().unwrap(), "--to-cwd", &to_cwd])
+                    .output()
+                    .unwrap();
+                if out.status.success() {
+                    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+                    *moving.lock().unwrap() = PathBuf::from(v["newFile"].as_str().unwrap());
+                } else {
+                    record_failure(&log, "move", &out);
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }));
+    }
+    {
+        let (agent, log) = (agent.clone(), log.clone());
+        let project = project.clone();
+        threads.push(std::thread::spawn(move || {
+            let mut round = 0;
+            while Instant::now() < deadline {
+                // A fresh v2 file each round, migrated while the others write.
+                round += 1;
+                let file = project.join(format!("fresh-v2-{round}.jsonl"));
+                v2_session(&file);
+                let out = cli(&agent.root)
+                    .args(["migrate", file.to_str().unwrap()])
+                    .output()
+                    .unwrap();
+                if !out.status.success() {
+                    record_failure(&log, "migrate", &out);
+                }
+            }
+        }));
+    }
+    {
+        let (agent, log) = (agent.clone(), log.clone());
+        threads.push(std::thread::spawn(move || {
+            while Instant::now() < deadline {
+                let out = cli(&agent.root).args(["gc", "--delete"]).output().unwrap();
+                if out.status.success() {
+                    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+                    let mut log = log.lock().unwrap();
+                    log.collections += 1;
+                    for h in v["deleted"].as_array().unwrap() {
+                        log.deleted.push(h.as_str().unwrap().to_string());
+                    }
+                } else {
+                    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+                    // A session moved away between GC's listing and its read aborts the
+                    // collection before it deletes anything: a refusal, not a loss.
+                    if err.contains("no such file") {
+                        log.lock().unwrap().refused += 1;
+                    } else {
+                        record_failure(&log, "gc", &out);
+                    }
+                }
+            }
+        }));
+    }
+    for t in threads {
+        t.join().unwrap();
+    }
+    // One last collection with nobody writing.
+    let last = cli(&agent.root).args(["gc", "--delete"]).output().unwrap();
+    assert!(last.status.success(), "{last:?}");
+
+    let log = log.lock().unwrap();
+    assert!(
+        log.unexpected.is_empty(),
+        "unexplained failures: {:#?}",
+        log.unexpected
+    );
+    assert!(
+        log.acknowledged.len() >= 30,
+        "too little work: {}",
+        log.acknowledged.len()
+    );
+    assert!(log.collections >= 3, "GC ran {} times", log.collections);
+
+    // Every session file now on disk (not backups, not locks).
+    let mut files = vec![outside.clone()];
+    let mut dirs = vec![agent.root.join("sessions")];
+    while let Some(d) = dirs.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                files.push(p);
+            }
+        }
+    }
+    let texts: Vec<(PathBuf, String)> = files.iter().map(|f| (f.clone(), text(f))).collect();
+    for id in &log.acknowledged {
+        let needle = format!(r#""id":"{id}""#);
+        let holder = texts
+            .iter()
+            .find(|(_, t)| t.contains(&needle))
+            .unwrap_or_else(|| panic!("acknowledged {id} is in no session file"));
+        assert!(
+            branch_ids(&holder.0).contains(id),
+            "{id} is off the active branch of {}",
+            holder.0.display()
+        );
+    }
+    // Every blob any session references is in the store, whole.
+    let mut referenced = 0;
+    for (file, t) in &texts {
+        let appended = next_image.load(std::sync::atomic::Ordering::SeqCst);
+        for hash in (0..appended).map(|n| image(n).1) {
+            if t.contains(&format!("blob:sha256:{hash}")) {
+                referenced += 1;
+                let bytes = fs::read(blobs.join(&hash))
+                    .unwrap_or_else(|e| panic!("blob {hash} of {} is gone: {e}", file.display()));
+                assert_eq!(xcsh_session::internals::sha256_hex(&bytes), hash);
+            }
+        }
+    }
+    assert!(referenced > 0, "no image was appended");
+    for o in &orphans {
+        assert!(!blobs.join(o).exists(), "orphan {o} was never collected");
+    }
+    eprintln!(
+        "stress: {} appends acknowledged, {} refused clearly, {} collections ({} blobs deleted), {} image references checked",
+        log.acknowledged.len(),
+        log.refused,
+        log.collections,
+        log.deleted.len(),
+        referenced
+    );
+}
