@@ -196,14 +196,15 @@ fn an_append_reusing_an_old_blob_after_it_was_set_aside_keeps_it() {
     collect_while_an_append_reuses_the_blob(|call, path| call == "stat" && path.ends_with(".gc"));
 }
 
-#[test]
-fn blobs_of_a_session_outside_the_sessions_dir_are_never_collected() {
-    let storage = mem();
-    let outside = "/elsewhere/notes/s.jsonl";
-    storage.mkdir_all("/elsewhere/notes").unwrap();
+/// A session of the agent dir `/agent` kept at `file`, outside `/agent/sessions`, whose
+/// first entry holds the image.
+fn outside_session_with_image(storage: &Rc<MemoryStorage>, file: &str) -> Session {
+    storage
+        .mkdir_all(xcsh_session::storage::parent(file))
+        .unwrap();
     let mut s = Session::open(
         storage.clone(),
-        outside,
+        file,
         &OpenOptions {
             persistence: Persistence::Persistent,
             agent_dir: "/agent".into(),
@@ -213,6 +214,14 @@ fn blobs_of_a_session_outside_the_sessions_dir_are_never_collected() {
     .unwrap();
     s.append_message(&image_message()).unwrap();
     s.append_message(&assistant("seen")).unwrap();
+    s
+}
+
+#[test]
+fn blobs_of_a_session_outside_the_sessions_dir_are_never_collected() {
+    let storage = mem();
+    let outside = "/elsewhere/notes/s.jsonl";
+    let mut s = outside_session_with_image(&storage, outside);
     s.flush().unwrap();
     storage.set_mtime(&blob_path(), LONG_AGO);
     let orphan = BlobStore::new(&*storage, BLOBS).put(b"nobody").unwrap();
@@ -299,19 +308,7 @@ impl Layer for Deny {
 fn a_collection_that_cannot_read_a_recorded_outside_session_refuses_and_deletes_nothing() {
     let storage = mem();
     let outside = "/elsewhere/s.jsonl";
-    storage.mkdir_all("/elsewhere").unwrap();
-    let mut s = Session::open(
-        storage.clone(),
-        outside,
-        &OpenOptions {
-            persistence: Persistence::Persistent,
-            agent_dir: "/agent".into(),
-            cwd: "/work".into(),
-        },
-    )
-    .unwrap();
-    s.append_message(&image_message()).unwrap();
-    s.append_message(&assistant("seen")).unwrap();
+    outside_session_with_image(&storage, outside);
     let orphan = BlobStore::new(&*storage, BLOBS).put(b"nobody").unwrap();
     storage.set_mtime(&orphan.path, LONG_AGO);
     let confined = Deny {

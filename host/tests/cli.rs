@@ -115,6 +115,19 @@ impl Cli {
     }
 }
 
+impl Cli {
+    /// `blob put` of `bytes` (from a temp file); the hash it printed.
+    fn put_blob(&self, bytes: &[u8]) -> String {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let f = tmp.path().join("in.bin");
+        fs::write(&f, bytes).expect("write");
+        json(&self.ok(["blob", "put", path_str(&f)]))["hash"]
+            .as_str()
+            .expect("hash")
+            .to_string()
+    }
+}
+
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -1487,16 +1500,11 @@ fn move_relocates_the_file_and_its_artifacts() {
 fn gc_reports_then_deletes_only_old_unreferenced_blobs() {
     let cli = Cli::new();
     let agent = cli.agent_dir();
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let put = |bytes: &[u8]| {
-        let f = tmp.path().join("in.bin");
-        fs::write(&f, bytes).expect("write");
-        json(&cli.ok(["blob", "put", path_str(&f)]))["hash"]
-            .as_str()
-            .expect("hash")
-            .to_string()
-    };
-    let (unused, used, young) = (put(b"unused"), put(b"used"), put(b"young"));
+    let (unused, used, young) = (
+        cli.put_blob(b"unused"),
+        cli.put_blob(b"used"),
+        cli.put_blob(b"young"),
+    );
     let blob = |h: &str| agent.join("blobs").join(h);
     age(&blob(&unused), 2 * 3600);
     age(&blob(&used), 2 * 3600);
@@ -1543,13 +1551,7 @@ fn image_entry() -> (String, String) {
 #[test]
 fn blob_get_refuses_bytes_that_do_not_match_their_hash() {
     let cli = Cli::new();
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let f = tmp.path().join("in.bin");
-    fs::write(&f, b"the real bytes").expect("write");
-    let hash = json(&cli.ok(["blob", "put", path_str(&f)]))["hash"]
-        .as_str()
-        .expect("hash")
-        .to_string();
+    let hash = cli.put_blob(b"the real bytes");
     let blob = cli.agent_dir().join("blobs").join(&hash);
     for bad in [&b"other bytes"[..], b"the real", b""] {
         fs::write(&blob, bad).expect("corrupt");
@@ -1559,7 +1561,7 @@ fn blob_get_refuses_bytes_that_do_not_match_their_hash() {
         assert!(stderr(&out).contains("is corrupt"), "{}", stderr(&out));
     }
     // A put of the same content repairs it.
-    cli.ok(["blob", "put", path_str(&f)]);
+    cli.put_blob(b"the real bytes");
     let out = cli.run(["blob", "get", &hash]);
     assert_eq!(out.stdout, b"the real bytes");
 }
@@ -1607,13 +1609,7 @@ fn gc_keeps_the_images_of_a_session_outside_the_sessions_dir() {
 fn a_gc_while_another_holds_the_store_lock_is_refused_and_deletes_nothing() {
     let cli = Cli::new();
     let agent = cli.agent_dir();
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let f = tmp.path().join("in.bin");
-    fs::write(&f, b"orphan").expect("write");
-    let hash = json(&cli.ok(["blob", "put", path_str(&f)]))["hash"]
-        .as_str()
-        .expect("hash")
-        .to_string();
+    let hash = cli.put_blob(b"orphan");
     let blob = agent.join("blobs").join(&hash);
     age(&blob, 2 * 3600);
     // This test process is alive: its lock stands.
