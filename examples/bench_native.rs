@@ -401,22 +401,14 @@ impl Layer for Counting {
 /// merged newest first.
 fn recent_all(storage: &dyn Storage, agent_dir: &str) -> Vec<RecentSessionInfo> {
     let root = xcsh_session::paths::sessions_root(agent_dir);
-    let mut all = Vec::new();
-    for d in storage.list_dir(&root).unwrap_or_else(|e| die(e)) {
-        if d.is_dir {
-            let dir = xcsh_session::storage::join(&root, &d.name);
-            all.extend(
-                listing::recent_sessions(storage, &dir, usize::MAX).unwrap_or_else(|e| die(e)),
-            );
-        }
-    }
-    all.sort_by(|a, b| {
-        b.mtime_ms
-            .cmp(&a.mtime_ms)
-            .then_with(|| b.head.path.cmp(&a.head.path))
-    });
-    all.truncate(DEFAULT_RECENT_LIMIT);
-    all
+    let dirs: Vec<String> = storage
+        .list_dir(&root)
+        .unwrap_or_else(|e| die(e))
+        .into_iter()
+        .filter(|d| d.is_dir)
+        .map(|d| xcsh_session::storage::join(&root, &d.name))
+        .collect();
+    listing::recent_sessions_in(storage, &dirs, DEFAULT_RECENT_LIMIT).unwrap_or_else(|e| die(e))
 }
 
 /// The floor: for each `.jsonl` file, open, read at most 4096 bytes, stat.

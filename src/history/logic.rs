@@ -1,7 +1,7 @@
 //! The history logic every host shares: prompt normalization, the consecutive-duplicate
 //! cache, and `add` / `search` / `recent` over the [`HistoryStore`] port.
 
-use super::{HistoryEntry, HistoryResult, HistoryStore, NewHistoryRow, MAX_LIMIT, MS_THRESHOLD};
+use super::{HistoryResult, HistoryRows, HistoryStore, NewHistoryRow, MAX_LIMIT, MS_THRESHOLD};
 
 /// `String.prototype.trim`: Unicode white space plus the BOM.
 fn trim_js(s: &str) -> &str {
@@ -133,7 +133,7 @@ pub fn search(
     query: &str,
     limit: usize,
     cwd: Option<&str>,
-) -> HistoryResult<Vec<HistoryEntry>> {
+) -> HistoryRows {
     let limit = clamp_limit(limit);
     if limit == 0 || trim_js(query).is_empty() {
         return Ok(Vec::new());
@@ -142,11 +142,7 @@ pub fn search(
 }
 
 /// The newest rows; a zero limit gives no rows.
-pub fn recent(
-    store: &dyn HistoryStore,
-    limit: usize,
-    cwd: Option<&str>,
-) -> HistoryResult<Vec<HistoryEntry>> {
+pub fn recent(store: &dyn HistoryStore, limit: usize, cwd: Option<&str>) -> HistoryRows {
     let limit = clamp_limit(limit);
     if limit == 0 {
         return Ok(Vec::new());
@@ -247,15 +243,10 @@ mod tests {
             fn add(&self, _: NewHistoryRow<'_>) -> HistoryResult<()> {
                 Err(HistoryError::Other("disk full".into()))
             }
-            fn search(
-                &self,
-                _: &str,
-                _: usize,
-                _: Option<&str>,
-            ) -> HistoryResult<Vec<HistoryEntry>> {
+            fn search(&self, _: &str, _: usize, _: Option<&str>) -> HistoryRows {
                 Ok(vec![])
             }
-            fn recent(&self, _: usize, _: Option<&str>) -> HistoryResult<Vec<HistoryEntry>> {
+            fn recent(&self, _: usize, _: Option<&str>) -> HistoryRows {
                 Ok(vec![])
             }
             fn last_prompt(&self) -> HistoryResult<Option<String>> {

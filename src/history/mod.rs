@@ -101,6 +101,9 @@ pub enum HistoryError {
 
 pub type HistoryResult<T> = Result<T, HistoryError>;
 
+/// What a history read returns: the rows, in the order the read defines.
+pub type HistoryRows = HistoryResult<Vec<HistoryEntry>>;
+
 /// The history database port: one database.
 ///
 /// `add` may return before the row is written (the native host queues it to a writer
@@ -110,14 +113,9 @@ pub type HistoryResult<T> = Result<T, HistoryError>;
 pub trait HistoryStore {
     fn add(&self, row: NewHistoryRow<'_>) -> HistoryResult<()>;
     /// Rows matching the FTS5 `query` (restricted to `cwd` when given), best match first.
-    fn search(
-        &self,
-        query: &str,
-        limit: usize,
-        cwd: Option<&str>,
-    ) -> HistoryResult<Vec<HistoryEntry>>;
+    fn search(&self, query: &str, limit: usize, cwd: Option<&str>) -> HistoryRows;
     /// The newest rows (of `cwd` when given), newest first.
-    fn recent(&self, limit: usize, cwd: Option<&str>) -> HistoryResult<Vec<HistoryEntry>>;
+    fn recent(&self, limit: usize, cwd: Option<&str>) -> HistoryRows;
     /// The prompt of the row with the highest id (the last one inserted).
     fn last_prompt(&self) -> HistoryResult<Option<String>>;
 }

@@ -3,7 +3,8 @@
 //! the logic around the store, not FTS5) and a store filled with prompts.
 
 use super::{
-    add, tokenize, HistoryEntry, HistoryResult, HistoryStore, LastPromptCache, NewHistoryRow,
+    add, tokenize, HistoryEntry, HistoryResult, HistoryRows, HistoryStore, LastPromptCache,
+    NewHistoryRow,
 };
 use std::cell::RefCell;
 
@@ -57,12 +58,7 @@ impl HistoryStore for RowsStore {
     }
 
     /// Rows with a word starting with each query word (`*` and quotes ignored).
-    fn search(
-        &self,
-        query: &str,
-        limit: usize,
-        cwd: Option<&str>,
-    ) -> HistoryResult<Vec<HistoryEntry>> {
+    fn search(&self, query: &str, limit: usize, cwd: Option<&str>) -> HistoryRows {
         let words = tokenize(query);
         Ok(self.newest(limit, cwd, |r| {
             let have = tokenize(&r.prompt);
@@ -72,7 +68,7 @@ impl HistoryStore for RowsStore {
         }))
     }
 
-    fn recent(&self, limit: usize, cwd: Option<&str>) -> HistoryResult<Vec<HistoryEntry>> {
+    fn recent(&self, limit: usize, cwd: Option<&str>) -> HistoryRows {
         Ok(self.newest(limit, cwd, |_| true))
     }
 

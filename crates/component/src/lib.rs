@@ -11,8 +11,8 @@ use std::rc::Rc;
 
 use xcsh_session::api::{self, ErrorKind as CoreErrorKind};
 use xcsh_session::history::{
-    self as core_history, HistoryEntry, HistoryError, HistoryResult, HistoryStore, LastPromptCache,
-    NewHistoryRow,
+    self as core_history, HistoryEntry, HistoryError, HistoryResult, HistoryRows, HistoryStore,
+    LastPromptCache, NewHistoryRow,
 };
 use xcsh_session::storage::{
     DirEntry, Environment, FileStat, ProcessIdentity, Storage, StorageError, StorageResult,
@@ -189,18 +189,13 @@ impl HistoryStore for WitHistory {
         wit_history::add(&self.db, row.prompt, row.cwd, row.created_at).map_err(from_wit_history)
     }
 
-    fn search(
-        &self,
-        query: &str,
-        limit: usize,
-        cwd: Option<&str>,
-    ) -> HistoryResult<Vec<HistoryEntry>> {
+    fn search(&self, query: &str, limit: usize, cwd: Option<&str>) -> HistoryRows {
         wit_history::search(&self.db, query, wit_limit(limit), cwd)
             .map(from_wit_entries)
             .map_err(from_wit_history)
     }
 
-    fn recent(&self, limit: usize, cwd: Option<&str>) -> HistoryResult<Vec<HistoryEntry>> {
+    fn recent(&self, limit: usize, cwd: Option<&str>) -> HistoryRows {
         wit_history::recent(&self.db, wit_limit(limit), cwd)
             .map(from_wit_entries)
             .map_err(from_wit_history)

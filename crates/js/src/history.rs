@@ -8,7 +8,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use xcsh_session::api::ApiError;
 use xcsh_session::history::{
-    self, HistoryEntry, HistoryError, HistoryResult, HistoryStore, LastPromptCache, NewHistoryRow,
+    self, HistoryEntry, HistoryError, HistoryResult, HistoryRows, HistoryStore, LastPromptCache,
+    NewHistoryRow,
 };
 
 #[wasm_bindgen]
@@ -53,7 +54,7 @@ fn cwd_value(cwd: Option<&str>) -> JsValue {
     cwd.map(JsValue::from_str).unwrap_or(JsValue::NULL)
 }
 
-fn rows(value: JsValue) -> HistoryResult<Vec<HistoryEntry>> {
+fn rows(value: JsValue) -> HistoryRows {
     let array: Array = value
         .dyn_into()
         .map_err(|_| HistoryError::Other("history store returned no array".into()))?;
@@ -82,18 +83,13 @@ impl HistoryStore for JsHistoryStore {
         JsHistoryStore::add(self, row.prompt, cwd_value(row.cwd), row.created_at as f64)
             .map_err(history_error)
     }
-    fn search(
-        &self,
-        query: &str,
-        limit: usize,
-        cwd: Option<&str>,
-    ) -> HistoryResult<Vec<HistoryEntry>> {
+    fn search(&self, query: &str, limit: usize, cwd: Option<&str>) -> HistoryRows {
         rows(
             JsHistoryStore::search(self, query, limit as u32, cwd_value(cwd))
                 .map_err(history_error)?,
         )
     }
-    fn recent(&self, limit: usize, cwd: Option<&str>) -> HistoryResult<Vec<HistoryEntry>> {
+    fn recent(&self, limit: usize, cwd: Option<&str>) -> HistoryRows {
         rows(JsHistoryStore::recent(self, limit as u32, cwd_value(cwd)).map_err(history_error)?)
     }
     fn last_prompt(&self) -> HistoryResult<Option<String>> {
