@@ -110,7 +110,10 @@ pub fn tree_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str) -> ApiRe
 /// `migrate`: open for writing (which migrates and rewrites) and say what changed; a
 /// missing file is `NotFound` (nothing is created).
 pub fn migrate_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str) -> ApiResult {
-    let s = open_existing(storage, path, agent_dir, Persistence::Persistent)?;
+    let mut s = open_existing(storage, path, agent_dir, Persistence::Persistent)?;
+    if s.needs_rewrite() {
+        s.rewrite_entries()?;
+    }
     Ok(report_json(s.report()))
 }
 

@@ -39,6 +39,7 @@ mod output_sink;
 pub mod paths;
 mod persist;
 mod picker;
+mod replay;
 pub mod resume;
 mod scan;
 pub mod session;

@@ -96,9 +96,14 @@ fn a_migration_keeps_the_original_bytes_aside_before_rewriting() {
     let hook = r#"{"type":"message","id":"h1","parentId":"b1","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"hookMessage","customType":"x","content":"hi","display":true,"timestamp":4}}"#;
     let text = file("2", &[ENTRY_A, ENTRY_B, hook]);
     put(&storage, "/s/f.jsonl", &text);
-    let s = open(&storage, "/s/f.jsonl", Persistence::Persistent);
+    let mut s = open(&storage, "/s/f.jsonl", Persistence::Persistent);
     let m = s.report().migration.clone().expect("v2 → v3");
     assert_eq!((m.from_version, m.to_version), (2, 3));
+    // Opening migrates in memory only; the next persisted write rewrites.
+    assert!(s.needs_rewrite());
+    assert_eq!(read(&storage, "/s/f.jsonl"), text, "opening never rewrites");
+    s.rewrite_entries().unwrap();
+    assert!(!s.needs_rewrite());
     let backup = s
         .report()
         .backup_path

@@ -154,7 +154,13 @@ fn a_file_without_a_header_is_salvaged_never_replaced() {
     assert!(s.report().header_problem.is_some());
     assert_eq!(ids(&s), ["a1"]);
     drop(s);
-    let w = open(&storage, "/s/x", Persistence::Persistent);
+    let mut w = open(&storage, "/s/x", Persistence::Persistent);
+    assert_eq!(
+        read(&storage, "/s/x").as_bytes(),
+        bytes,
+        "opening never rewrites"
+    );
+    w.rewrite_entries().unwrap();
     assert_eq!(
         storage
             .read(w.report().backup_path.as_ref().unwrap())
@@ -200,7 +206,8 @@ fn nesting_deeper_than_the_parser_allows_neither_crashes_nor_loses_data() {
     let (storage, s) = load("v1", v1.as_bytes());
     assert_eq!(s.report().non_entries.len(), 1);
     drop(s);
-    let w = open(&storage, "/s/v1", Persistence::Persistent);
+    let mut w = open(&storage, "/s/v1", Persistence::Persistent);
+    w.rewrite_entries().unwrap();
     assert_eq!(
         storage
             .read(w.report().backup_path.as_ref().unwrap())

@@ -117,6 +117,12 @@ fn migrated_fixture_rewrites_atomically_and_reloads_identically() {
         let path = format!("/agent/sessions/--x--/{name}");
         put(&storage, &path, &fixture_text(name));
         let mut first = open(&storage, &path, Persistence::Persistent);
+        assert_eq!(
+            read(&storage, &path),
+            fixture_text(name),
+            "{name}: opening never rewrites"
+        );
+        first.rewrite_entries().unwrap();
         first.close().unwrap();
         let written = read(&storage, &path);
         // The rewrite drops transient fields (partialJson) but no message.

@@ -303,7 +303,9 @@ fn invalid_header_is_salvaged_and_the_original_kept_aside() {
         ("/s/bad.jsonl", original),
         ("/s/bad2.jsonl", original2.as_str()),
     ] {
-        let s = open(&storage, path, Persistence::Persistent);
+        let mut s = open(&storage, path, Persistence::Persistent);
+        assert_eq!(read(&storage, path), text, "{path}: opening never rewrites");
+        s.rewrite_entries().unwrap();
         let r = s.report();
         assert_eq!(s.entries().len(), 2, "{path}: entries salvaged");
         let backup = r.backup_path.clone().expect("original kept aside");

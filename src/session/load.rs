@@ -170,11 +170,9 @@ impl Session {
         if session.persistence == Persistence::Persistent && session.report.file_existed {
             session.flushed = true;
             session.disk = session.storage.stat(path).ok();
-            let repair =
+            // Written by the next persisted write (or `rewrite_entries`), not now.
+            session.needs_rewrite =
                 session.report.migration.is_some() || session.report.header_problem.is_some();
-            if repair {
-                session.write_whole()?;
-            }
         }
         Ok(session)
     }

@@ -101,6 +101,10 @@ pub struct Session {
     flushed: bool,
     /// The file on disk does not end in a newline (torn tail): write one before appending.
     needs_newline: bool,
+    /// The file on disk is older than what this session holds (a migration or a repair
+    /// on load): the next persisted write rewrites it whole instead of appending, as the
+    /// agent does (opening never rewrites).
+    needs_rewrite: bool,
     /// Original bytes to keep aside before the first rewrite (lossy load, migration).
     pending_backup: Option<Backup>,
     /// The first `from_file` entries were read from the file: a rewrite writes their text
@@ -139,6 +143,7 @@ impl Session {
             has_assistant: false,
             flushed: false,
             needs_newline: false,
+            needs_rewrite: false,
             pending_backup: None,
             from_file: 0,
             persist_error: None,
@@ -192,8 +197,9 @@ impl Session {
         } = &entry.payload
         {
             match label {
-                Some(l) => self.labels.insert(target.clone(), l.clone()),
-                None => self.labels.remove(target),
+                // Any falsy label (none, or empty) clears it, as in the agent.
+                Some(l) if !l.is_empty() => self.labels.insert(target.clone(), l.clone()),
+                _ => self.labels.remove(target),
             };
         }
         // Reuse the leaf's buffer: loading pushes every entry of the file through here.
@@ -302,16 +308,25 @@ impl Session {
 
     pub fn context_at<'s>(&'s self, leaf: Leaf) -> SessionContext<'s> {
         let store = self.blob_store();
-        let text = |e: &'s Entry| message_text(e, &store);
+        let text = |e: &'s Entry| self.message_text(e, &store);
         context::build_session_context(&self.entries, &self.by_id, leaf, &text)
     }
-}
 
-fn message_text<'e>(e: &'e Entry, store: &BlobStore) -> Cow<'e, str> {
-    let m = e.message_json().unwrap_or("null");
-    if e.has_blob_refs() {
-        blob::rehydrate(m, store)
-    } else {
-        Cow::Borrowed(m)
+    /// An entry's message as the model sees it: blob references resolved, and, for a
+    /// message read from the file, stale OpenAI Responses replay data dropped.
+    fn message_text<'e>(&self, e: &'e Entry, store: &BlobStore) -> Cow<'e, str> {
+        let m = e.message_json().unwrap_or("null");
+        let loaded = || self.by_id.get(&e.id).is_some_and(|&i| i < self.from_file);
+        let m: Cow<'e, str> = match e.is_assistant_message() && loaded() {
+            true => crate::replay::without_stale_replay(m).map_or(Cow::Borrowed(m), Cow::Owned),
+            false => Cow::Borrowed(m),
+        };
+        if !e.has_blob_refs() {
+            return m;
+        }
+        match m {
+            Cow::Borrowed(m) => blob::rehydrate(m, store),
+            Cow::Owned(m) => Cow::Owned(blob::rehydrate(&m, store).into_owned()),
+        }
     }
 }

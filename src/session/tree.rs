@@ -46,8 +46,8 @@ impl Session {
         })
     }
 
-    /// The tree of all entries: roots are entries with a null, self or missing parent;
-    /// children are ordered by timestamp.
+    /// The tree of all entries: roots are entries with a null, self or missing parent, in
+    /// file order; children are ordered by timestamp.
     pub fn tree(&self) -> Tree {
         let mut roots = Vec::new();
         let mut children = vec![Vec::new(); self.entries.len()];
@@ -61,8 +61,8 @@ impl Session {
                 _ => roots.push(i),
             }
         }
+        // Roots keep file order; children are sorted by timestamp (as the agent does).
         let key = |i: &usize| ms_from_iso(self.entries[*i].timestamp()).unwrap_or(i64::MAX);
-        roots.sort_by_key(key);
         for c in children.iter_mut() {
             c.sort_by_key(key);
         }

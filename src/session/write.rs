@@ -148,6 +148,10 @@ impl Session {
     /// drop the change, an append would hang off a stale leaf); a file we never saw must
     /// still be absent (another process created it meanwhile: writing ours would replace
     /// theirs). Under the lock, so no well-behaved writer can slip in between.
+    ///
+    /// A file this session had read or written that is gone (deleted behind its back) is
+    /// written again whole from memory by the caller, as the agent does: nothing another
+    /// writer made is lost by that.
     pub(super) fn guard_write(&mut self) -> Result<()> {
         self.take_lock()?;
         let Some(file) = self.file.clone() else {
@@ -158,6 +162,12 @@ impl Session {
             Err(e) if e.is_not_found() => None,
             Err(e) => return Err(e.into()),
         };
+        if now.is_none() && self.disk.is_some() && self.flushed {
+            self.disk = None;
+            self.needs_rewrite = true;
+            self.needs_newline = false;
+            return Ok(());
+        }
         let expected = match (self.disk, self.flushed) {
             (Some(seen), true) => Some((seen.size, seen.mtime_ms)),
             (None, _) => None,
@@ -191,7 +201,19 @@ impl Session {
         let content = self.to_jsonl()?;
         self.storage.atomic_write(&file, content.as_bytes())?;
         self.needs_newline = false;
+        self.needs_rewrite = false;
         self.flushed = true;
+        Ok(())
+    }
+
+    /// `rewriteEntries`: write the whole file now from what this session holds (after
+    /// editing entries in place, or to persist a migration at once), atomically, under
+    /// the writer lock.
+    pub fn rewrite_entries(&mut self) -> Result<()> {
+        self.check_writable()?;
+        if self.persistence == Persistence::Persistent {
+            self.write_whole()?;
+        }
         Ok(())
     }
 
@@ -206,6 +228,9 @@ impl Session {
             return self.write_whole();
         }
         self.guard_write()?;
+        if self.needs_rewrite {
+            return self.write_whole();
+        }
         let entry = self.entries.last().expect("called after a push");
         let r = self
             .persisted_line(entry, Transforms::All)
@@ -231,7 +256,7 @@ impl Session {
     /// when the process is interrupted before the first reply).
     pub fn ensure_on_disk(&mut self) -> Result<()> {
         self.check_writable()?;
-        if self.persistence == Persistence::Persistent && !self.flushed {
+        if self.persistence == Persistence::Persistent && (!self.flushed || self.needs_rewrite) {
             self.write_whole()?;
         }
         Ok(())
@@ -253,6 +278,13 @@ impl Session {
     /// Is the session's file written (entries appended from now on reach it)? Before the
     /// first assistant message, or `ensure_on_disk`, it is not, and `flush` has nothing
     /// to make durable.
+    /// Does the file on disk still lack what loading it changed (a migration or a repair
+    /// not persisted yet)? The next persisted write, `ensure_on_disk` or
+    /// `rewrite_entries` writes it whole.
+    pub fn needs_rewrite(&self) -> bool {
+        self.needs_rewrite
+    }
+
     pub fn is_on_disk(&self) -> bool {
         self.persistence == Persistence::Persistent && self.flushed
     }

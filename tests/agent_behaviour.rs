@@ -1,0 +1,209 @@
+//! Behaviour of the agent's `SessionManager` that the drop-in must match, each written
+//! from what the agent's own session tests check: empty labels, tree roots, legacy files
+//! migrated in memory until the next persisted write, a file deleted behind the session's
+//! back, and stale OpenAI Responses replay data dropped from loaded sessions.
+
+mod common;
+use common::*;
+use xcsh_session::session::Persistence;
+use xcsh_session::storage::{Storage, StorageExt};
+
+const FILE: &str = "/agent/sessions/--work--/s.jsonl";
+
+fn lines(records: &[&str]) -> String {
+    let mut text = String::new();
+    for r in records {
+        text.push_str(r);
+        text.push('\n');
+    }
+    text
+}
+
+const HEADER_V3: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work"}"#;
+
+#[test]
+fn an_empty_label_clears_the_label_like_no_label() {
+    let storage = mem();
+    let mut s = create(&storage);
+    let id = s.append_message(&user("hi")).unwrap();
+    s.append_label_change(&id, Some("bookmark")).unwrap();
+    assert_eq!(s.label(&id), Some("bookmark"));
+    s.append_label_change(&id, Some("")).unwrap();
+    assert_eq!(s.label(&id), None, "an empty label clears");
+    s.append_label_change(&id, Some("again")).unwrap();
+    s.append_label_change(&id, None).unwrap();
+    assert_eq!(s.label(&id), None);
+    // The same when read back from a file.
+    s.append_message(&assistant("ok")).unwrap();
+    s.append_label_change(&id, Some("kept")).unwrap();
+    s.append_label_change(&id, Some("")).unwrap();
+    let reloaded = open(&storage, s.file().unwrap(), Persistence::ReadOnly);
+    assert_eq!(reloaded.label(&id), None);
+    let tree: serde_json::Value =
+        serde_json::from_str(&reloaded.tree().to_json(&reloaded)).unwrap();
+    assert!(tree[0].get("label").is_none(), "{tree}");
+}
+
+#[test]
+fn tree_roots_keep_file_order_and_only_children_are_sorted_by_time() {
+    let storage = mem();
+    put(
+        &storage,
+        FILE,
+        &lines(&[
+            HEADER_V3,
+            // The first root is the newest; the orphan (missing parent) is older.
+            r#"{"type":"message","id":"r1","parentId":null,"timestamp":"2026-01-01T00:00:09.000Z","message":{"role":"user","content":"root"}}"#,
+            r#"{"type":"message","id":"o1","parentId":"gone","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"orphan"}}"#,
+            r#"{"type":"message","id":"c2","parentId":"r1","timestamp":"2026-01-01T00:00:12.000Z","message":{"role":"user","content":"later child"}}"#,
+            r#"{"type":"message","id":"c1","parentId":"r1","timestamp":"2026-01-01T00:00:10.000Z","message":{"role":"user","content":"earlier child"}}"#,
+        ]),
+    );
+    let s = open(&storage, FILE, Persistence::ReadOnly);
+    let tree: serde_json::Value = serde_json::from_str(&s.tree().to_json(&s)).unwrap();
+    let id = |v: &serde_json::Value| v["entry"]["id"].as_str().unwrap().to_string();
+    let roots: Vec<String> = tree.as_array().unwrap().iter().map(id).collect();
+    assert_eq!(roots, ["r1", "o1"], "roots in file order");
+    let children: Vec<String> = tree[0]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(id)
+        .collect();
+    assert_eq!(children, ["c1", "c2"], "children oldest first");
+}
+
+/// A v1 file (no ids): a user message and an assistant reply.
+fn legacy_file() -> String {
+    lines(&[
+        r#"{"type":"session","id":"legacy","timestamp":"2025-01-01T00:00:00Z","cwd":"/work"}"#,
+        r#"{"type":"message","timestamp":"2025-01-01T00:00:01Z","message":{"role":"user","content":"hello","timestamp":1}}"#,
+        r#"{"type":"message","timestamp":"2025-01-01T00:00:02Z","message":{"role":"assistant","content":[{"type":"text","text":"legacy reply"}],"provider":"anthropic","model":"m","timestamp":2}}"#,
+    ])
+}
+
+#[test]
+fn a_legacy_file_stays_migrated_in_memory_until_the_next_persisted_write() {
+    let storage = mem();
+    put(&storage, FILE, &legacy_file());
+    let before = storage.stat(FILE).unwrap();
+    let mut s = open(&storage, FILE, Persistence::Persistent);
+    let entries = s.entries();
+    assert_eq!(entries.len(), 2);
+    assert_eq!(entries[0].parent_id, None);
+    assert_eq!(
+        entries[1].parent_id.as_deref(),
+        Some(entries[0].id.as_str())
+    );
+    s.flush().unwrap();
+    assert_eq!(
+        read(&storage, FILE),
+        legacy_file(),
+        "opening and flushing never rewrite"
+    );
+    assert_eq!(storage.stat(FILE).unwrap().mtime_ms, before.mtime_ms);
+
+    s.append_message(&user("follow up")).unwrap();
+    s.flush().unwrap();
+    let written = read(&storage, FILE);
+    assert!(written.lines().next().unwrap().contains(r#""version":3"#));
+    assert_eq!(
+        written.lines().count(),
+        4,
+        "header, the two migrated entries, the new one"
+    );
+    let reloaded = open(&storage, FILE, Persistence::ReadOnly);
+    assert!(reloaded.report().migration.is_none());
+    assert!(reloaded.entries().iter().all(|e| !e.id.is_empty()));
+    // The original bytes were kept aside before that rewrite.
+    let backup = s.report().backup_path.clone().expect("a backup");
+    assert_eq!(read(&storage, &backup), legacy_file());
+}
+
+#[test]
+fn rewrite_entries_and_ensure_on_disk_write_a_deferred_migration_at_once() {
+    for explicit in ["rewrite_entries", "ensure_on_disk"] {
+        let storage = mem();
+        put(&storage, FILE, &legacy_file());
+        let mut s = open(&storage, FILE, Persistence::Persistent);
+        assert!(s.needs_rewrite());
+        match explicit {
+            "rewrite_entries" => s.rewrite_entries().unwrap(),
+            _ => s.ensure_on_disk().unwrap(),
+        }
+        assert!(!s.needs_rewrite(), "{explicit}");
+        let written = read(&storage, FILE);
+        assert!(written.contains(r#""version":3"#), "{explicit}");
+        assert_eq!(written.lines().count(), 3, "{explicit}");
+        assert!(written.contains(r#""parentId":null"#), "{explicit}");
+    }
+}
+
+#[test]
+fn a_file_deleted_behind_the_sessions_back_is_written_again_from_memory() {
+    let storage = mem();
+    let mut s = create(&storage);
+    s.append_message(&user("first")).unwrap();
+    s.append_message(&assistant("reply")).unwrap();
+    let file = s.file().unwrap().to_string();
+    storage.unlink(&file).unwrap();
+    let id = s.append_message(&user("after the delete")).unwrap();
+    let written = read(&storage, &file);
+    assert!(written
+        .lines()
+        .next()
+        .unwrap()
+        .contains(r#""type":"session""#));
+    assert_eq!(written.lines().count(), 4, "header and all three entries");
+    assert!(s.persist_error().is_none());
+    let reloaded = open(&storage, &file, Persistence::ReadOnly);
+    assert_eq!(reloaded.leaf_id(), Some(id.as_str()));
+    // A file another writer replaced is still refused, never overwritten.
+    storage.write(&file, b"someone else's file\n").unwrap();
+    let err = s.append_message(&user("refused")).unwrap_err();
+    assert!(err.to_string().contains("changed by someone else"), "{err}");
+    assert_eq!(read(&storage, &file), "someone else's file\n");
+}
+
+fn assistant_with_replay() -> String {
+    r#"{"role":"assistant","content":[{"type":"thinking","thinking":"reasoning","thinkingSignature":"{\"type\":\"reasoning\",\"encrypted_content\":\"enc_stale\"}"},{"type":"text","text":"done"}],"provider":"openai","model":"gpt-5-mini","providerPayload":{"type":"openaiResponsesHistory","provider":"openai","items":[{"type":"reasoning","encrypted_content":"enc_stale"}]},"timestamp":2}"#.to_string()
+}
+
+#[test]
+fn a_loaded_session_drops_stale_openai_responses_replay_data_from_the_context_only() {
+    let storage = mem();
+    let mut s = create(&storage);
+    s.append_message(&user("continue")).unwrap();
+    s.append_message(&assistant_with_replay()).unwrap();
+    // The live session keeps what it was given.
+    let live = context_value(&s);
+    assert_eq!(
+        live["messages"][1]["providerPayload"]["type"],
+        "openaiResponsesHistory"
+    );
+    let file = s.file().unwrap().to_string();
+    let on_disk = read(&storage, &file);
+    s.close().unwrap();
+
+    let reloaded = open(&storage, &file, Persistence::Persistent);
+    let ctx = context_value(&reloaded);
+    let message = &ctx["messages"][1];
+    assert!(message.get("providerPayload").is_none(), "{message}");
+    assert_eq!(
+        message["content"][0],
+        serde_json::json!({"type": "thinking", "thinking": "reasoning"})
+    );
+    assert_eq!(message["content"][1]["text"], "done");
+    assert_eq!(read(&storage, &file), on_disk, "the file is not rewritten");
+    // A user message's payload is not replay data of a provider connection: kept.
+    let text = on_disk.replace(
+        r#""role":"assistant","content":[{"type":"thinking""#,
+        r#""role":"user","content":[{"type":"thinking""#,
+    );
+    storage.write(&file, text.as_bytes()).unwrap();
+    let as_user = open(&storage, &file, Persistence::ReadOnly);
+    assert_eq!(
+        context_value(&as_user)["messages"][1]["providerPayload"]["type"],
+        "openaiResponsesHistory"
+    );
+}
