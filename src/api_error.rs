@@ -30,7 +30,9 @@ impl ErrorKind {
             E::InvalidInput(_) => ErrorKind::InvalidInput,
             E::ReadOnly(_) => ErrorKind::ReadOnly,
             E::Persistence { .. } => ErrorKind::Persistence,
-            E::Locked { .. } | E::ExternallyModified { .. } => ErrorKind::Conflict,
+            E::Locked { .. } | E::ExternallyModified { .. } | E::Superseded { .. } => {
+                ErrorKind::Conflict
+            }
         }
     }
 

@@ -18,6 +18,11 @@ pub enum SessionError {
     /// Another live process is writing this session (its lock file names it).
     #[error("session {file} is being written by another process ({owner}); open it read-only or try again when it is done")]
     Locked { file: String, owner: String },
+    /// This object's writer lock was taken over: by a newer open of the same file in this
+    /// process (the agent reopens a session it switches back to), or by another process.
+    /// It can still be read; writes go through the newer object.
+    #[error("session {file} was opened for writing again {by}; this older handle can no longer write (reading still works)")]
+    Superseded { file: String, by: String },
     /// The file changed on disk since this session read or wrote it; writing now would
     /// overwrite or interleave with that change.
     #[error(

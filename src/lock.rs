@@ -60,6 +60,16 @@ pub enum LockError {
     Storage(StorageError),
 }
 
+/// What [`SessionLock::check`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LockCheck {
+    Held,
+    /// The lock file is gone (its directory deleted, say): take it again.
+    Missing,
+    /// Someone else's lock now: a newer open in this process, or a process that took it.
+    Replaced(LockOwner),
+}
+
 /// The lock path of a session file.
 pub fn lock_path(session_file: &str) -> String {
     format!("{session_file}.lock")
@@ -100,6 +110,17 @@ impl SessionLock {
                 Err(e) => return Err(LockError::Storage(e)),
             };
             let stale = match LockOwner::parse(&existing) {
+                // Held by this very process (an older object on the same file): the
+                // newest open takes over, and the older one is fenced (`check`).
+                Some(held) if held.pid == me.pid && held.host == me.host && me.pid != 0 => {
+                    crate::storage::StorageExt::atomic_write(
+                        storage,
+                        &path,
+                        owner.to_json().as_bytes(),
+                    )
+                    .map_err(LockError::Storage)?;
+                    return Ok(SessionLock { path, owner });
+                }
                 Some(held) => {
                     let dead = held.host == me.host && env.process_alive(held.pid) == Some(false);
                     if !dead {
@@ -136,6 +157,19 @@ impl SessionLock {
             if LockOwner::parse(&bytes).is_some_and(|o| o.token == self.owner.token) {
                 let _ = storage.unlink(&self.path);
             }
+        }
+    }
+
+    /// Is the lock still ours? A read of the lock file.
+    pub fn check(&self, storage: &dyn Storage) -> LockCheck {
+        match storage.read(&self.path) {
+            Err(e) if e.is_not_found() => LockCheck::Missing,
+            Err(_) => LockCheck::Held, // cannot tell: the write's own checks decide
+            Ok(bytes) => match LockOwner::parse(&bytes) {
+                Some(o) if o.token == self.owner.token => LockCheck::Held,
+                Some(o) => LockCheck::Replaced(o),
+                None => LockCheck::Held,
+            },
         }
     }
 

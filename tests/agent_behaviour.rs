@@ -5,8 +5,12 @@
 
 mod common;
 use common::*;
+use std::rc::Rc;
 use xcsh_session::session::Persistence;
-use xcsh_session::storage::{Storage, StorageExt};
+use xcsh_session::session::{OpenOptions, Session};
+use xcsh_session::storage::{
+    Environment, Layer, MemoryStorage, ProcessIdentity, Storage, StorageExt,
+};
 
 const FILE: &str = "/agent/sessions/--work--/s.jsonl";
 
@@ -206,4 +210,95 @@ fn a_loaded_session_drops_stale_openai_responses_replay_data_from_the_context_on
         context_value(&as_user)["messages"][1]["providerPayload"]["type"],
         "openaiResponsesHistory"
     );
+}
+
+/// A storage whose processes are known: this one is pid 42 on host `h`, every pid runs.
+struct KnownProcess {
+    inner: Rc<MemoryStorage>,
+    pid: u32,
+}
+
+impl Layer for KnownProcess {
+    fn inner(&self) -> &dyn Storage {
+        &*self.inner
+    }
+    fn env(&self) -> &dyn Environment {
+        self
+    }
+}
+
+impl Environment for KnownProcess {
+    fn now_ms(&self) -> i64 {
+        self.inner.env().now_ms()
+    }
+    fn random_u64(&self) -> u64 {
+        self.inner.env().random_u64()
+    }
+    fn process_identity(&self) -> ProcessIdentity {
+        ProcessIdentity {
+            pid: self.pid,
+            host: "h".into(),
+        }
+    }
+    fn process_alive(&self, _pid: u32) -> Option<bool> {
+        Some(true)
+    }
+}
+
+fn open_as(storage: &Rc<MemoryStorage>, pid: u32) -> xcsh_session::error::Result<Session> {
+    Session::open(
+        Rc::new(KnownProcess {
+            inner: storage.clone(),
+            pid,
+        }),
+        FILE,
+        &OpenOptions {
+            persistence: Persistence::Persistent,
+            agent_dir: "/agent".into(),
+            cwd: "/work".into(),
+        },
+    )
+}
+
+#[test]
+fn the_newest_open_in_a_process_takes_the_lock_and_fences_the_older_object() {
+    let storage = mem();
+    put(&storage, FILE, &lines(&[HEADER_V3]));
+    let mut older = open_as(&storage, 42).unwrap();
+    older.append_message(&user("one")).unwrap();
+    older.append_message(&assistant("two")).unwrap();
+    let mut newer = open_as(&storage, 42).unwrap();
+    let err = older
+        .append_message(&user("from the fenced object"))
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("opened for writing again by a newer open in this process"),
+        "{err}"
+    );
+    assert_eq!(xcsh_session::api::ErrorKind::of(&err).as_str(), "conflict");
+    assert_eq!(older.entries().len(), 2, "no entry taken, even in memory");
+    assert_eq!(
+        context_value(&older)["messages"].as_array().unwrap().len(),
+        2
+    );
+    newer.append_message(&user("three")).unwrap();
+    older.close().unwrap();
+    assert!(
+        storage.exists(&format!("{FILE}.lock")),
+        "the newer lock stays"
+    );
+    newer.append_message(&assistant("four")).unwrap();
+    let text = read(&storage, FILE);
+    assert!(text.contains("three") && text.contains("four") && !text.contains("fenced"));
+    // Across processes the lock stays: another live process is refused, and says so.
+    let refused = open_as(&storage, 7).err().expect("refused");
+    assert!(
+        refused
+            .to_string()
+            .contains("being written by another process (pid 42 on h"),
+        "{refused}"
+    );
+    newer.close().unwrap();
+    assert!(!storage.exists(&format!("{FILE}.lock")));
 }

@@ -73,6 +73,8 @@ impl Session {
     /// Append one entry given as (key, JSON text) payload fields; returns its id.
     pub fn append_fields(&mut self, type_name: &str, fields: &[(&str, String)]) -> Result<String> {
         self.check_writable()?;
+        // A fenced object (its lock taken over) takes no entry, not even in memory.
+        self.check_lock()?;
         if type_name == "session" {
             return Err(SessionError::InvalidInput(
                 "\"session\" is the header type, not an entry type".into(),

@@ -157,6 +157,10 @@ impl Session {
         let Some(file) = self.file.clone() else {
             return Ok(());
         };
+        if self.check_lock()? {
+            self.lock = None;
+            self.take_lock()?;
+        }
         let now = match self.storage.stat(&file) {
             Ok(s) => Some((s.size, s.mtime_ms)),
             Err(e) if e.is_not_found() => None,
@@ -178,6 +182,31 @@ impl Session {
             return Err(SessionError::ExternallyModified { file });
         }
         Ok(())
+    }
+
+    /// Is this session's lock still its own? `Superseded` when someone took it over (a
+    /// newer open in this process, or another process); `Ok(true)` when the lock file is
+    /// gone and must be taken again.
+    pub(super) fn check_lock(&self) -> Result<bool> {
+        let (Some(lock), Some(file)) = (&self.lock, &self.file) else {
+            return Ok(false);
+        };
+        match lock.check(&*self.storage) {
+            crate::lock::LockCheck::Held => Ok(false),
+            crate::lock::LockCheck::Missing => Ok(true),
+            crate::lock::LockCheck::Replaced(owner) => {
+                let me = self.storage.env().process_identity();
+                let by = if owner.pid == me.pid && owner.host == me.host {
+                    "by a newer open in this process".to_string()
+                } else {
+                    format!("by another process ({owner})")
+                };
+                Err(SessionError::Superseded {
+                    file: file.clone(),
+                    by,
+                })
+            }
+        }
     }
 
     fn remember_disk(&mut self) {
