@@ -302,3 +302,74 @@ fn the_newest_open_in_a_process_takes_the_lock_and_fences_the_older_object() {
     newer.close().unwrap();
     assert!(!storage.exists(&format!("{FILE}.lock")));
 }
+
+fn assistant_with_usage(premium: Option<f64>) -> String {
+    let premium = premium.map_or(String::new(), |p| format!(r#","premiumRequests":{p}"#));
+    format!(
+        r#"{{"role":"assistant","content":[{{"type":"text","text":"hi"}}],"provider":"github-copilot","model":"gpt-4o","usage":{{"input":10,"output":5,"cacheRead":1,"cacheWrite":2,"totalTokens":15{premium},"cost":{{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.25}}}},"stopReason":"stop","timestamp":2}}"#
+    )
+}
+
+fn task_result(premium: f64) -> String {
+    format!(
+        r#"{{"role":"toolResult","toolCallId":"task_1","toolName":"task","content":[{{"type":"text","text":"task output"}}],"details":{{"usage":{{"input":2,"output":3,"cacheRead":0,"cacheWrite":0,"totalTokens":5,"premiumRequests":{premium},"cost":{{"total":0.5}}}}}},"isError":false,"timestamp":3}}"#
+    )
+}
+
+#[test]
+fn usage_statistics_add_assistant_usage_and_task_tool_results_on_every_branch() {
+    let storage = mem();
+    let mut s = create(&storage);
+    let root = s.append_message(&user("hello")).unwrap();
+    s.append_message(&assistant_with_usage(Some(1.0))).unwrap();
+    s.append_message(&task_result(2.0)).unwrap();
+    // Another tool's details are not a subagent's usage.
+    s.append_message(&task_result(5.0).replace(r#""toolName":"task""#, r#""toolName":"bash""#))
+        .unwrap();
+    // A side branch counts too.
+    s.branch(&root).unwrap();
+    s.append_message(&assistant_with_usage(Some(0.33))).unwrap();
+    let u = s.usage_statistics();
+    assert_eq!(
+        (u.input, u.output, u.cache_read, u.cache_write),
+        (22.0, 13.0, 2.0, 4.0)
+    );
+    assert!(
+        (u.premium_requests - 3.33).abs() < 1e-9,
+        "{}",
+        u.premium_requests
+    );
+    assert!((u.cost - 1.0).abs() < 1e-9);
+    // The same after a reload.
+    let reloaded = open(&storage, s.file().unwrap(), Persistence::ReadOnly);
+    assert_eq!(reloaded.usage_statistics(), u);
+}
+
+#[test]
+fn premium_requests_default_to_zero_when_usage_omits_them() {
+    let storage = mem();
+    let mut s = create(&storage);
+    s.append_message(&user("hello")).unwrap();
+    s.append_message(&assistant_with_usage(None)).unwrap();
+    assert_eq!(s.usage_statistics().premium_requests, 0.0);
+    assert_eq!(s.usage_statistics().input, 10.0);
+}
+
+#[test]
+fn the_last_model_change_role_is_the_nearest_on_the_path_to_the_leaf() {
+    let storage = mem();
+    let mut s = create(&storage);
+    assert_eq!(s.last_model_change_role(), None);
+    s.append_model_change("anthropic/claude", None).unwrap();
+    assert_eq!(s.last_model_change_role(), Some("default"));
+    let here = s.append_message(&user("hi")).unwrap();
+    s.append_model_change("openai/gpt-5", Some("smol")).unwrap();
+    s.append_message(&user("later")).unwrap();
+    assert_eq!(s.last_model_change_role(), Some("smol"));
+    s.branch(&here).unwrap();
+    assert_eq!(
+        s.last_model_change_role(),
+        Some("default"),
+        "off the branch"
+    );
+}

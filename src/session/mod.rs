@@ -14,6 +14,7 @@ mod files;
 mod load;
 mod parse;
 mod tree;
+mod usage;
 mod write;
 
 pub use append::{AppendedRecord, CompactionInput};
@@ -22,6 +23,7 @@ pub use files::{copy_session, delete_session, import_session_text, session_files
 pub use load::{LoadReport, LoadReportRecord, NonEntry};
 pub use parse::utf8;
 pub use tree::Tree;
+pub use usage::UsageStatistics;
 
 use crate::blob::{self, BlobStore};
 use crate::context::{self, Leaf, SessionContext};

@@ -67,6 +67,9 @@ function samples() {
     add("ReturnType<pkg.Session['context']>", { ...ctx, messages: distinct(ctx.messages) });
     const tree = s.tree();
     add("ReturnType<pkg.Session['tree']>", tree.slice(0, 3));
+    add("ReturnType<pkg.Session['usageStatistics']>", s.usageStatistics());
+    const role = s.lastModelChangeRole();
+    if (role !== undefined) add("ReturnType<pkg.Session['lastModelChangeRole']>", role);
   }
   const a = Session.create(storage, { agentDir, cwd: '/work/a' });
   a.appendMessage(user('fix the parser'));

@@ -454,6 +454,34 @@ impl JsSession {
         core(self.inner.ensure_on_disk())
     }
 
+    /// `rewriteEntries`: write the whole file now from this session's entries (after
+    /// editing them, or to persist a migration at once), atomically, under the lock.
+    #[wasm_bindgen(js_name = rewriteEntries)]
+    pub fn rewrite_entries(&mut self) -> JsResult<()> {
+        core(self.inner.rewrite_entries())
+    }
+
+    /// The file on disk still lacks what loading changed (a migration or a repair): the
+    /// next persisted write, `ensureOnDisk` or `rewriteEntries` writes it whole.
+    #[wasm_bindgen(getter, js_name = needsRewrite)]
+    pub fn needs_rewrite(&self) -> bool {
+        self.inner.needs_rewrite()
+    }
+
+    /// `getUsageStatistics`: token, premium-request and cost totals of every assistant
+    /// message and every `task` tool result, on every branch.
+    #[wasm_bindgen(js_name = usageStatistics, unchecked_return_type = "UsageStatistics")]
+    pub fn usage_statistics(&self) -> JsResult<JsValue> {
+        parse(&api::record(&self.inner.usage_statistics()))
+    }
+
+    /// `getLastModelChangeRole`: the role of the nearest `model_change` from the leaf to
+    /// the root (`"default"` when it names none), `undefined` without one.
+    #[wasm_bindgen(js_name = lastModelChangeRole)]
+    pub fn last_model_change_role(&self) -> Option<String> {
+        self.inner.last_model_change_role().map(str::to_string)
+    }
+
     /// fsync the session file.
     pub fn flush(&mut self) -> JsResult<()> {
         core(self.inner.flush())

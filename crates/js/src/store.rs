@@ -47,6 +47,17 @@ pub fn session_dir_for_cwd(
     xcsh_session::paths::session_dir_for_cwd(agent_dir, cwd)
 }
 
+/// `findMostRecentSession(sessionDir)`: the newest file (by mtime) of a session directory
+/// with a valid header, or `undefined` (an empty or missing directory, no valid file).
+#[wasm_bindgen(js_name = findMostRecentSession)]
+pub fn find_most_recent_session(
+    storage: JsStorage,
+    #[wasm_bindgen(js_name = sessionDir)] session_dir: &str,
+) -> JsResult<Option<String>> {
+    xcsh_session::listing::find_most_recent_session(&*port(storage), session_dir)
+        .map_err(|e| crate::convert::js_error(e.into()))
+}
+
 /// The light recent list of a project (reads 4096 bytes per file), newest first.
 #[wasm_bindgen(js_name = recentSessions, unchecked_return_type = "RecentSessionInfo[]")]
 pub fn recent_sessions(

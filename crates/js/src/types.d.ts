@@ -88,6 +88,16 @@ export interface ImageContent { type: "image"; data: string; mimeType: string; [
 export interface ToolCallContent { type: "toolCall"; id: string; name: string; arguments: Record<string, unknown>; [key: string]: unknown }
 export type ContentBlock = TextContent | ThinkingContent | ImageContent | ToolCallContent;
 
+/** `Session.usageStatistics()`: totals over every assistant message and `task` tool result. */
+export interface UsageStatistics {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  premiumRequests: number;
+  cost: number;
+}
+
 export interface Usage {
   input: number;
   output: number;
