@@ -373,3 +373,18 @@ fn the_last_model_change_role_is_the_nearest_on_the_path_to_the_leaf() {
         "off the branch"
     );
 }
+
+#[test]
+fn an_empty_file_gets_its_header_before_the_first_entry() {
+    let storage = mem();
+    put(&storage, FILE, "");
+    let mut s = open(&storage, FILE, Persistence::Persistent);
+    s.append_message(&user("hi")).unwrap();
+    s.append_message(&assistant("hello")).unwrap();
+    let text = read(&storage, FILE);
+    assert!(
+        text.lines().next().unwrap().contains(r#""type":"session""#),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), 3);
+}

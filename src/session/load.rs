@@ -170,9 +170,12 @@ impl Session {
         if session.persistence == Persistence::Persistent && session.report.file_existed {
             session.flushed = true;
             session.disk = session.storage.stat(path).ok();
-            // Written by the next persisted write (or `rewrite_entries`), not now.
-            session.needs_rewrite =
-                session.report.migration.is_some() || session.report.header_problem.is_some();
+            // Written by the next persisted write (or `rewrite_entries`), not now. An empty
+            // file has no header yet: its first write writes one.
+            session.needs_rewrite = session.report.migration.is_some()
+                || session.report.header_problem.is_some()
+                || session.entries.is_empty()
+                    && session.storage.stat(path).is_ok_and(|s| s.size == 0);
         }
         Ok(session)
     }

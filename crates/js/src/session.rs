@@ -78,8 +78,8 @@ impl JsSession {
         }
     }
 
-    /// Load a session file (a missing file gives a new empty session at that path).
-    /// Opening for writing migrates old files and rewrites them.
+    /// Load a session file (a missing file gives a new empty session at that path). An old
+    /// file is migrated in memory; the next persisted write (or `rewriteEntries`) rewrites it.
     pub fn open(
         storage: JsStorage,
         path: &str,
@@ -118,7 +118,7 @@ impl JsSession {
             agent_dir: string(&options, "agentDir")?,
             cwd: string(&options, "cwd")?,
             session_dir: opt_string(&options, "sessionDir")?,
-            parent_session: None,
+            parent_session: opt_string(&options, "parentSession")?,
         };
         Ok(JsSession {
             inner: CoreSession::create(Rc::new(JsPort::new(storage)), &options),

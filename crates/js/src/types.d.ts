@@ -302,6 +302,8 @@ export interface CreateOptions {
   cwd: string;
   /** Default: `<agentDir>/sessions/--<encoded cwd>--`. */
   sessionDir?: string;
+  /** The id of the session this one continues (recorded in the header). */
+  parentSession?: string;
 }
 
 /** A compaction's own fields (`appendCompaction`'s argument; a `CompactionEntry` has them too). */

@@ -1,0 +1,71 @@
+// Declarations of `xcsh-session/agent` (agent.mjs): the agent's SessionManager.
+import type {
+  SessionHeader, SessionEntry, TreeNode, SessionContext, SessionInfo, UsageStatistics,
+  AgentMessage, ContentBlock,
+} from './xcsh_session.js';
+
+/** `$PI_CODING_AGENT_DIR`, else `~/.xcsh/agent`. */
+export function getAgentDir(): string;
+
+export class SessionManager {
+  private constructor();
+  static getDefaultSessionDir(cwd: string, agentDir?: string): string;
+  static create(cwd: string, sessionDir?: string): SessionManager;
+  static open(filePath: string, sessionDir?: string): Promise<SessionManager>;
+  static continueRecent(cwd: string, sessionDir?: string): Promise<SessionManager>;
+  static inMemory(cwd?: string): SessionManager;
+  static forkFrom(sourcePath: string, cwd: string, sessionDir?: string): Promise<SessionManager>;
+  static list(cwd: string, sessionDir?: string): Promise<SessionInfo[]>;
+  static listAll(): Promise<SessionInfo[]>;
+
+  getCwd(): string;
+  getSessionDir(): string;
+  getSessionId(): string;
+  getSessionFile(): string | undefined;
+  isPersisted(): boolean;
+  getSessionName(): string | undefined;
+  readonly titleSource: 'auto' | 'user' | undefined;
+  getArtifactsDir(): string | null;
+
+  getHeader(): SessionHeader;
+  getEntries(): SessionEntry[];
+  getEntry(id: string): SessionEntry | undefined;
+  getChildren(parentId: string): SessionEntry[];
+  getLeafId(): string | null;
+  getLeafEntry(): SessionEntry | undefined;
+  getBranch(fromId?: string): SessionEntry[];
+  getTree(): TreeNode[];
+  getLabel(id: string): string | undefined;
+  buildSessionContext(): SessionContext;
+  getUsageStatistics(): UsageStatistics;
+  getLastModelChangeRole(): string | undefined;
+
+  appendMessage(message: AgentMessage): string;
+  appendThinkingLevelChange(thinkingLevel?: string): string;
+  appendServiceTierChange(serviceTier: string | null): string;
+  appendModeChange(mode: string, data?: Record<string, unknown>): string;
+  appendModelChange(model: string, role?: string): string;
+  appendContextChange(contextName: string, tenant: string, namespace: string): string;
+  appendSessionInit(init: { systemPrompt: string; task: string; tools: string[]; outputSchema?: unknown }): string;
+  appendCompaction(summary: string, shortSummary: string | undefined, firstKeptEntryId: string, tokensBefore: number, details?: unknown, fromExtension?: boolean, preserveData?: Record<string, unknown>): string;
+  appendCustomEntry(customType: string, data?: unknown): string;
+  appendCustomMessageEntry(customType: string, content: string | ContentBlock[], display: boolean, details?: unknown, attribution?: string): string;
+  appendMCPToolSelection(selectedToolNames: string[]): string;
+  appendTtsrInjection(ruleNames: string[]): string;
+  appendLabelChange(targetId: string, label: string | undefined): string;
+  setSessionName(name: string, source?: 'auto' | 'user'): Promise<boolean>;
+
+  branch(branchFromId: string): void;
+  resetLeaf(): void;
+  branchWithSummary(branchFromId: string | null, summary: string, details?: unknown, fromExtension?: boolean): string;
+  createBranchedSession(leafId: string): string | undefined;
+
+  ensureOnDisk(): Promise<void>;
+  flush(): Promise<void>;
+  rewriteEntries(): Promise<void>;
+  close(): Promise<void>;
+  newSession(options?: { parentSession?: string }): Promise<string | undefined>;
+  setSessionFile(sessionFile: string): Promise<void>;
+  fork(): Promise<{ oldSessionFile: string; newSessionFile: string } | undefined>;
+  moveTo(newCwd: string): Promise<void>;
+}

@@ -1,0 +1,228 @@
+// `xcsh-session/agent`: the agent's `SessionManager` (xcsh / oh-my-pi / pi), with its method
+// names, signatures and return shapes, over this package's `Session` (no second
+// implementation: every rule is the Rust core's). Node only: files go through node:fs.
+//
+// Deliberate differences from the agent, each for a reason:
+// - One writer per file across processes: a second process gets an Error with
+//   `kind: "conflict"` instead of interleaving its lines (the agent has no lock). Within
+//   one process the newest open takes over and the older manager's writes fail.
+// - `continueRecent(cwd, sessionDir)` with an explicit directory takes that directory's
+//   newest session; the terminal breadcrumb is read only for the default directory.
+// - Stale OpenAI Responses replay data is dropped from `buildSessionContext()` of a loaded
+//   session as the agent does, but `getEntries()` returns the entries as they are on disk.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  Session, continueRecent, findMostRecentSession, listSessions, sessionDirForCwd,
+} from './xcsh_session.js';
+import { nodeStorage } from './node-storage.mjs';
+
+/** `$PI_CODING_AGENT_DIR`, else `~/.xcsh/agent` (where the agent keeps sessions and blobs). */
+export function getAgentDir() {
+  return process.env.PI_CODING_AGENT_DIR || path.join(os.homedir(), '.xcsh', 'agent');
+}
+
+const storage = nodeStorage();
+
+export class SessionManager {
+  #session;
+  #cwd;
+  #sessionDir;
+  #agentDir;
+
+  /** Use the static constructors (`create`, `open`, `continueRecent`, `inMemory`, `forkFrom`). */
+  constructor(session, cwd, sessionDir, agentDir) {
+    this.#session = session;
+    this.#cwd = cwd;
+    this.#sessionDir = sessionDir;
+    this.#agentDir = agentDir;
+  }
+
+  // ---- constructors ----
+
+  static getDefaultSessionDir(cwd, agentDir = getAgentDir()) {
+    return sessionDirForCwd(agentDir, path.resolve(cwd));
+  }
+
+  /** A new session of `cwd` in `sessionDir` (default: the cwd's directory of the agent dir). */
+  static create(cwd, sessionDir) {
+    const agentDir = getAgentDir();
+    const dir = sessionDir ?? SessionManager.getDefaultSessionDir(cwd, agentDir);
+    const session = Session.create(storage, { agentDir, cwd, sessionDir: dir });
+    return new SessionManager(session, cwd, dir, agentDir);
+  }
+
+  /** Open a session file; a file that does not exist is written at once with a header. */
+  static async open(filePath, sessionDir) {
+    const agentDir = getAgentDir();
+    const file = path.resolve(filePath);
+    const session = openFile(file, agentDir, process.cwd());
+    const cwd = session.header().cwd ?? process.cwd();
+    return new SessionManager(session, cwd, sessionDir ?? path.dirname(file), agentDir);
+  }
+
+  /** The terminal's last session, else the newest of the directory, else a new one. */
+  static async continueRecent(cwd, sessionDir) {
+    const agentDir = getAgentDir();
+    const dir = sessionDir ?? SessionManager.getDefaultSessionDir(cwd, agentDir);
+    const found = sessionDir === undefined
+      ? continueRecent(storage, { agentDir, cwd: path.resolve(cwd) })
+      : { path: findMostRecentSession(storage, dir), source: 'mostRecent' };
+    if (!found.path || found.source === 'new') return SessionManager.create(cwd, dir);
+    return new SessionManager(openFile(found.path, agentDir, cwd), cwd, dir, agentDir);
+  }
+
+  /** A session that is never written. */
+  static inMemory(cwd = process.cwd()) {
+    return new SessionManager(Session.inMemory(cwd), cwd, '', getAgentDir());
+  }
+
+  /** A new session of `cwd` holding the history of the session file `sourcePath`. */
+  static async forkFrom(sourcePath, cwd, sessionDir) {
+    const agentDir = getAgentDir();
+    const dir = sessionDir ?? SessionManager.getDefaultSessionDir(cwd, agentDir);
+    const source = Session.open(storage, path.resolve(sourcePath), { readOnly: true, agentDir });
+    const session = Session.create(storage, {
+      agentDir, cwd, sessionDir: dir, parentSession: source.sessionId,
+    });
+    const title = source.header().title;
+    for (const entry of source.entries()) {
+      const { id, parentId, timestamp, ...rest } = entry;
+      session.appendEntry(rest);
+    }
+    if (title) session.setSessionName(title, source.header().titleSource ?? 'auto');
+    session.ensureOnDisk();
+    return new SessionManager(session, cwd, dir, agentDir);
+  }
+
+  /** `SessionInfo` of every session of `cwd` (or of `sessionDir`), newest first. */
+  static async list(cwd, sessionDir) {
+    const agentDir = getAgentDir();
+    if (sessionDir === undefined) return listSessions(storage, { agentDir, cwd: path.resolve(cwd) });
+    return listSessions(storage, { agentDir, cwd: path.resolve(cwd) })
+      .filter((s) => path.dirname(s.path) === path.resolve(sessionDir));
+  }
+
+  /** `SessionInfo` of every session of every project. */
+  static async listAll() {
+    return listSessions(storage, { agentDir: getAgentDir() });
+  }
+
+  // ---- where the session lives ----
+
+  getCwd() { return this.#cwd; }
+  getSessionDir() { return this.#sessionDir; }
+  getSessionId() { return this.#session.sessionId; }
+  getSessionFile() { return this.#session.file; }
+  isPersisted() { return this.#session.file !== undefined; }
+  getSessionName() { return this.#session.header().title; }
+  get titleSource() { return this.#session.header().titleSource; }
+  getArtifactsDir() {
+    const file = this.#session.file;
+    return file ? file.slice(0, -'.jsonl'.length) : null;
+  }
+
+  // ---- reading ----
+
+  getHeader() { return this.#session.header(); }
+  getEntries() { return this.#session.entries(); }
+  getEntry(id) { return this.#session.entries().find((e) => e.id === id); }
+  getChildren(parentId) { return this.#session.children(parentId); }
+  getLeafId() { return this.#session.leafId; }
+  getLeafEntry() {
+    const id = this.#session.leafId;
+    return id === null ? undefined : this.getEntry(id);
+  }
+  getBranch(fromId) { return this.#session.branchPath(fromId); }
+  getTree() { return this.#session.tree(); }
+  getLabel(id) { return this.#session.label(id); }
+  buildSessionContext() { return this.#session.context(); }
+  getUsageStatistics() { return this.#session.usageStatistics(); }
+  getLastModelChangeRole() { return this.#session.lastModelChangeRole(); }
+
+  // ---- appending (each returns the new entry's id) ----
+
+  appendMessage(message) { return this.#session.appendMessage(message); }
+  appendThinkingLevelChange(level) { return this.#session.appendThinkingLevelChange(level); }
+  appendServiceTierChange(tier) { return this.#session.appendServiceTierChange(tier); }
+  appendModeChange(mode, data) { return this.#session.appendModeChange(mode, data); }
+  appendModelChange(model, role) { return this.#session.appendModelChange(model, role); }
+  appendContextChange(name, tenant, namespace) {
+    return this.#session.appendContextChange(name, tenant, namespace);
+  }
+  appendSessionInit(init) { return this.#session.appendEntry({ type: 'session_init', ...init }); }
+  appendCompaction(summary, shortSummary, firstKeptEntryId, tokensBefore, details, fromExtension, preserveData) {
+    return this.#session.appendCompaction(definedOnly({
+      summary, shortSummary, firstKeptEntryId, tokensBefore, details, fromExtension, preserveData,
+    }));
+  }
+  appendCustomEntry(customType, data) { return this.#session.appendCustomEntry(customType, data); }
+  appendCustomMessageEntry(customType, content, display, details, attribution) {
+    return this.#session.appendCustomMessageEntry(customType, content, display, details, attribution);
+  }
+  appendMCPToolSelection(names) { return this.#session.appendMcpToolSelection(names); }
+  appendTtsrInjection(rules) { return this.#session.appendTtsrInjection(rules); }
+  appendLabelChange(targetId, label) { return this.#session.appendLabelChange(targetId, label); }
+  async setSessionName(name, source = 'auto') { return this.#session.setSessionName(name, source); }
+
+  // ---- the leaf ----
+
+  branch(id) { this.#session.branch(id); }
+  resetLeaf() { this.#session.resetLeaf(); }
+  branchWithSummary(fromId, summary, details, fromExtension) {
+    return this.#session.branchWithSummary(fromId, summary, details, fromExtension);
+  }
+  createBranchedSession(leafId) { return this.#session.createBranchedSession(leafId); }
+
+  // ---- the session as a whole ----
+
+  async ensureOnDisk() { this.#session.ensureOnDisk(); }
+  async flush() { this.#session.flush(); }
+  async rewriteEntries() { this.#session.rewriteEntries(); }
+  async close() { this.#session.close(); }
+
+  /** Switch to a new session in the same directory; returns its file. */
+  async newSession(options = {}) {
+    this.#session.close();
+    this.#session = Session.create(storage, definedOnly({
+      agentDir: this.#agentDir, cwd: this.#cwd, sessionDir: this.#sessionDir || undefined,
+      parentSession: options.parentSession,
+    }));
+    return this.#session.file;
+  }
+
+  /** Switch to another session file (written at once with a header when it does not exist). */
+  async setSessionFile(file) {
+    this.#session.close();
+    this.#session = openFile(path.resolve(file), this.#agentDir, this.#cwd);
+  }
+
+  /** Continue in a copy under a new id; `{ oldSessionFile, newSessionFile }`. */
+  async fork() {
+    if (!this.#session.file) return undefined;
+    const { oldFile, newFile } = this.#session.fork();
+    return { oldSessionFile: oldFile, newSessionFile: newFile };
+  }
+
+  /** Move the session (file and artifacts) to the directory of another cwd. */
+  async moveTo(newCwd) {
+    const cwd = path.resolve(newCwd);
+    if (cwd === this.#cwd) return;
+    if (this.#session.file) this.#session.moveTo(this.#agentDir, cwd);
+    this.#cwd = cwd;
+    this.#sessionDir = SessionManager.getDefaultSessionDir(cwd, this.#agentDir);
+  }
+}
+
+/** Open for writing; a missing or empty file is written at once with its header. */
+function openFile(file, agentDir, cwd) {
+  const before = fs.statSync(file, { throwIfNoEntry: false });
+  const session = Session.open(storage, file, { agentDir, cwd });
+  if (!before || before.size === 0) session.ensureOnDisk();
+  return session;
+}
+
+function definedOnly(object) {
+  return Object.fromEntries(Object.entries(object).filter(([, v]) => v !== undefined));
+}

@@ -1,0 +1,168 @@
+// `xcsh-session/agent`: the agent's SessionManager over the package, used the way the agent
+// uses it (its own session tests check these): where new sessions go, opening a missing
+// file, continuing the last non-empty session, switching back to a session that is still
+// open, forking from another project, statistics, labels and moving.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { SessionManager, getAgentDir } from '../../pkg/agent.mjs';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** A fresh agent dir (PI_CODING_AGENT_DIR) and a project dir for one test. */
+function setup(t) {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'xcsh-manager-')));
+  const before = process.env.PI_CODING_AGENT_DIR;
+  process.env.PI_CODING_AGENT_DIR = path.join(root, 'agent');
+  t.after(() => {
+    if (before === undefined) delete process.env.PI_CODING_AGENT_DIR;
+    else process.env.PI_CODING_AGENT_DIR = before;
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+  const cwd = path.join(root, 'project');
+  fs.mkdirSync(cwd);
+  return { root, cwd };
+}
+
+const assistantMessage = (text) => ({
+  role: 'assistant', content: [{ type: 'text', text }], api: 'anthropic-messages', provider: 'anthropic',
+  model: 'claude-sonnet-4-5',
+  usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+  stopReason: 'stop', timestamp: Date.now(),
+});
+
+test('a new session goes to the cwd directory of the agent dir and is written with the first reply', async (t) => {
+  const { cwd } = setup(t);
+  const session = SessionManager.create(cwd);
+  assert.equal(getAgentDir(), process.env.PI_CODING_AGENT_DIR);
+  assert.equal(session.getCwd(), cwd);
+  assert.equal(session.getSessionDir(), SessionManager.getDefaultSessionDir(cwd));
+  assert.ok(session.getSessionDir().startsWith(path.join(getAgentDir(), 'sessions')));
+  session.appendMessage({ role: 'user', content: 'hello', timestamp: Date.now() });
+  const file = session.getSessionFile();
+  assert.equal(path.dirname(file), session.getSessionDir());
+  assert.equal(fs.existsSync(file), false, 'not before the first reply');
+  session.appendMessage(assistantMessage('hi'));
+  await session.flush();
+  const lines = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(lines[0].type, 'session');
+  assert.equal(lines[0].id, session.getSessionId());
+  assert.equal(session.getArtifactsDir(), file.slice(0, -6));
+  assert.deepEqual(session.buildSessionContext().messages.map((m) => m.role), ['user', 'assistant']);
+  await session.close();
+});
+
+test('opening a path that does not exist writes a header-only file at once', async (t) => {
+  const { root } = setup(t);
+  const file = path.join(root, 'explicit', 'chosen.jsonl');
+  fs.mkdirSync(path.dirname(file));
+  const session = await SessionManager.open(file);
+  const lines = fs.readFileSync(file, 'utf8').trim().split('\n');
+  assert.equal(lines.length, 1);
+  assert.equal(JSON.parse(lines[0]).type, 'session');
+  assert.equal(session.getSessionFile(), file);
+  assert.equal(session.getSessionDir(), path.dirname(file));
+  await session.close();
+});
+
+test('the last non-empty session stays resumable after starting a fresh one', async (t) => {
+  const { cwd } = setup(t);
+  const session = SessionManager.create(cwd);
+  session.appendMessage({ role: 'user', content: 'hello', timestamp: Date.now() - 1 });
+  session.appendMessage(assistantMessage('hi'));
+  await session.flush();
+  const previous = session.getSessionFile();
+  const fresh = await session.newSession();
+  assert.ok(fresh && fresh !== previous);
+  assert.equal(fs.existsSync(fresh), false);
+  const resumed = await SessionManager.continueRecent(cwd);
+  assert.equal(resumed.getSessionFile(), previous);
+  // Explicit directory: its newest session.
+  const inDir = await SessionManager.continueRecent(cwd, path.dirname(previous));
+  assert.equal(inDir.getSessionFile(), previous);
+  await inDir.close();
+  await resumed.close();
+  await session.close();
+});
+
+test('switching back to a session that is still open reopens it; the older manager is fenced', async (t) => {
+  const { cwd } = setup(t);
+  const first = SessionManager.create(cwd);
+  first.appendMessage({ role: 'user', content: 'one', timestamp: 1 });
+  first.appendMessage(assistantMessage('two'));
+  const file = first.getSessionFile();
+  const again = await SessionManager.open(file);
+  again.appendMessage({ role: 'user', content: 'three', timestamp: 3 });
+  assert.throws(() => first.appendMessage({ role: 'user', content: 'stale', timestamp: 4 }),
+    (e) => e.kind === 'conflict' && /newer open in this process/.test(e.message));
+  assert.equal(first.getEntries().length, 2, 'the fenced manager still reads');
+  assert.equal(again.getEntries().length, 3);
+  await again.close();
+});
+
+test('forkFrom copies another session into this project, linked to its parent, title kept', async (t) => {
+  const { root, cwd } = setup(t);
+  const otherCwd = path.join(root, 'other');
+  fs.mkdirSync(otherCwd);
+  const source = SessionManager.create(otherCwd);
+  source.appendMessage({ role: 'user', content: 'from elsewhere', timestamp: 1 });
+  source.appendMessage(assistantMessage('ok'));
+  await source.setSessionName('the source', 'user');
+  await source.close();
+  const fork = await SessionManager.forkFrom(source.getSessionFile(), cwd);
+  assert.equal(fork.getSessionDir(), SessionManager.getDefaultSessionDir(cwd));
+  assert.equal(fork.getHeader().parentSession, source.getSessionId());
+  assert.equal(fork.getSessionName(), 'the source');
+  assert.deepEqual(fork.buildSessionContext().messages.map((m) => m.role), ['user', 'assistant']);
+  assert.ok(fs.existsSync(fork.getSessionFile()), 'written at once');
+  const listed = await SessionManager.list(cwd);
+  assert.deepEqual(listed.map((s) => s.path), [fork.getSessionFile()]);
+  assert.equal((await SessionManager.listAll()).length, 2);
+  await fork.close();
+});
+
+test('statistics, model roles and labels read as the agent returns them', async (t) => {
+  setup(t);
+  const s = SessionManager.inMemory('/work');
+  const id = s.appendMessage({ role: 'user', content: 'hi', timestamp: 1 });
+  s.appendModelChange('anthropic/claude', 'smol');
+  s.appendMessage(assistantMessage('hello'));
+  assert.equal(s.getUsageStatistics().input, 1);
+  assert.equal(s.getLastModelChangeRole(), 'smol');
+  s.appendLabelChange(id, 'start');
+  assert.equal(s.getLabel(id), 'start');
+  assert.equal(s.getTree()[0].label, 'start');
+  s.appendLabelChange(id, undefined);
+  assert.equal(s.getLabel(id), undefined);
+  assert.equal(s.getLeafEntry().type, 'label');
+  assert.equal(s.getBranch().length, 5);
+  assert.equal(s.getSessionFile(), undefined);
+  assert.equal(s.isPersisted(), false);
+});
+
+test('moveTo relocates the file to the new project directory', async (t) => {
+  const { root, cwd } = setup(t);
+  const s = SessionManager.create(cwd);
+  s.appendMessage({ role: 'user', content: 'hi', timestamp: 1 });
+  s.appendMessage(assistantMessage('hello'));
+  const before = s.getSessionFile();
+  const target = path.join(root, 'moved');
+  fs.mkdirSync(target);
+  await s.moveTo(target);
+  assert.equal(s.getCwd(), target);
+  assert.equal(s.getSessionDir(), SessionManager.getDefaultSessionDir(target));
+  assert.equal(fs.existsSync(before), false);
+  assert.ok(fs.existsSync(s.getSessionFile()));
+  assert.equal(s.getHeader().cwd, target);
+  await s.close();
+});
+
+test('the declarations of xcsh-session/agent type-check', () => {
+  const tsc = path.join(ROOT, 'tests', 'node_modules', '.bin', 'tsc');
+  execFileSync(tsc, ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext',
+    '--skipLibCheck', 'false', path.join(ROOT, 'pkg', 'agent.d.mts')], { stdio: 'pipe' });
+});
