@@ -73,6 +73,16 @@ impl<'s> ArtifactManager<'s> {
         &self.dir
     }
 
+    /// Continue numbering from `next` (a counter kept across managers of one session).
+    pub fn set_next_id(&mut self, next: u64) {
+        self.next_id = Some(next);
+    }
+
+    /// The next id [`ArtifactManager::allocate_path`] will give, once it has counted.
+    pub fn next_id(&self) -> Option<u64> {
+        self.next_id
+    }
+
     /// Artifact file names (`[]` when the directory does not exist).
     pub fn list_files(&self) -> StorageResult<Vec<String>> {
         Ok(list_names(self.storage, &self.dir)?

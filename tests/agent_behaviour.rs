@@ -388,3 +388,45 @@ fn an_empty_file_gets_its_header_before_the_first_entry() {
     );
     assert_eq!(text.lines().count(), 3);
 }
+
+#[test]
+fn session_artifacts_are_numbered_per_session_file_and_kept_in_memory_without_one() {
+    // A session that is never written keeps saved artifacts in memory; allocation has
+    // nothing to give.
+    let mut memory = Session::in_memory(mem(), "/work");
+    assert_eq!(memory.allocate_artifact_path("bash").unwrap(), None);
+    let id = memory.save_artifact("early output", "bash").unwrap();
+    assert_eq!(
+        (id.as_str(), memory.memory_artifact(&id)),
+        ("0", Some("early output"))
+    );
+    assert_eq!(memory.artifact_path(&id).unwrap(), None);
+    // A persistent session has its file path from the start (written with the first
+    // reply): artifacts go under it at once.
+    let storage = mem();
+    let mut s = create(&storage);
+    let file = s.file().unwrap().to_string();
+    let dir = file.strip_suffix(".jsonl").unwrap().to_string();
+    let (a, path_a) = s.allocate_artifact_path("bash").unwrap().unwrap();
+    let (b, path_b) = s.allocate_artifact_path("python").unwrap().unwrap();
+    assert_eq!(
+        (a.as_str(), b.as_str()),
+        ("0", "1"),
+        "a counter, not a rescan"
+    );
+    assert_eq!(path_a, format!("{dir}/0.bash.log"));
+    assert_eq!(path_b, format!("{dir}/1.python.log"));
+    let saved = s.save_artifact("long output", "read").unwrap();
+    assert_eq!(saved, "2");
+    assert_eq!(read(&storage, &format!("{dir}/2.read.log")), "long output");
+    assert_eq!(
+        s.artifact_path("2").unwrap(),
+        Some(format!("{dir}/2.read.log"))
+    );
+    assert_eq!(s.artifact_path("9").unwrap(), None);
+    assert_eq!(s.artifact_path("../x").unwrap(), None);
+    // Another session object on the same file counts from what is on disk.
+    s.close().unwrap();
+    let mut again = open(&storage, &file, Persistence::Persistent);
+    assert_eq!(again.save_artifact("more", "bash").unwrap(), "3");
+}

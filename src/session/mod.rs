@@ -9,6 +9,7 @@
 //! (`<file>.corrupt-<timestamp>`) before anything rewrites it.
 
 mod append;
+mod artifacts;
 mod copy;
 mod files;
 mod load;
@@ -121,6 +122,8 @@ pub struct Session {
     disk: Option<crate::storage::FileStat>,
     warnings: Vec<String>,
     report: LoadReport,
+    /// The artifact counter of the session file, and artifacts kept in memory.
+    artifacts: artifacts::ArtifactCounter,
 }
 
 impl Session {
@@ -136,6 +139,7 @@ impl Session {
             persistence,
             file,
             agent_dir: agent_dir.to_string(),
+            artifacts: Default::default(),
             noted_referrer: Default::default(),
             header,
             entries: Vec::new(),

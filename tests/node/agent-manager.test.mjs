@@ -166,3 +166,20 @@ test('the declarations of xcsh-session/agent type-check', () => {
   execFileSync(tsc, ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext',
     '--skipLibCheck', 'false', path.join(ROOT, 'pkg', 'agent.d.mts')], { stdio: 'pipe' });
 });
+
+test('artifacts: allocated, saved and found under the session file, in memory for a session never written', async (t) => {
+  const { cwd } = setup(t);
+  const memory = SessionManager.inMemory(cwd);
+  assert.deepEqual(await memory.allocateArtifactPath('bash'), {});
+  assert.equal(await memory.saveArtifact('kept in memory', 'bash'), '0');
+  assert.equal(await memory.getArtifactPath('0'), null);
+  const s = SessionManager.create(cwd);
+  const { id, path: p } = await s.allocateArtifactPath('bash');
+  assert.equal(id, '0');
+  assert.equal(p, path.join(s.getArtifactsDir(), '0.bash.log'));
+  const saved = await s.saveArtifact('tool output', 'python');
+  assert.equal(saved, '1');
+  assert.equal(fs.readFileSync(await s.getArtifactPath(saved), 'utf8'), 'tool output');
+  assert.equal(await s.getArtifactPath('7'), null);
+  await s.close();
+});

@@ -26,6 +26,9 @@ export class SessionManager {
   getSessionName(): string | undefined;
   readonly titleSource: 'auto' | 'user' | undefined;
   getArtifactsDir(): string | null;
+  allocateArtifactPath(toolType: string): Promise<{ id?: string; path?: string }>;
+  saveArtifact(content: string, toolType: string): Promise<string | undefined>;
+  getArtifactPath(id: string): Promise<string | null>;
 
   getHeader(): SessionHeader;
   getEntries(): SessionEntry[];

@@ -123,6 +123,12 @@ export class SessionManager {
     return file ? file.slice(0, -'.jsonl'.length) : null;
   }
 
+  /** `{ id, path }` of the next artifact file, `{}` when the session has no file. */
+  async allocateArtifactPath(toolType) { return this.#session.allocateArtifactPath(toolType); }
+  /** Save `content` as the next artifact; its id (kept in memory without a file). */
+  async saveArtifact(content, toolType) { return this.#session.saveArtifact(content, toolType); }
+  async getArtifactPath(id) { return this.#session.getArtifactPath(id) ?? null; }
+
   // ---- reading ----
 
   getHeader() { return this.#session.header(); }

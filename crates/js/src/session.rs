@@ -482,6 +482,38 @@ impl JsSession {
         self.inner.last_model_change_role().map(str::to_string)
     }
 
+    /// `allocateArtifactPath`: `{ id, path }` of the next artifact (`<n>.<tool>.log` in
+    /// the session's artifacts directory, created), `{}` for a session without a file.
+    #[wasm_bindgen(js_name = allocateArtifactPath, unchecked_return_type = "{ id?: string, path?: string }")]
+    pub fn allocate_artifact_path(
+        &mut self,
+        #[wasm_bindgen(js_name = toolType)] tool_type: &str,
+    ) -> JsResult<JsValue> {
+        let obj = js_sys::Object::new();
+        if let Some((id, path)) = core(self.inner.allocate_artifact_path(tool_type))? {
+            js_sys::Reflect::set(&obj, &"id".into(), &id.into())?;
+            js_sys::Reflect::set(&obj, &"path".into(), &path.into())?;
+        }
+        Ok(obj.into())
+    }
+
+    /// `saveArtifact`: write `content` as the next artifact; its id (kept in memory for a
+    /// session without a file).
+    #[wasm_bindgen(js_name = saveArtifact)]
+    pub fn save_artifact(
+        &mut self,
+        content: &str,
+        #[wasm_bindgen(js_name = toolType)] tool_type: &str,
+    ) -> JsResult<String> {
+        core(self.inner.save_artifact(content, tool_type))
+    }
+
+    /// `getArtifactPath`: the file of artifact `id`, or `null`.
+    #[wasm_bindgen(js_name = getArtifactPath)]
+    pub fn artifact_path(&self, id: &str) -> JsResult<Option<String>> {
+        core(self.inner.artifact_path(id))
+    }
+
     /// fsync the session file.
     pub fn flush(&mut self) -> JsResult<()> {
         core(self.inner.flush())
