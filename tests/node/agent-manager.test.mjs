@@ -183,3 +183,38 @@ test('artifacts: allocated, saved and found under the session file, in memory fo
   assert.equal(await s.getArtifactPath('7'), null);
   await s.close();
 });
+
+test('a failed switch rolls back with captureState / restoreState', async (t) => {
+  const { root, cwd } = setup(t);
+  const s = SessionManager.create(cwd);
+  s.appendMessage({ role: 'user', content: 'keep me', timestamp: 1 });
+  s.appendMessage(assistantMessage('ok'));
+  const file = s.getSessionFile();
+  const snapshot = s.captureState();
+  assert.equal(snapshot.sessionFile, file);
+  // The target is a directory: opening it fails, and the manager goes back.
+  const bad = path.join(root, 'not-a-file.jsonl');
+  fs.mkdirSync(bad);
+  await assert.rejects(s.setSessionFile(bad));
+  s.restoreState(snapshot);
+  assert.equal(s.getSessionFile(), file);
+  s.appendMessage({ role: 'user', content: 'after the rollback', timestamp: 2 });
+  assert.ok(fs.readFileSync(file, 'utf8').includes('after the rollback'));
+  await s.close();
+});
+
+test('deleteSessionWithArtifacts removes the file and its artifacts directory', async (t) => {
+  const { cwd } = setup(t);
+  const { deleteSessionWithArtifacts } = await import('../../pkg/agent.mjs');
+  const s = SessionManager.create(cwd);
+  s.appendMessage({ role: 'user', content: 'hi', timestamp: 1 });
+  s.appendMessage(assistantMessage('ok'));
+  await s.saveArtifact('output', 'bash');
+  const file = s.getSessionFile();
+  await s.close();
+  assert.ok(fs.existsSync(s.getArtifactsDir()));
+  await deleteSessionWithArtifacts(file);
+  assert.equal(fs.existsSync(file), false);
+  assert.equal(fs.existsSync(s.getArtifactsDir()), false);
+  await assert.rejects(deleteSessionWithArtifacts('/etc/passwd'), /not a session file/);
+});

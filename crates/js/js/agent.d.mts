@@ -7,6 +7,20 @@ import type {
 /** `$PI_CODING_AGENT_DIR`, else `~/.xcsh/agent`. */
 export function getAgentDir(): string;
 
+/** Delete a session file of the agent dir with its artifacts directory. */
+export function deleteSessionWithArtifacts(sessionPath: string): Promise<void>;
+
+/** What `restoreState` comes back to (`session` is the live object). */
+export interface SessionManagerStateSnapshot {
+  sessionId: string;
+  sessionName: string | undefined;
+  titleSource: 'auto' | 'user' | undefined;
+  sessionFile: string | undefined;
+  readonly session: unknown;
+  cwd: string;
+  sessionDir: string;
+}
+
 export class SessionManager {
   private constructor();
   static getDefaultSessionDir(cwd: string, agentDir?: string): string;
@@ -68,6 +82,8 @@ export class SessionManager {
   rewriteEntries(): Promise<void>;
   close(): Promise<void>;
   newSession(options?: { parentSession?: string }): Promise<string | undefined>;
+  captureState(): SessionManagerStateSnapshot;
+  restoreState(snapshot: SessionManagerStateSnapshot): void;
   setSessionFile(sessionFile: string): Promise<void>;
   fork(): Promise<{ oldSessionFile: string; newSessionFile: string } | undefined>;
   moveTo(newCwd: string): Promise<void>;

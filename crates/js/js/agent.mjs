@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  Session, continueRecent, findMostRecentSession, listSessions, sessionDirForCwd,
+  Session, continueRecent, deleteSession, findMostRecentSession, listSessions, sessionDirForCwd,
 } from './xcsh_session.js';
 import { nodeStorage } from './node-storage.mjs';
 
@@ -188,6 +188,30 @@ export class SessionManager {
   async rewriteEntries() { this.#session.rewriteEntries(); }
   async close() { this.#session.close(); }
 
+  /**
+   * What `restoreState` needs to come back to this session if switching away fails (the
+   * agent rolls back a failed `/resume`). The snapshot's `session` is the live object.
+   */
+  captureState() {
+    return {
+      sessionId: this.getSessionId(),
+      sessionName: this.getSessionName(),
+      titleSource: this.titleSource,
+      sessionFile: this.getSessionFile(),
+      session: this.#session,
+      cwd: this.#cwd,
+      sessionDir: this.#sessionDir,
+    };
+  }
+
+  /** Back to a captured session (it takes its writer lock again at its next write). */
+  restoreState(snapshot) {
+    if (this.#session !== snapshot.session) this.#session.close();
+    this.#session = snapshot.session;
+    this.#cwd = snapshot.cwd;
+    this.#sessionDir = snapshot.sessionDir;
+  }
+
   /** Switch to a new session in the same directory; returns its file. */
   async newSession(options = {}) {
     this.#session.close();
@@ -219,6 +243,15 @@ export class SessionManager {
     this.#cwd = cwd;
     this.#sessionDir = SessionManager.getDefaultSessionDir(cwd, this.#agentDir);
   }
+}
+
+/**
+ * Delete a session file of the agent dir with its artifacts directory (and a lock left
+ * beside it); blobs stay for garbage collection. Only `.jsonl` files under
+ * `<agentDir>/sessions` are sessions.
+ */
+export async function deleteSessionWithArtifacts(sessionPath) {
+  deleteSession(storage, getAgentDir(), path.resolve(sessionPath));
 }
 
 /** Open for writing; a missing or empty file is written at once with its header. */
