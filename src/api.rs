@@ -222,6 +222,12 @@ pub fn list(storage: Rc<dyn Storage>, agent_dir: &str, cwd: Option<&str>) -> Api
     Ok(crate::listing::list_json(&items))
 }
 
+/// `list(cwd, sessionDir)` with an explicit directory: the sessions in `session_dir`.
+pub fn list_in_dir(storage: Rc<dyn Storage>, session_dir: &str) -> ApiResult {
+    let items = crate::listing::list(storage, "", "", Some(session_dir))?;
+    Ok(crate::listing::list_json(&items))
+}
+
 /// `search`: the picker's ranking over one project or all, as SessionInfo JSON plus a
 /// `score`.
 pub fn search(

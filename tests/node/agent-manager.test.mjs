@@ -121,6 +121,9 @@ test('forkFrom copies another session into this project, linked to its parent, t
   assert.ok(fs.existsSync(fork.getSessionFile()), 'written at once');
   const listed = await SessionManager.list(cwd);
   assert.deepEqual(listed.map((s) => s.path), [fork.getSessionFile()]);
+  // An explicit directory lists that directory, whatever the cwd.
+  const inDir = await SessionManager.list(cwd, path.dirname(source.getSessionFile()));
+  assert.deepEqual(inDir.map((s) => s.path), [source.getSessionFile()]);
   assert.equal((await SessionManager.listAll()).length, 2);
   await fork.close();
 });

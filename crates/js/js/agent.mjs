@@ -100,8 +100,7 @@ export class SessionManager {
   static async list(cwd, sessionDir) {
     const agentDir = getAgentDir();
     if (sessionDir === undefined) return listSessions(storage, { agentDir, cwd: path.resolve(cwd) });
-    return listSessions(storage, { agentDir, cwd: path.resolve(cwd) })
-      .filter((s) => path.dirname(s.path) === path.resolve(sessionDir));
+    return listSessions(storage, { agentDir, sessionDir: path.resolve(sessionDir) });
   }
 
   /** `SessionInfo` of every session of every project. */

@@ -75,12 +75,19 @@ pub fn recent_sessions(
     ))
 }
 
-/// SessionInfo of one project (`cwd`) or, without `cwd`, of every project.
+/// SessionInfo of one project (`cwd`), of one directory (`sessionDir`), or, without either,
+/// of every project.
 #[wasm_bindgen(js_name = listSessions, unchecked_return_type = "SessionInfo[]")]
 pub fn list_sessions(
     storage: JsStorage,
-    #[wasm_bindgen(unchecked_param_type = "{ agentDir: string, cwd?: string }")] options: JsValue,
+    #[wasm_bindgen(
+        unchecked_param_type = "{ agentDir: string, cwd?: string, sessionDir?: string }"
+    )]
+    options: JsValue,
 ) -> JsResult<JsValue> {
+    if let Some(dir) = opt_string(&options, "sessionDir")? {
+        return done(api::list_in_dir(port(storage), &dir));
+    }
     done(api::list(
         port(storage),
         &string(&options, "agentDir")?,
