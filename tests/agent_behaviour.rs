@@ -430,3 +430,43 @@ fn session_artifacts_are_numbered_per_session_file_and_kept_in_memory_without_on
     let mut again = open(&storage, &file, Persistence::Persistent);
     assert_eq!(again.save_artifact("more", "bash").unwrap(), "3");
 }
+
+#[test]
+fn an_entry_edited_in_place_is_persisted_by_rewrite_entries() {
+    let storage = mem();
+    let mut s = create(&storage);
+    s.append_message(&user("run it")).unwrap();
+    let tool = s
+        .append_message(r#"{"role":"toolResult","toolCallId":"t1","toolName":"bash","content":[{"type":"text","text":"a very long output"}],"isError":false,"timestamp":2}"#)
+        .unwrap();
+    s.append_message(&assistant("done")).unwrap();
+    let file = s.file().unwrap().to_string();
+    s.close().unwrap();
+    // Reloaded, the old tool output is pruned in place and the file rewritten.
+    let mut s = open(&storage, &file, Persistence::Persistent);
+    let mut edited: serde_json::Value =
+        serde_json::from_str(s.entry(&tool).unwrap().json()).unwrap();
+    edited["message"]["content"][0]["text"] = "[pruned]".into();
+    s.replace_entry(&edited.to_string()).unwrap();
+    assert_eq!(
+        read(&storage, &file).matches("a very long output").count(),
+        1,
+        "nothing written yet"
+    );
+    s.rewrite_entries().unwrap();
+    let text = read(&storage, &file);
+    assert!(text.contains("[pruned]") && !text.contains("a very long output"));
+    let reloaded = open(&storage, &file, Persistence::ReadOnly);
+    assert_eq!(reloaded.entries().len(), 3);
+    assert_eq!(reloaded.leaf_id(), s.leaf_id());
+    // An edit may not move an entry in the tree or change its kind.
+    let mut moved = edited.clone();
+    moved["parentId"] = serde_json::Value::Null;
+    assert!(s.replace_entry(&moved.to_string()).is_err());
+    let mut retyped = edited.clone();
+    retyped["type"] = "custom".into();
+    assert!(s.replace_entry(&retyped.to_string()).is_err());
+    let mut unknown = edited;
+    unknown["id"] = "nope".into();
+    assert!(s.replace_entry(&unknown.to_string()).is_err());
+}

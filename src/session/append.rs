@@ -92,6 +92,34 @@ impl Session {
         Ok(id)
     }
 
+    /// Replace an entry in memory by an edited copy of it (the agent prunes old tool output
+    /// by editing entries in place): the same `id`, `parentId` and `type`, any other
+    /// content. Nothing is written until [`Session::rewrite_entries`] (or another write
+    /// that rewrites the whole file).
+    pub fn replace_entry(&mut self, json: &str) -> Result<()> {
+        self.check_writable()?;
+        let entry = Entry::parse(Text::from(json.to_string()))
+            .map_err(|e| SessionError::InvalidInput(e.to_string()))?;
+        let &i = self
+            .by_id
+            .get(&entry.id)
+            .ok_or_else(|| SessionError::EntryNotFound(entry.id.clone()))?;
+        let old = &self.entries[i];
+        if old.parent_id != entry.parent_id || old.entry_type != entry.entry_type {
+            return Err(SessionError::InvalidInput(format!(
+                "entry {}: an edit keeps its parentId and type",
+                entry.id
+            )));
+        }
+        self.apply_label(&entry);
+        if entry.is_assistant_message() {
+            self.has_assistant = true;
+        }
+        self.entries[i] = entry;
+        self.edited.insert(i);
+        Ok(())
+    }
+
     /// Append an entry given as a JSON object without `id`, `parentId` and `timestamp`
     /// (they are assigned); its other keys keep their order.
     pub fn append_entry_json(&mut self, json: &str) -> Result<String> {

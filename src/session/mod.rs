@@ -114,6 +114,9 @@ pub struct Session {
     /// as it is (the persistence transforms, truncation and image externalizing, apply
     /// to what is being persisted now, never to content already on disk).
     from_file: usize,
+    /// Entries read from the file and then replaced ([`Session::replace_entry`]): a rewrite
+    /// applies the persistence transforms to them like to new ones.
+    edited: std::collections::HashSet<usize>,
     persist_error: Option<SessionError>,
     /// This session's writer lock (taken at open for writing, or at the first write).
     lock: Option<crate::lock::SessionLock>,
@@ -152,6 +155,7 @@ impl Session {
             needs_rewrite: false,
             pending_backup: None,
             from_file: 0,
+            edited: Default::default(),
             persist_error: None,
             lock: None,
             disk: None,
@@ -193,21 +197,26 @@ impl Session {
         )
     }
 
-    fn push_entry(&mut self, entry: Entry) {
-        if entry.is_assistant_message() {
-            self.has_assistant = true;
-        }
+    /// A label entry sets its target's label; any falsy label (none, or empty) clears it,
+    /// as in the agent.
+    fn apply_label(&mut self, entry: &Entry) {
         if let Payload::Label {
             target_id: Some(target),
             label,
         } = &entry.payload
         {
             match label {
-                // Any falsy label (none, or empty) clears it, as in the agent.
                 Some(l) if !l.is_empty() => self.labels.insert(target.clone(), l.clone()),
                 _ => self.labels.remove(target),
             };
         }
+    }
+
+    fn push_entry(&mut self, entry: Entry) {
+        if entry.is_assistant_message() {
+            self.has_assistant = true;
+        }
+        self.apply_label(&entry);
         // Reuse the leaf's buffer: loading pushes every entry of the file through here.
         match &mut self.leaf {
             Some(leaf) => {

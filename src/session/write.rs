@@ -113,7 +113,7 @@ impl Session {
         out.push_str(&self.header.to_json());
         out.push('\n');
         for (i, e) in self.entries.iter().enumerate() {
-            let transforms = if i < self.from_file {
+            let transforms = if i < self.from_file && !self.edited.contains(&i) {
                 Transforms::Lossless
             } else {
                 Transforms::All

@@ -221,3 +221,24 @@ test('deleteSessionWithArtifacts removes the file and its artifacts directory', 
   assert.equal(fs.existsSync(s.getArtifactsDir()), false);
   await assert.rejects(deleteSessionWithArtifacts('/etc/passwd'), /not a session file/);
 });
+
+test('entries are live objects: pruning one in place and rewriteEntries persists it', async (t) => {
+  const { cwd } = setup(t);
+  const s = SessionManager.create(cwd);
+  s.appendMessage({ role: 'user', content: 'run it', timestamp: 1 });
+  s.appendMessage({ role: 'toolResult', toolCallId: 't1', toolName: 'bash', content: [{ type: 'text', text: 'a very long output' }], isError: false, timestamp: 2 });
+  s.appendMessage(assistantMessage('done'));
+  const file = s.getSessionFile();
+  const entries = s.getEntries();
+  assert.equal(s.getEntries()[1], entries[1], 'the same object each time');
+  entries[1].message.content[0].text = '[pruned]';
+  assert.ok(fs.readFileSync(file, 'utf8').includes('a very long output'), 'nothing written before');
+  await s.rewriteEntries();
+  const text = fs.readFileSync(file, 'utf8');
+  assert.ok(text.includes('[pruned]') && !text.includes('a very long output'));
+  assert.equal(s.buildSessionContext().messages[1].content[0].text, '[pruned]');
+  await s.close();
+  const reopened = await SessionManager.open(file);
+  assert.equal(reopened.getEntries()[1].message.content[0].text, '[pruned]');
+  await reopened.close();
+});

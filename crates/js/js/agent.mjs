@@ -129,17 +129,33 @@ export class SessionManager {
   async getArtifactPath(id) { return this.#session.getArtifactPath(id) ?? null; }
 
   // ---- reading ----
+  // Entries are handed out as live objects, the same object for an id each time, as the
+  // agent's are: `rewriteEntries()` persists what was edited in them.
+
+  #live = new Map(); // id -> { entry, json (as handed out) }
+  #liveEntries(entries) {
+    return entries.map((e) => {
+      const known = this.#live.get(e.id);
+      if (known) return known.entry;
+      this.#live.set(e.id, { entry: e, json: JSON.stringify(e) });
+      return e;
+    });
+  }
+  #switchTo(session) {
+    this.#session = session;
+    this.#live = new Map();
+  }
 
   getHeader() { return this.#session.header(); }
-  getEntries() { return this.#session.entries(); }
-  getEntry(id) { return this.#session.entries().find((e) => e.id === id); }
-  getChildren(parentId) { return this.#session.children(parentId); }
+  getEntries() { return this.#liveEntries(this.#session.entries()); }
+  getEntry(id) { return this.getEntries().find((e) => e.id === id); }
+  getChildren(parentId) { return this.#liveEntries(this.#session.children(parentId)); }
   getLeafId() { return this.#session.leafId; }
   getLeafEntry() {
     const id = this.#session.leafId;
     return id === null ? undefined : this.getEntry(id);
   }
-  getBranch(fromId) { return this.#session.branchPath(fromId); }
+  getBranch(fromId) { return this.#liveEntries(this.#session.branchPath(fromId)); }
   getTree() { return this.#session.tree(); }
   getLabel(id) { return this.#session.label(id); }
   buildSessionContext() { return this.#session.context(); }
@@ -184,7 +200,16 @@ export class SessionManager {
 
   async ensureOnDisk() { this.#session.ensureOnDisk(); }
   async flush() { this.#session.flush(); }
-  async rewriteEntries() { this.#session.rewriteEntries(); }
+  /** Persist the whole file, with every entry edited in place since it was handed out. */
+  async rewriteEntries() {
+    for (const live of this.#live.values()) {
+      const json = JSON.stringify(live.entry);
+      if (json === live.json) continue;
+      this.#session.replaceEntry(live.entry);
+      live.json = json;
+    }
+    this.#session.rewriteEntries();
+  }
   async close() { this.#session.close(); }
 
   /**
@@ -206,7 +231,7 @@ export class SessionManager {
   /** Back to a captured session (it takes its writer lock again at its next write). */
   restoreState(snapshot) {
     if (this.#session !== snapshot.session) this.#session.close();
-    this.#session = snapshot.session;
+    this.#switchTo(snapshot.session);
     this.#cwd = snapshot.cwd;
     this.#sessionDir = snapshot.sessionDir;
   }
@@ -214,17 +239,18 @@ export class SessionManager {
   /** Switch to a new session in the same directory; returns its file. */
   async newSession(options = {}) {
     this.#session.close();
-    this.#session = Session.create(storage, definedOnly({
+    this.#switchTo(Session.create(storage, definedOnly({
       agentDir: this.#agentDir, cwd: this.#cwd, sessionDir: this.#sessionDir || undefined,
       parentSession: options.parentSession,
-    }));
+    })));
     return this.#session.file;
   }
 
   /** Switch to another session file (written at once with a header when it does not exist). */
   async setSessionFile(file) {
+    const next = openFile(path.resolve(file), this.#agentDir, this.#cwd);
     this.#session.close();
-    this.#session = openFile(path.resolve(file), this.#agentDir, this.#cwd);
+    this.#switchTo(next);
   }
 
   /** Continue in a copy under a new id; `{ oldSessionFile, newSessionFile }`. */

@@ -454,6 +454,17 @@ impl JsSession {
         core(self.inner.ensure_on_disk())
     }
 
+    /// Replace an entry by an edited copy (same `id`, `parentId` and `type`); written by
+    /// the next `rewriteEntries`.
+    #[wasm_bindgen(js_name = replaceEntry)]
+    pub fn replace_entry(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "SessionEntry")] entry: JsValue,
+    ) -> JsResult<()> {
+        let json = stringify(&entry, "entry")?;
+        core(self.inner.replace_entry(&json))
+    }
+
     /// `rewriteEntries`: write the whole file now from this session's entries (after
     /// editing them, or to persist a migration at once), atomically, under the lock.
     #[wasm_bindgen(js_name = rewriteEntries)]
