@@ -26,12 +26,22 @@ pub fn sessions_root(agent_dir: &str) -> String {
     join(agent_dir, "sessions")
 }
 
-/// The default session directory of a working directory.
+/// The temp root whose projects get `-tmp-<relative>` session directories.
+const TEMP_ROOT: &str = "/tmp";
+
+/// Where new sessions of a working directory go, as the agent puts them: `-<relative>`
+/// for a cwd under the home of `agent_dir` (`<home>/.xcsh/agent`), `-tmp-<relative>`
+/// under `/tmp`, else `--<encoded cwd>--`.
 pub fn session_dir_for_cwd(agent_dir: &str, cwd: &str) -> String {
-    join(
-        &sessions_root(agent_dir),
-        &format!("--{}--", encode_cwd(cwd)),
-    )
+    let name = home_relative_dir_name(cwd, home_of_agent_dir(agent_dir), TEMP_ROOT)
+        .unwrap_or_else(|| legacy_dir_name(cwd));
+    join(&sessions_root(agent_dir), &name)
+}
+
+/// The `--<encoded cwd>--` directory name (the seed's, and every cwd's before the
+/// home-relative names).
+fn legacy_dir_name(cwd: &str) -> String {
+    format!("--{}--", encode_cwd(cwd))
 }
 
 pub fn blobs_dir(agent_dir: &str) -> String {
@@ -296,17 +306,16 @@ pub fn home_relative_dir_name(cwd: &str, home: Option<&str>, temp: &str) -> Opti
     inside(cwd, temp).map(|rel| encode("-tmp", rel))
 }
 
-/// Every directory that may hold a cwd's sessions: the `--<cwd>--` form this library
-/// writes (the seed's), then the home-relative form newer agents write, when it differs.
+/// Every directory that may hold a cwd's sessions: the `--<cwd>--` form (the seed's, and
+/// older agents'), then the home-relative form new sessions get, when it differs.
 pub fn session_dirs_for_cwd(agent_dir: &str, cwd: &str) -> Vec<String> {
-    let mut dirs = vec![session_dir_for_cwd(agent_dir, cwd)];
-    if let Some(name) = home_relative_dir_name(cwd, home_of_agent_dir(agent_dir), "/tmp") {
-        let dir = join(&sessions_root(agent_dir), &name);
-        if !dirs.contains(&dir) {
-            dirs.push(dir);
-        }
+    let legacy = join(&sessions_root(agent_dir), &legacy_dir_name(cwd));
+    let current = session_dir_for_cwd(agent_dir, cwd);
+    if current == legacy {
+        vec![legacy]
+    } else {
+        vec![legacy, current]
     }
-    dirs
 }
 
 #[cfg(test)]

@@ -470,3 +470,54 @@ fn an_entry_edited_in_place_is_persisted_by_rewrite_entries() {
     unknown["id"] = "nope".into();
     assert!(s.replace_entry(&unknown.to_string()).is_err());
 }
+
+#[test]
+fn new_sessions_go_where_the_agent_puts_them_and_every_form_is_still_read() {
+    let agent = "/home/me/.xcsh/agent";
+    let dir_of = |cwd: &str| {
+        let s = Session::create(
+            mem(),
+            &xcsh_session::session::CreateOptions {
+                agent_dir: agent.into(),
+                cwd: cwd.into(),
+                ..Default::default()
+            },
+        );
+        xcsh_session::storage::parent(s.file().unwrap()).to_string()
+    };
+    assert_eq!(
+        dir_of("/home/me/work/pi"),
+        format!("{agent}/sessions/-work-pi")
+    );
+    assert_eq!(
+        dir_of("/tmp/scratch/x"),
+        format!("{agent}/sessions/-tmp-scratch-x")
+    );
+    assert_eq!(dir_of("/srv/app"), format!("{agent}/sessions/--srv-app--"));
+    // An agent dir outside a home: the seed's form.
+    assert_eq!(
+        xcsh_session::paths::session_dir_for_cwd("/agent", "/home/me/work/pi"),
+        "/agent/sessions/--home-me-work-pi--"
+    );
+    // Reading looks in the old form too, and finds sessions of both.
+    let storage = mem();
+    let old = format!("{agent}/sessions/--home-me-work-pi--/2026-01-01T00-00-00-000Z_old.jsonl");
+    let new = format!("{agent}/sessions/-work-pi/2026-01-02T00-00-00-000Z_new.jsonl");
+    for (path, id) in [(&old, "old"), (&new, "new")] {
+        put(
+            &storage,
+            path,
+            &lines(&[
+                &format!(
+                    r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/me/work/pi"}}"#
+                ),
+                r#"{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}"#,
+            ]),
+        );
+    }
+    let dirs = xcsh_session::paths::session_dirs_for_cwd(agent, "/home/me/work/pi");
+    let recent = xcsh_session::listing::recent_sessions_in(&*storage, &dirs, 10).unwrap();
+    let mut ids: Vec<&str> = recent.iter().map(|r| r.head.id.as_str()).collect();
+    ids.sort();
+    assert_eq!(ids, ["new", "old"]);
+}
