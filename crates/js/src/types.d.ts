@@ -300,7 +300,7 @@ export interface OpenOptions {
 export interface CreateOptions {
   agentDir: string;
   cwd: string;
-  /** Default: `<agentDir>/sessions/--<encoded cwd>--`. */
+  /** Default: `<agentDir>/sessions/<dir>`, `<dir>` being `-<relative>` for a cwd under the agent dir's home, `-tmp-<relative>` under /tmp, else `--<encoded cwd>--`. */
   sessionDir?: string;
   /** The id of the session this one continues (recorded in the header). */
   parentSession?: string;
