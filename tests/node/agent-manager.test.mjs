@@ -242,3 +242,22 @@ test('entries are live objects: pruning one in place and rewriteEntries persists
   assert.equal(reopened.getEntries()[1].message.content[0].text, '[pruned]');
   await reopened.close();
 });
+
+test('buildSessionContext over entry objects follows the leaf; findMostRecentSession of a directory', async (t) => {
+  const { cwd } = setup(t);
+  const { buildSessionContext, findMostRecentSession } = await import('../../pkg/agent.mjs');
+  const msg = (id, parentId, role, text) => ({
+    type: 'message', id, parentId, timestamp: `2026-01-01T00:00:0${id}.000Z`,
+    message: role === 'user' ? { role, content: text, timestamp: 1 } : { role, content: [{ type: 'text', text }], provider: 'p', model: 'm', timestamp: 1 },
+  });
+  const entries = [msg('1', null, 'user', 'start'), msg('2', '1', 'assistant', 'reply'), msg('3', '2', 'user', 'branch A'), msg('4', '2', 'user', 'branch B')];
+  assert.deepEqual(buildSessionContext(entries).messages.map((m) => m.content), ['start', [{ type: 'text', text: 'reply' }], 'branch B']);
+  assert.equal(buildSessionContext(entries, '3').messages.at(-1).content, 'branch A');
+  assert.equal(buildSessionContext(entries, null).messages.length, 0);
+  assert.equal(await findMostRecentSession(path.join(cwd, 'none')), null);
+  const s = SessionManager.create(cwd);
+  s.appendMessage({ role: 'user', content: 'hi', timestamp: 1 });
+  s.appendMessage(assistantMessage('ok'));
+  assert.equal(await findMostRecentSession(s.getSessionDir()), s.getSessionFile());
+  await s.close();
+});

@@ -7,6 +7,12 @@ import type {
 /** `$PI_CODING_AGENT_DIR`, else `~/.xcsh/agent`. */
 export function getAgentDir(): string;
 
+/** The context for `leafId` (the last entry when undefined, none when null). */
+export function buildSessionContext(entries: SessionEntry[], leafId?: string | null): SessionContext;
+
+/** The newest session file of `sessionDir` with a valid header, or `null`. */
+export function findMostRecentSession(sessionDir: string): Promise<string | null>;
+
 /** Delete a session file of the agent dir with its artifacts directory. */
 export function deleteSessionWithArtifacts(sessionPath: string): Promise<void>;
 

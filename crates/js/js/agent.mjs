@@ -14,7 +14,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  Session, continueRecent, deleteSession, findMostRecentSession, listSessions, sessionDirForCwd,
+  Session, buildSessionContext as contextOfText, continueRecent, deleteSession,
+  findMostRecentSession as newestIn, listSessions, sessionDirForCwd,
 } from './xcsh_session.js';
 import { nodeStorage } from './node-storage.mjs';
 
@@ -68,7 +69,7 @@ export class SessionManager {
     const dir = sessionDir ?? SessionManager.getDefaultSessionDir(cwd, agentDir);
     const found = sessionDir === undefined
       ? continueRecent(storage, { agentDir, cwd: path.resolve(cwd) })
-      : { path: findMostRecentSession(storage, dir), source: 'mostRecent' };
+      : { path: newestIn(storage, dir), source: 'mostRecent' };
     if (!found.path || found.source === 'new') return SessionManager.create(cwd, dir);
     return new SessionManager(openFile(found.path, agentDir, cwd), cwd, dir, agentDir);
   }
@@ -268,6 +269,21 @@ export class SessionManager {
     this.#cwd = cwd;
     this.#sessionDir = SessionManager.getDefaultSessionDir(cwd, this.#agentDir);
   }
+}
+
+/**
+ * `buildSessionContext(entries, leafId?)`: the context for `leafId` (the last entry when
+ * undefined, none when null) of entries given as objects, built by the core.
+ */
+export function buildSessionContext(entries, leafId) {
+  const header = { type: 'session', version: 3, id: 'context', timestamp: new Date(0).toISOString(), cwd: '' };
+  const text = [header, ...entries].map((e) => JSON.stringify(e)).join('\n') + '\n';
+  return contextOfText(text, leafId);
+}
+
+/** The newest session file (by mtime) of `sessionDir` with a valid header, or `null`. */
+export async function findMostRecentSession(sessionDir) {
+  return newestIn(storage, path.resolve(sessionDir)) ?? null;
 }
 
 /**
