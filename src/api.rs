@@ -7,7 +7,7 @@ use crate::context::Leaf;
 use crate::error::Result;
 /// A typed result as the JSON text every shell prints (serde, with the core's string
 /// escaping: the same bytes in every host).
-pub use crate::json::record;
+pub use crate::json::{array as json_array, record};
 use crate::session::{LoadReport, OpenOptions, Persistence, Session};
 use crate::storage::Storage;
 use std::rc::Rc;
@@ -220,6 +220,25 @@ pub fn list(storage: Rc<dyn Storage>, agent_dir: &str, cwd: Option<&str>) -> Api
         None => crate::listing::list_all(storage, agent_dir)?,
     };
     Ok(crate::listing::list_json(&items))
+}
+
+/// `parseSessionEntries`: every record of a JSONL text as it is written (no migration), as
+/// a JSON array; unreadable lines are skipped, as the lenient reader skips them.
+pub fn records(text: &str) -> String {
+    let parsed = crate::jsonl::parse_lenient(text);
+    crate::json::array(parsed.records.iter().map(|r| &text[r.start..r.end]))
+}
+
+/// `loadEntriesFromFile` on a file's text: [`records`], or `[]` when the first record is
+/// not a session header (`"type":"session"` and a string `id`).
+pub fn file_records(text: &str) -> String {
+    let parsed = crate::jsonl::parse_lenient(text);
+    match parsed.records.first() {
+        Some(r) if crate::entry::Header::from_json(&text[r.start..r.end]).is_some() => {
+            crate::json::array(parsed.records.iter().map(|r| &text[r.start..r.end]))
+        }
+        _ => "[]".to_string(),
+    }
 }
 
 /// `list(cwd, sessionDir)` with an explicit directory: the sessions in `session_dir`.

@@ -77,6 +77,19 @@ pub fn record<T: serde::Serialize + ?Sized>(value: &T) -> String {
 }
 
 /// Compact JSON text of a value in its own key order (numbers kept as written).
+/// A JSON array of JSON texts, written as they are.
+pub fn array<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
+    let mut out = String::from("[");
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(item.as_ref());
+    }
+    out.push(']');
+    out
+}
+
 pub fn to_text(value: &serde_json::Value) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "null".to_string())
 }

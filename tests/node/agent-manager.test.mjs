@@ -261,3 +261,19 @@ test('buildSessionContext over entry objects follows the leaf; findMostRecentSes
   assert.equal(await findMostRecentSession(s.getSessionDir()), s.getSessionFile());
   await s.close();
 });
+
+test('loadEntriesFromFile returns a file\'s records as written, [] without a session header', async (t) => {
+  const { root } = setup(t);
+  const { loadEntriesFromFile, parseSessionEntries } = await import('../../pkg/agent.mjs');
+  const file = (name, text) => { const p = path.join(root, name); fs.writeFileSync(p, text); return p; };
+  assert.deepEqual(await loadEntriesFromFile(path.join(root, 'missing.jsonl')), []);
+  assert.deepEqual(await loadEntriesFromFile(file('empty.jsonl', '')), []);
+  assert.deepEqual(await loadEntriesFromFile(file('no-header.jsonl', '{"type":"message","id":"1"}\n')), []);
+  assert.deepEqual(await loadEntriesFromFile(file('garbage.jsonl', 'not json\n{broken\n')), []);
+  const header = { type: 'session', id: 'abc', timestamp: '2025-01-01T00:00:00Z', cwd: '/tmp' };
+  const entry = { type: 'message', timestamp: '2025-01-01T00:00:01Z', message: { role: 'user', content: 'hi', timestamp: 1 } };
+  const mixed = file('mixed.jsonl', `${JSON.stringify(header)}\nnot json\n${JSON.stringify(entry)}\n`);
+  const records = await loadEntriesFromFile(mixed);
+  assert.deepEqual(records, [header, entry], 'as written: a v1 record keeps no id');
+  assert.deepEqual(parseSessionEntries('{"a":1}\nnope\n{"b":2}\n'), [{ a: 1 }, { b: 2 }]);
+});

@@ -10,6 +10,12 @@ export function getAgentDir(): string;
 /** The context for `leafId` (the last entry when undefined, none when null). */
 export function buildSessionContext(entries: SessionEntry[], leafId?: string | null): SessionContext;
 
+/** A session file's records as written (header first), `[]` when missing or headerless. */
+export function loadEntriesFromFile(filePath: string): Promise<Record<string, unknown>[]>;
+
+/** Every record of a JSONL text, unreadable lines skipped. */
+export function parseSessionEntries(content: string): Record<string, unknown>[];
+
 /** The newest session file of `sessionDir` with a valid header, or `null`. */
 export function findMostRecentSession(sessionDir: string): Promise<string | null>;
 

@@ -14,8 +14,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  Session, buildSessionContext as contextOfText, continueRecent, deleteSession,
-  findMostRecentSession as newestIn, listSessions, sessionDirForCwd,
+  Session, buildSessionContext as contextOfText, continueRecent, deleteSession, fileRecords,
+  findMostRecentSession as newestIn, listSessions, parseRecords, sessionDirForCwd,
 } from './xcsh_session.js';
 import { nodeStorage } from './node-storage.mjs';
 
@@ -279,6 +279,24 @@ export function buildSessionContext(entries, leafId) {
   const header = { type: 'session', version: 3, id: 'context', timestamp: new Date(0).toISOString(), cwd: '' };
   const text = [header, ...entries].map((e) => JSON.stringify(e)).join('\n') + '\n';
   return contextOfText(text, leafId);
+}
+
+/** The records of a session file as written (no migration), `[]` when it is missing or
+ * its first record is not a session header. */
+export async function loadEntriesFromFile(filePath) {
+  let text;
+  try {
+    text = fs.readFileSync(filePath, 'utf8');
+  } catch (e) {
+    if (e.code === 'ENOENT') return [];
+    throw e;
+  }
+  return fileRecords(text);
+}
+
+/** Every record of a JSONL text, unreadable lines skipped. */
+export function parseSessionEntries(content) {
+  return parseRecords(content);
 }
 
 /** The newest session file (by mtime) of `sessionDir` with a valid header, or `null`. */

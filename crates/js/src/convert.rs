@@ -161,17 +161,7 @@ impl LeafArg {
 }
 
 /// JSON array text of the given JSON texts.
-pub fn json_array<'a>(items: impl IntoIterator<Item = impl AsRef<str> + 'a>) -> String {
-    let mut out = String::from("[");
-    for (i, item) in items.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(item.as_ref());
-    }
-    out.push(']');
-    out
-}
+pub use xcsh_session::api::json_array;
 
 /// Session text given as a string or as UTF-8 bytes (`Uint8Array`, e.g. straight from
 /// `fs.readFileSync` or `File.arrayBuffer()`). Both cross into wasm at about their UTF-8

@@ -86,6 +86,20 @@ pub fn build_session_context_json(
 }
 
 /// The package version.
+/// `parseSessionEntries`: every record of a JSONL text as written (no migration);
+/// unreadable lines are skipped.
+#[wasm_bindgen(js_name = parseRecords, unchecked_return_type = "Record<string, unknown>[]")]
+pub fn parse_records(text: &str) -> Result<JsValue, JsValue> {
+    convert::parse(&xcsh_session::api::records(text))
+}
+
+/// `loadEntriesFromFile` on the file's text: its records as written (header first), or
+/// `[]` when the first record is not a session header.
+#[wasm_bindgen(js_name = fileRecords, unchecked_return_type = "Record<string, unknown>[]")]
+pub fn file_records(text: &str) -> Result<JsValue, JsValue> {
+    convert::parse(&xcsh_session::api::file_records(text))
+}
+
 #[wasm_bindgen]
 pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
