@@ -172,15 +172,6 @@ impl SessionLock {
             },
         }
     }
-
-    /// The lock file still names us (nobody broke it).
-    pub fn still_held(&self, storage: &dyn Storage) -> bool {
-        storage
-            .read(&self.path)
-            .ok()
-            .and_then(|b| LockOwner::parse(&b))
-            .is_some_and(|o| o.token == self.owner.token)
-    }
 }
 
 #[cfg(test)]
@@ -309,7 +300,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(recovered.owner.pid, 11);
-        assert!(recovered.still_held(&s));
+        assert_eq!(recovered.check(&s), LockCheck::Held);
     }
 
     #[test]
@@ -351,9 +342,13 @@ mod tests {
             "/d/s.jsonl",
         )
         .unwrap();
-        assert!(!a.still_held(&s));
+        assert!(matches!(a.check(&s), LockCheck::Replaced(_)));
         a.release(&s);
-        assert!(b.still_held(&s), "a's release must not remove b's lock");
+        assert_eq!(
+            b.check(&s),
+            LockCheck::Held,
+            "a's release must not remove b's lock"
+        );
     }
 
     const GOLDEN_LOCK: &str = "{\"pid\":4294967295,\"host\":\"q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"startedAt\":\"2026-01-01T00:00:00.000Z\",\"token\":\"00000000000000ff\"}\n";
