@@ -6,14 +6,15 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::rc::Rc;
-use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use xcsh_session::api;
 use xcsh_session::fs::FsStorage;
 
-const BIN: &str = env!("CARGO_BIN_EXE_xcsh-session");
+mod common;
+use common::{shared_cache, BIN};
+
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/real");
 const FIXTURE_NAMES: [&str; 4] = [
     "before-compaction.jsonl",
@@ -25,26 +26,6 @@ const FIXTURE_NAMES: [&str; 4] = [
 fn fixture(name: &str) -> PathBuf {
     let p = Path::new(FIXTURES).join(name);
     fs::canonicalize(&p).unwrap_or_else(|e| panic!("fixture {} missing: {e}", p.display()))
-}
-
-/// One AOT cache for the whole test binary, compiled once up front, so the tests that do
-/// not test the cache do not each compile the component.
-fn shared_cache() -> &'static Path {
-    static CACHE: OnceLock<PathBuf> = OnceLock::new();
-    CACHE.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("xcsh-session-aot-cache");
-        let out = Command::new(BIN)
-            .arg("precompile")
-            .env("XCSH_SESSION_CACHE_DIR", &dir)
-            .output()
-            .expect("run");
-        assert!(
-            out.status.success(),
-            "precompile failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        dir
-    })
 }
 
 /// A temp agent dir and the command line to run the binary with it.

@@ -10,29 +10,14 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::rc::Rc;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_xcsh-session");
-
-/// One AOT cache for this test binary, compiled once up front.
-fn cache() -> &'static Path {
-    static CACHE: OnceLock<PathBuf> = OnceLock::new();
-    CACHE.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("xcsh-session-aot-cache");
-        let out = Command::new(BIN)
-            .arg("precompile")
-            .env("XCSH_SESSION_CACHE_DIR", &dir)
-            .output()
-            .expect("run");
-        assert!(out.status.success(), "precompile: {out:?}");
-        dir
-    })
-}
+mod common;
+use common::{shared_cache, BIN};
 
 fn cli(agent: &Path) -> Command {
     let mut c = Command::new(BIN);
-    c.env("XCSH_SESSION_CACHE_DIR", cache())
+    c.env("XCSH_SESSION_CACHE_DIR", shared_cache())
         .env_remove("XCSH_SESSION_COMPONENT")
         .arg("--agent-dir")
         .arg(agent)
