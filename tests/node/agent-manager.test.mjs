@@ -231,6 +231,8 @@ test('entries are live objects: pruning one in place and rewriteEntries persists
   const file = s.getSessionFile();
   const entries = s.getEntries();
   assert.equal(s.getEntries()[1], entries[1], 'the same object each time');
+  assert.equal(s.getEntry(entries[1].id), entries[1]);
+  assert.equal(s.getEntry('no-such-id'), undefined);
   entries[1].message.content[0].text = '[pruned]';
   assert.ok(fs.readFileSync(file, 'utf8').includes('a very long output'), 'nothing written before');
   await s.rewriteEntries();

@@ -149,7 +149,16 @@ export class SessionManager {
 
   getHeader() { return this.#session.header(); }
   getEntries() { return this.#liveEntries(this.#session.entries()); }
-  getEntry(id) { return this.getEntries().find((e) => e.id === id); }
+  getEntry(id) {
+    const known = this.#live.get(id);
+    if (known) return known.entry;
+    try {
+      return this.#liveEntries([this.#session.entry(id)])[0];
+    } catch (e) {
+      if (e.kind === 'entryNotFound') return undefined;
+      throw e;
+    }
+  }
   getChildren(parentId) { return this.#liveEntries(this.#session.children(parentId)); }
   getLeafId() { return this.#session.leafId; }
   getLeafEntry() {
