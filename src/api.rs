@@ -241,6 +241,53 @@ pub fn file_records(text: &str) -> String {
     }
 }
 
+/// `migrateSessionEntries`: the records of a file (header first, as `JSON.stringify` of
+/// the agent's `FileEntry[]` gives them) migrated to the current version, as a JSON array
+/// in the same order. Records that are already current, or an array whose first record
+/// is not a session header, come back unchanged.
+pub fn migrate_records(records_json: &str) -> ApiResult {
+    let records: Vec<Box<serde_json::value::RawValue>> = serde_json::from_str(records_json)
+        .map_err(|e| {
+            ApiError::new(
+                ErrorKind::InvalidInput,
+                format!("migrateSessionEntries needs an array of entry objects: {e}"),
+            )
+        })?;
+    let Some(mut header) = records
+        .first()
+        .and_then(|r| crate::entry::Header::from_json(r.get()))
+    else {
+        return Ok(crate::json::array(records.iter().map(|r| r.get())));
+    };
+    let mut entries: Vec<crate::entry::Text> = records[1..]
+        .iter()
+        .map(|r| crate::entry::Text::from(r.get().to_string()))
+        .collect();
+    crate::migration::migrate(&mut header, &mut entries);
+    let header = header.to_json();
+    Ok(crate::json::array(
+        std::iter::once(header.as_str()).chain(entries.iter().map(|t| t.as_str())),
+    ))
+}
+
+/// Fold the legacy `--<cwd>--` folder of `cwd` into `session_dir` (see
+/// [`crate::merge_legacy_dir`]); its report as JSON.
+pub fn merge_legacy_dir(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    cwd: &str,
+    session_dir: &str,
+) -> ApiResult {
+    let legacy = crate::paths::legacy_session_dir(agent_dir, cwd);
+    Ok(crate::merge_legacy_dir(&*storage, &legacy, session_dir)?.to_json())
+}
+
+/// The light recent list of one session directory, newest first.
+pub fn recent_in_dir(storage: Rc<dyn Storage>, session_dir: &str, limit: usize) -> ApiResult {
+    let items = crate::listing::recent_sessions_in(&*storage, &[session_dir.to_string()], limit)?;
+    Ok(crate::listing::recent_json(&items, storage.env().now_ms()))
+}
+
 /// `list(cwd, sessionDir)` with an explicit directory: the sessions in `session_dir`.
 pub fn list_in_dir(storage: Rc<dyn Storage>, session_dir: &str) -> ApiResult {
     let items = crate::listing::list(storage, "", "", Some(session_dir))?;
@@ -279,15 +326,41 @@ pub fn resume(
     }))
 }
 
+/// `resolveResumableSession`: `{"session": SessionInfo, "scope": "local" | "global"}`, or
+/// `null` when no session matches `arg` (see [`crate::resume::find_resumable`]).
+pub fn find_resumable(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    local_dir: &str,
+    search_all: bool,
+    arg: &str,
+) -> ApiResult {
+    let found = crate::resume::find_resumable(storage, agent_dir, local_dir, search_all, arg)?;
+    Ok(match found {
+        None => "null".to_string(),
+        Some((info, scope)) => format!(
+            r#"{{"session":{},"scope":"{}"}}"#,
+            crate::json::record(&info.record()),
+            match scope {
+                crate::resume::Scope::Local => "local",
+                crate::resume::Scope::Global => "global",
+            }
+        ),
+    })
+}
+
 /// `continue`: `{"path", "source": "breadcrumb" | "mostRecent" | "new"}`; for a new
-/// session the path is where it will be written (nothing is written now).
+/// session the path is where it will be written (nothing is written now). With
+/// `session_dir`, the newest session of that directory instead of the cwd's.
 pub fn continue_recent(
     storage: Rc<dyn Storage>,
     agent_dir: &str,
     cwd: &str,
+    session_dir: Option<&str>,
     terminal: Option<&str>,
 ) -> ApiResult {
-    let (path, source) = crate::resume::continue_in(storage, agent_dir, cwd, terminal)?;
+    let (path, source) =
+        crate::resume::continue_in(storage, agent_dir, cwd, session_dir, terminal)?;
     Ok(crate::json::record(&crate::resume::ContinuedRecord {
         path: &path,
         source,

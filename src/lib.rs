@@ -32,6 +32,7 @@ mod ids;
 pub mod internals;
 mod json;
 mod jsonl;
+mod legacy_dirs;
 pub mod listing;
 mod lock;
 mod migration;
@@ -57,11 +58,13 @@ pub use gc::{
     GC_GRACE_MS,
 };
 pub use jsonl::{Issue, IssueKind};
+pub use legacy_dirs::{merge_into as merge_legacy_dir, DirMerge, KeptBecause};
 pub use lock::LockOwner;
 pub use migration::Migration;
 pub use output_sink::{
-    truncate_head, truncate_line, truncate_tail, ArtifactTarget, OutputSink, OutputSummary,
-    Truncation,
+    sanitize_chunk, truncate_head, truncate_line, truncate_tail, ArtifactTarget, OutputSink,
+    OutputSummary, Sanitizer, Truncation, DEFAULT_MAX_BYTES, DEFAULT_MAX_COLUMNS,
+    DEFAULT_MAX_LINES,
 };
 pub use session::{OpenOptions, Persistence, Session};
 pub use storage::{MemoryStorage, Storage, StorageError};

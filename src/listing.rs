@@ -47,19 +47,26 @@ pub struct RecentSessionInfo {
 }
 
 impl RecentSessionInfo {
-    /// Display name: sanitized title → first user text → header id → file name, capped.
+    /// Display name: [`Self::full_name`] capped at 40 characters.
     pub fn name(&self) -> String {
+        cap(&self.full_name(), NAME_MAX_CHARS)
+    }
+
+    /// Sanitized title → first user text → header id → file name without `.jsonl`.
+    pub fn full_name(&self) -> String {
         let candidates = [
             self.head.title.as_deref().map(sanitize),
             self.first_user_text.as_deref().map(sanitize),
         ];
-        let chosen = candidates
+        candidates
             .into_iter()
             .flatten()
             .find(|s| !s.is_empty())
             .or_else(|| (!self.head.id.is_empty()).then(|| self.head.id.clone()))
-            .unwrap_or_else(|| crate::storage::basename(&self.head.path).to_string());
-        cap(&chosen, NAME_MAX_CHARS)
+            .unwrap_or_else(|| {
+                let file = crate::storage::basename(&self.head.path);
+                file.strip_suffix(".jsonl").unwrap_or(file).to_string()
+            })
     }
 
     /// "just now", "5m ago", "3h ago", "2d ago", or the date.
@@ -399,6 +406,7 @@ pub struct RecentRecord<'a> {
     #[serde(flatten)]
     pub head: &'a SessionHead,
     pub name: String,
+    pub full_name: String,
     pub time_ago: String,
     /// ISO-8601 mtime.
     pub modified: String,
@@ -410,6 +418,7 @@ impl RecentSessionInfo {
         RecentRecord {
             head: &self.head,
             name: self.name(),
+            full_name: self.full_name(),
             time_ago: self.time_ago(now_ms),
             modified: iso_from_ms(self.mtime_ms),
         }

@@ -33,9 +33,21 @@ const TEMP_ROOT: &str = "/tmp";
 /// for a cwd under the home of `agent_dir` (`<home>/.xcsh/agent`), `-tmp-<relative>`
 /// under `/tmp`, else `--<encoded cwd>--`.
 pub fn session_dir_for_cwd(agent_dir: &str, cwd: &str) -> String {
-    let name = home_relative_dir_name(cwd, home_of_agent_dir(agent_dir), TEMP_ROOT)
-        .unwrap_or_else(|| legacy_dir_name(cwd));
+    let name = session_dir_name(cwd, home_of_agent_dir(agent_dir), TEMP_ROOT);
     join(&sessions_root(agent_dir), &name)
+}
+
+/// The name of the folder new sessions of `cwd` go to, for a host that knows its home and
+/// temp directories (the agent's `os.homedir()` and `os.tmpdir()`): `-<rel>` under
+/// `home`, `-tmp-<rel>` under `temp`, else `--<encoded cwd>--`.
+pub fn session_dir_name(cwd: &str, home: Option<&str>, temp: &str) -> String {
+    home_relative_dir_name(cwd, home, temp).unwrap_or_else(|| legacy_dir_name(cwd))
+}
+
+/// `<agentDir>/sessions/--<encoded cwd>--`: where sessions of `cwd` went before the
+/// home-relative names (merged into the newer folder by [`crate::merge_legacy_dir`]).
+pub fn legacy_session_dir(agent_dir: &str, cwd: &str) -> String {
+    join(&sessions_root(agent_dir), &legacy_dir_name(cwd))
 }
 
 /// The `--<encoded cwd>--` directory name (the seed's, and every cwd's before the
@@ -309,7 +321,7 @@ pub fn home_relative_dir_name(cwd: &str, home: Option<&str>, temp: &str) -> Opti
 /// Every directory that may hold a cwd's sessions: the `--<cwd>--` form (the seed's, and
 /// older agents'), then the home-relative form new sessions get, when it differs.
 pub fn session_dirs_for_cwd(agent_dir: &str, cwd: &str) -> Vec<String> {
-    let legacy = join(&sessions_root(agent_dir), &legacy_dir_name(cwd));
+    let legacy = legacy_session_dir(agent_dir, cwd);
     let current = session_dir_for_cwd(agent_dir, cwd);
     if current == legacy {
         vec![legacy]

@@ -119,6 +119,35 @@ pub fn resolve(
     }
 }
 
+/// Where [`find_resumable`] found a session: the local directory, or the whole store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Local,
+    Global,
+}
+
+/// The agent's `resolveResumableSession`: `arg` matched in `local_dir` first (whatever
+/// the headers' cwd), then, when `search_all`, in every project of `agent_dir`. `None`
+/// when nothing matches; more than one match is [`ResumeError::Ambiguous`].
+pub fn find_resumable(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    local_dir: &str,
+    search_all: bool,
+    arg: &str,
+) -> Result<Option<(SessionInfo, Scope)>, ResumeError> {
+    if let Some(s) = pick_one(
+        listing::list(storage.clone(), "", "", Some(local_dir))?,
+        arg,
+    )? {
+        return Ok(Some((s, Scope::Local)));
+    }
+    if !search_all {
+        return Ok(None);
+    }
+    Ok(pick_one(listing::list_all(storage, agent_dir)?, arg)?.map(|s| (s, Scope::Global)))
+}
+
 /// Turn a resolved target into the session file to open; another project's session is
 /// forked into this one when `confirm` says yes, and refused otherwise.
 pub fn open_target(
@@ -287,15 +316,17 @@ pub fn continue_in(
     storage: Rc<dyn Storage>,
     agent_dir: &str,
     cwd: &str,
+    session_dir: Option<&str>,
     terminal: Option<&str>,
 ) -> Result<(String, ContinueSource), StorageError> {
-    let (path, source) = match continue_recent(&*storage, agent_dir, cwd, None, terminal)? {
+    let (path, source) = match continue_recent(&*storage, agent_dir, cwd, session_dir, terminal)? {
         ContinueTarget::Breadcrumb(p) => (p, ContinueSource::Breadcrumb),
         ContinueTarget::MostRecent(p) => (p, ContinueSource::MostRecent),
         ContinueTarget::New => {
             let options = CreateOptions {
                 agent_dir: agent_dir.into(),
                 cwd: cwd.into(),
+                session_dir: session_dir.map(str::to_string),
                 ..Default::default()
             };
             let s = Session::create(storage.clone(), &options);

@@ -521,3 +521,115 @@ fn new_sessions_go_where_the_agent_puts_them_and_every_form_is_still_read() {
     ids.sort();
     assert_eq!(ids, ["new", "old"]);
 }
+
+// ---- legacy session folders (the agent's "migrates legacy temp-root absolute session
+// dirs to -tmp prefixes", without deleting what it cannot move) ----
+
+fn create_in(storage: &Rc<MemoryStorage>, agent_dir: &str, cwd: &str) -> Session {
+    Session::create(
+        storage.clone(),
+        &xcsh_session::session::CreateOptions {
+            agent_dir: agent_dir.into(),
+            cwd: cwd.into(),
+            ..Default::default()
+        },
+    )
+}
+
+#[test]
+fn a_new_session_folds_the_legacy_folder_of_its_cwd_into_the_newer_one() {
+    let storage = mem();
+    let agent = "/home/me/.xcsh/agent";
+    let legacy = format!("{agent}/sessions/--tmp-proj-x--");
+    put(&storage, &format!("{legacy}/carried.jsonl"), "marker\n");
+    put(&storage, &format!("{legacy}/carried/0.bash.log"), "out");
+    let s = create_in(&storage, agent, "/tmp/proj/x");
+    let newer = format!("{agent}/sessions/-tmp-proj-x");
+    assert_eq!(
+        std::path::Path::new(s.file().unwrap())
+            .parent()
+            .unwrap()
+            .to_str(),
+        Some(newer.as_str())
+    );
+    assert_eq!(
+        read(&storage, &format!("{newer}/carried.jsonl")),
+        "marker\n"
+    );
+    assert_eq!(
+        read(&storage, &format!("{newer}/carried/0.bash.log")),
+        "out"
+    );
+    assert!(
+        !storage.exists(&legacy),
+        "the emptied legacy folder is gone"
+    );
+}
+
+#[test]
+fn a_name_both_folders_have_is_kept_in_both_and_the_legacy_folder_stays() {
+    let storage = mem();
+    let agent = "/home/me/.xcsh/agent";
+    let legacy = format!("{agent}/sessions/--home-me-w--");
+    let newer = format!("{agent}/sessions/-w");
+    put(&storage, &format!("{legacy}/same.jsonl"), "old copy\n");
+    put(&storage, &format!("{legacy}/only-old.jsonl"), "moved\n");
+    put(&storage, &format!("{newer}/same.jsonl"), "new copy\n");
+    let merge = xcsh_session::merge_legacy_dir(&*storage, &legacy, &newer).unwrap();
+    assert_eq!(merge.moved, ["only-old.jsonl"]);
+    assert_eq!(
+        merge.kept,
+        [(
+            "same.jsonl".to_string(),
+            xcsh_session::KeptBecause::TargetHasIt
+        )]
+    );
+    assert!(!merge.removed);
+    // The agent deletes the legacy copy here; both survive.
+    assert_eq!(
+        read(&storage, &format!("{legacy}/same.jsonl")),
+        "old copy\n"
+    );
+    assert_eq!(read(&storage, &format!("{newer}/same.jsonl")), "new copy\n");
+    assert_eq!(
+        read(&storage, &format!("{newer}/only-old.jsonl")),
+        "moved\n"
+    );
+}
+
+#[test]
+fn a_session_with_a_lock_stays_with_its_lock_and_artifacts() {
+    let storage = mem();
+    let (legacy, newer) = ("/a/sessions/--w--", "/a/sessions/-w");
+    put(&storage, &format!("{legacy}/busy.jsonl"), "being written\n");
+    put(&storage, &format!("{legacy}/busy.jsonl.lock"), "{}");
+    put(&storage, &format!("{legacy}/busy/0.bash.log"), "out");
+    put(&storage, &format!("{legacy}/idle.jsonl"), "idle\n");
+    let merge = xcsh_session::merge_legacy_dir(&*storage, legacy, newer).unwrap();
+    assert_eq!(merge.moved, ["idle.jsonl"]);
+    let mut kept: Vec<&str> = merge.kept.iter().map(|(n, _)| n.as_str()).collect();
+    kept.sort();
+    assert_eq!(kept, ["busy", "busy.jsonl", "busy.jsonl.lock"]);
+    assert!(merge
+        .kept
+        .iter()
+        .all(|(_, why)| *why == xcsh_session::KeptBecause::Locked));
+    assert!(storage.exists(&format!("{legacy}/busy/0.bash.log")));
+    assert!(storage.exists(&format!("{newer}/idle.jsonl")));
+}
+
+#[test]
+fn a_file_where_the_newer_folder_should_be_stops_the_merge_and_is_kept() {
+    let storage = mem();
+    let (legacy, newer) = ("/a/sessions/--w--", "/a/sessions/-w");
+    put(&storage, &format!("{legacy}/s.jsonl"), "session\n");
+    put(&storage, newer, "a user's file\n");
+    let merge = xcsh_session::merge_legacy_dir(&*storage, legacy, newer).unwrap();
+    assert!(merge.moved.is_empty());
+    assert_eq!(
+        read(&storage, newer),
+        "a user's file\n",
+        "the agent deletes it"
+    );
+    assert_eq!(read(&storage, &format!("{legacy}/s.jsonl")), "session\n");
+}

@@ -106,13 +106,16 @@ fn listing_resume_and_continue_through_the_facade() {
         other.message,
         format!("Session \"{}\" is in another project (/work/pi).", &id[..6])
     );
-    let cont =
-        json(&api::continue_recent(storage.clone(), "/agent", "/work/pi", Some("pts-1")).unwrap());
+    let cont = json(
+        &api::continue_recent(storage.clone(), "/agent", "/work/pi", None, Some("pts-1")).unwrap(),
+    );
     assert_eq!(cont["source"], "mostRecent");
-    let again =
-        json(&api::continue_recent(storage.clone(), "/agent", "/work/pi", Some("pts-1")).unwrap());
+    let again = json(
+        &api::continue_recent(storage.clone(), "/agent", "/work/pi", None, Some("pts-1")).unwrap(),
+    );
     assert_eq!(again["source"], "breadcrumb");
-    let fresh = json(&api::continue_recent(storage.clone(), "/agent", "/work/new", None).unwrap());
+    let fresh =
+        json(&api::continue_recent(storage.clone(), "/agent", "/work/new", None, None).unwrap());
     assert_eq!(fresh["source"], "new");
     assert!(!storage.exists(fresh["path"].as_str().unwrap()));
 }
@@ -258,6 +261,7 @@ fn golden_outputs() -> Vec<(&'static str, String)> {
             storage.clone(),
             "/agent",
             &cwd,
+            None,
             Some("pts-1"),
         )),
     ));
@@ -267,6 +271,7 @@ fn golden_outputs() -> Vec<(&'static str, String)> {
             storage.clone(),
             "/agent",
             &cwd,
+            None,
             Some("pts-1"),
         )),
     ));
@@ -276,6 +281,7 @@ fn golden_outputs() -> Vec<(&'static str, String)> {
             storage.clone(),
             "/agent",
             &format!("/new/{WEIRD}"),
+            None,
             None,
         )),
     ));
@@ -390,11 +396,11 @@ const GOLDEN: &[(&str, &str)] = &[
     ),
     (
         "recent",
-        "[{\"path\":\"/agent/sessions/--work-q\\\"b-s-c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'--/2026-01-01T00-00-00-000Z_0123abcd-0000-4000-8000-000000000001.jsonl\",\"id\":\"0123abcd-0000-4000-8000-000000000001\",\"cwd\":\"/work/q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"title\":\"q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"name\":\"q\\\"b\\\\s/c\",\"timeAgo\":\"just now\",\"modified\":\"2025-10-09T08:53:20.001Z\"}]",
+        "[{\"path\":\"/agent/sessions/--work-q\\\"b-s-c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'--/2026-01-01T00-00-00-000Z_0123abcd-0000-4000-8000-000000000001.jsonl\",\"id\":\"0123abcd-0000-4000-8000-000000000001\",\"cwd\":\"/work/q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"title\":\"q\\\"b\\\\s/c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"name\":\"q\\\"b\\\\s/c\",\"fullName\":\"q\\\"b\\\\s/c\",\"timeAgo\":\"just now\",\"modified\":\"2025-10-09T08:53:20.001Z\"}]",
     ),
     (
         "recent other",
-        "[{\"path\":\"/agent/sessions/--work-other--/2026-01-02T00-00-00-000Z_0123abcd-0000-4000-8000-000000000002.jsonl\",\"id\":\"0123abcd-0000-4000-8000-000000000002\",\"cwd\":\"/work/other\",\"name\":\"hello other \\\\ \\\"quoted\\\"\",\"timeAgo\":\"just now\",\"modified\":\"2025-10-09T08:53:20.002Z\"}]",
+        "[{\"path\":\"/agent/sessions/--work-other--/2026-01-02T00-00-00-000Z_0123abcd-0000-4000-8000-000000000002.jsonl\",\"id\":\"0123abcd-0000-4000-8000-000000000002\",\"cwd\":\"/work/other\",\"name\":\"hello other \\\\ \\\"quoted\\\"\",\"fullName\":\"hello other \\\\ \\\"quoted\\\"\",\"timeAgo\":\"just now\",\"modified\":\"2025-10-09T08:53:20.002Z\"}]",
     ),
     (
         "list cwd",

@@ -285,9 +285,9 @@ fn failure_unknown_artifact_id_lists_the_available_ones() {
 
 #[test]
 fn failure_output_sink_writer_cannot_be_created_keeps_the_tail_only() {
-    let storage = MemoryStorage::new();
+    let storage = std::rc::Rc::new(MemoryStorage::new());
     let mut sink = OutputSink::with_limits(
-        &storage,
+        storage,
         Some(ArtifactTarget {
             id: "0".into(),
             path: "/no/dir/0.bash.log".into(),
@@ -298,7 +298,7 @@ fn failure_output_sink_writer_cannot_be_created_keeps_the_tail_only() {
     for i in 0..50 {
         sink.push(&format!("line {i}\n"));
     }
-    let d = sink.dump();
+    let d = sink.dump(None);
     assert!(d.truncated && d.artifact_id.is_none());
     assert!(d.output.ends_with("line 49\n"));
 }

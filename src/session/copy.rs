@@ -163,14 +163,19 @@ impl Session {
     /// session directory (the header's cwd updated). A failing step undoes the earlier
     /// ones, so the session is never split between two places.
     pub fn move_to(&mut self, agent_dir: &str, new_cwd: &str) -> Result<String> {
+        self.move_to_dir(&paths::session_dir_for_cwd(agent_dir, new_cwd), new_cwd)
+    }
+
+    /// [`Self::move_to`] with the target directory given (a host that places sessions by
+    /// its own home and temp directories, see [`paths::session_dir_name`]).
+    pub fn move_to_dir(&mut self, new_dir: &str, new_cwd: &str) -> Result<String> {
         self.check_writable()?;
         let Some(old_file) = self.file.clone() else {
             return Err(SessionError::InvalidInput(
                 "an in-memory session has no file to move".into(),
             ));
         };
-        let new_dir = paths::session_dir_for_cwd(agent_dir, new_cwd);
-        let new_file = join(&new_dir, crate::storage::basename(&old_file));
+        let new_file = join(new_dir, crate::storage::basename(&old_file));
         if new_file == old_file {
             return Ok(new_file);
         }
@@ -189,14 +194,14 @@ impl Session {
         moved.flushed = self.flushed;
         if self.flushed {
             self.guard_write()?;
-            storage.mkdir_all(&new_dir)?;
+            storage.mkdir_all(new_dir)?;
             moved.write_whole()?;
         }
         // 2. the artifacts directory
         let had_artifacts = storage.exists(&old_art);
         if had_artifacts {
             if let Err(e) = storage
-                .mkdir_all(&new_dir)
+                .mkdir_all(new_dir)
                 .and_then(|_| storage.rename(&old_art, &new_art))
             {
                 let _ = storage.unlink(&new_file);

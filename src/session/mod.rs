@@ -183,10 +183,14 @@ impl Session {
     /// A new persistent session; its file appears with the first assistant message.
     pub fn create(storage: Rc<dyn Storage>, options: &CreateOptions) -> Session {
         let header = Self::new_header(&*storage, &options.cwd, options.parent_session.as_deref());
-        let dir = options
-            .session_dir
-            .clone()
-            .unwrap_or_else(|| paths::session_dir_for_cwd(&options.agent_dir, &options.cwd));
+        let dir = options.session_dir.clone().unwrap_or_else(|| {
+            let dir = paths::session_dir_for_cwd(&options.agent_dir, &options.cwd);
+            // Best effort, as the agent's: a merge that fails leaves both folders, and
+            // both are read.
+            let legacy = paths::legacy_session_dir(&options.agent_dir, &options.cwd);
+            let _ = crate::merge_legacy_dir(&*storage, &legacy, &dir);
+            dir
+        });
         let name = paths::session_file_name(header.timestamp().unwrap_or_default(), header.id());
         Self::blank(
             storage,

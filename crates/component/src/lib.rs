@@ -307,7 +307,7 @@ impl Guest for Component {
     ) -> Result<String, ApiError> {
         let lookup = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
         let terminal = xcsh_session::resume::terminal_id(tty.as_deref(), &lookup);
-        api::continue_recent(storage(), &agent_dir, &cwd, terminal.as_deref()).map_err(to_wit)
+        api::continue_recent(storage(), &agent_dir, &cwd, None, terminal.as_deref()).map_err(to_wit)
     }
 
     fn put_blob(agent_dir: String, data: Vec<u8>) -> Result<String, ApiError> {

@@ -1,7 +1,7 @@
 // Declarations of `xcsh-session/agent` (agent.mjs): the agent's SessionManager.
 import type {
   SessionHeader, SessionEntry, TreeNode, SessionContext, SessionInfo, UsageStatistics,
-  AgentMessage, ContentBlock,
+  AgentMessage, ContentBlock, RecentSessionInfo, OutputSummary,
 } from './xcsh_session.js';
 
 /** `$PI_CODING_AGENT_DIR`, else `~/.xcsh/agent`. */
@@ -21,6 +21,36 @@ export function findMostRecentSession(sessionDir: string): Promise<string | null
 
 /** Delete a session file of the agent dir with its artifacts directory. */
 export function deleteSessionWithArtifacts(sessionPath: string): Promise<void>;
+
+/** A file's records (header first) migrated to the current version, in place. */
+export function migrateSessionEntries(entries: Record<string, unknown>[]): void;
+
+/** The newest compaction entry, or `null`. */
+export function getLatestCompactionEntry(entries: SessionEntry[]): SessionEntry | null;
+
+/** The `limit` (default 3) newest sessions of `sessionDir`, with `mtime` in ms. */
+export function getRecentSessions(sessionDir: string, limit?: number): Promise<(RecentSessionInfo & { mtime: number })[]>;
+
+/** The session an id or file-name prefix names, locally first; an ambiguous prefix throws. */
+export function resolveResumableSession(sessionArg: string, cwd: string, sessionDir?: string): Promise<{ session: SessionInfo; scope: 'local' | 'global' } | undefined>;
+
+/** The agent's `OutputSinkOptions`. */
+export interface OutputSinkOptions {
+  artifactPath?: string;
+  artifactId?: string;
+  spillThreshold?: number;
+  onChunk?: (chunk: string) => void;
+  chunkThrottleMs?: number;
+  maskSecrets?: (text: string) => string;
+}
+
+/** Streaming tool output with a bounded tail, spilled whole to `artifactPath`. */
+export class OutputSink {
+  constructor(options?: OutputSinkOptions);
+  push(chunk: string): void;
+  createInput(): WritableStream<Uint8Array | string>;
+  dump(notice?: string): Promise<OutputSummary>;
+}
 
 /** What `restoreState` comes back to (`session` is the live object). */
 export interface SessionManagerStateSnapshot {

@@ -14,8 +14,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  Session, buildSessionContext as contextOfText, continueRecent, deleteSession, fileRecords,
-  findMostRecentSession as newestIn, listSessions, parseRecords, sessionDirForCwd,
+  OutputSink as CoreOutputSink, Session, buildSessionContext as contextOfText, continueRecent,
+  deleteSession, fileRecords, findMostRecentSession as newestIn, findResumableSession,
+  listSessions, mergeLegacySessionDir, migrateRecords, parseRecords, recentSessions,
+  sessionDirForCwd, terminalId,
 } from './xcsh_session.js';
 import { nodeStorage } from './node-storage.mjs';
 
@@ -42,8 +44,24 @@ export class SessionManager {
 
   // ---- constructors ----
 
+  /**
+   * Where new sessions of `cwd` go, as the agent places them (by the real path of `cwd`,
+   * the home and the temp directory): `-<rel>`, `-tmp-<rel>` or `--<cwd>--`. The legacy
+   * `--<cwd>--` folder is folded into it first, keeping whatever cannot be moved; the
+   * directory is created.
+   */
   static getDefaultSessionDir(cwd, agentDir = getAgentDir()) {
-    return sessionDirForCwd(agentDir, path.resolve(cwd));
+    const resolved = path.resolve(cwd);
+    const dir = sessionDirForCwd(agentDir, realPath(resolved), {
+      home: realPath(os.homedir()), tempDir: realPath(os.tmpdir()),
+    });
+    try {
+      mergeLegacySessionDir(storage, { agentDir, cwd: resolved, sessionDir: dir });
+    } catch {
+      // Best effort, as the agent's: both folders stay readable.
+    }
+    fs.mkdirSync(dir, { recursive: true });
+    return dir;
   }
 
   /** A new session of `cwd` in `sessionDir` (default: the cwd's directory of the agent dir). */
@@ -67,10 +85,10 @@ export class SessionManager {
   static async continueRecent(cwd, sessionDir) {
     const agentDir = getAgentDir();
     const dir = sessionDir ?? SessionManager.getDefaultSessionDir(cwd, agentDir);
-    const found = sessionDir === undefined
-      ? continueRecent(storage, { agentDir, cwd: path.resolve(cwd) })
-      : { path: newestIn(storage, dir), source: 'mostRecent' };
-    if (!found.path || found.source === 'new') return SessionManager.create(cwd, dir);
+    const found = continueRecent(storage, definedOnly({
+      agentDir, cwd: path.resolve(cwd), sessionDir: dir, terminal: currentTerminal(),
+    }));
+    if (found.source === 'new') return SessionManager.create(cwd, dir);
     return new SessionManager(openFile(found.path, agentDir, cwd), cwd, dir, agentDir);
   }
 
@@ -100,8 +118,8 @@ export class SessionManager {
   /** `SessionInfo` of every session of `cwd` (or of `sessionDir`), newest first. */
   static async list(cwd, sessionDir) {
     const agentDir = getAgentDir();
-    if (sessionDir === undefined) return listSessions(storage, { agentDir, cwd: path.resolve(cwd) });
-    return listSessions(storage, { agentDir, sessionDir: path.resolve(sessionDir) });
+    const dir = sessionDir === undefined ? SessionManager.getDefaultSessionDir(cwd, agentDir) : path.resolve(sessionDir);
+    return listSessions(storage, { agentDir, sessionDir: dir });
   }
 
   /** `SessionInfo` of every session of every project. */
@@ -274,9 +292,10 @@ export class SessionManager {
   async moveTo(newCwd) {
     const cwd = path.resolve(newCwd);
     if (cwd === this.#cwd) return;
-    if (this.#session.file) this.#session.moveTo(this.#agentDir, cwd);
+    const dir = SessionManager.getDefaultSessionDir(cwd, this.#agentDir);
+    if (this.#session.file) this.#session.moveTo(this.#agentDir, cwd, dir);
     this.#cwd = cwd;
-    this.#sessionDir = SessionManager.getDefaultSessionDir(cwd, this.#agentDir);
+    this.#sessionDir = dir;
   }
 }
 
@@ -320,6 +339,97 @@ export async function findMostRecentSession(sessionDir) {
  */
 export async function deleteSessionWithArtifacts(sessionPath) {
   deleteSession(storage, getAgentDir(), path.resolve(sessionPath));
+}
+
+/**
+ * `migrateSessionEntries(entries)`: a file's records (header first) migrated to the current
+ * version in place, each object keeping its identity, as the agent mutates them.
+ */
+export function migrateSessionEntries(entries) {
+  const migrated = migrateRecords(entries);
+  migrated.forEach((next, i) => {
+    const entry = entries[i];
+    for (const key of Object.keys(entry)) if (!(key in next)) delete entry[key];
+    Object.assign(entry, next);
+  });
+}
+
+/** The newest compaction entry of `entries`, or `null`. */
+export function getLatestCompactionEntry(entries) {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    if (entries[i].type === 'compaction') return entries[i];
+  }
+  return null;
+}
+
+/**
+ * The `limit` newest sessions of `sessionDir` for a welcome screen: `path`, `mtime` (ms),
+ * `fullName`, `name` (at most 40 characters) and `timeAgo`, with `id`, `cwd`, `title`.
+ */
+export async function getRecentSessions(sessionDir, limit = 3) {
+  return recentSessions(storage, { sessionDir: path.resolve(sessionDir), limit })
+    .map((r) => ({ ...r, mtime: Date.parse(r.modified) }));
+}
+
+/**
+ * The session `sessionArg` names (id prefix, file name prefix, or the id part of a file
+ * name) in `sessionDir` (default: the cwd's), then, without `sessionDir`, in every
+ * project: `{ session, scope: 'local' | 'global' }`, or `undefined`. Unlike the agent,
+ * which takes the newest of several matches, an ambiguous prefix throws
+ * (`kind: "ambiguous"`, the candidates in `details`): resuming the wrong session silently
+ * is worse than asking for a longer prefix.
+ */
+export async function resolveResumableSession(sessionArg, cwd, sessionDir) {
+  const agentDir = getAgentDir();
+  const local = sessionDir === undefined ? SessionManager.getDefaultSessionDir(cwd, agentDir) : path.resolve(sessionDir);
+  const found = findResumableSession(storage, {
+    agentDir, sessionDir: local, arg: sessionArg, localOnly: sessionDir !== undefined,
+  });
+  return found ?? undefined;
+}
+
+/**
+ * The agent's `OutputSink`: streaming tool output with a bounded tail, spilled whole to
+ * `artifactPath` once past `spillThreshold` bytes. Chunks are sanitized as they arrive
+ * (escape sequences split across chunks included) rather than at `dump()`.
+ */
+export class OutputSink {
+  #sink;
+  constructor(options = {}) {
+    this.#sink = new CoreOutputSink(definedOnly({ ...options, storage: options.artifactPath ? storage : undefined }));
+  }
+  push(chunk) { this.#sink.push(chunk); }
+  /** A `WritableStream` of strings or UTF-8 bytes that pushes into this sink. */
+  createInput() {
+    const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+    const finish = () => { const rest = decoder.decode(); if (rest) this.push(rest); };
+    return new WritableStream({
+      write: (chunk) => this.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true })),
+      close: finish,
+      abort: finish,
+    });
+  }
+  async dump(notice) { return this.#sink.dump(notice); }
+}
+
+/** The real path of `p` when it exists (symlinks resolved), else `p`. */
+function realPath(p) {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+/** This process's terminal (its breadcrumb names `--continue`'s session), if any. */
+function currentTerminal() {
+  let tty;
+  try {
+    if (process.stdin.isTTY) tty = fs.readlinkSync('/proc/self/fd/0');
+  } catch {
+    // No /proc: the terminal variables still tell.
+  }
+  return terminalId(tty, process.env);
 }
 
 /** Open for writing; a missing or empty file is written at once with its header. */

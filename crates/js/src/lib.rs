@@ -16,6 +16,7 @@
 mod convert;
 mod files;
 mod history;
+mod output;
 mod session;
 mod storage;
 mod store;

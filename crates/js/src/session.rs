@@ -29,7 +29,7 @@ fn core<T>(result: Result<T, SessionError>) -> JsResult<T> {
 }
 
 /// `options.storage` as a port, or memory storage when absent.
-fn storage_option(options: &JsValue) -> JsResult<Rc<dyn Storage>> {
+pub(crate) fn storage_option(options: &JsValue) -> JsResult<Rc<dyn Storage>> {
     let storage = convert::get(options, "storage");
     if storage.is_undefined() || storage.is_null() {
         Ok(Rc::new(LocalStorage::default()))
@@ -594,14 +594,19 @@ impl JsSession {
         Ok(obj.into())
     }
 
-    /// Move the file and artifacts to `newCwd`'s session directory; returns the new path.
+    /// Move the file and artifacts to `newCwd`'s session directory (or to `sessionDir`
+    /// when given); returns the new path.
     #[wasm_bindgen(js_name = moveTo)]
     pub fn move_to(
         &mut self,
         #[wasm_bindgen(js_name = agentDir)] agent_dir: &str,
         #[wasm_bindgen(js_name = newCwd)] new_cwd: &str,
+        #[wasm_bindgen(js_name = sessionDir)] session_dir: Option<String>,
     ) -> JsResult<String> {
-        core(self.inner.move_to(agent_dir, new_cwd))
+        match session_dir {
+            Some(dir) => core(self.inner.move_to_dir(&dir, new_cwd)),
+            None => core(self.inner.move_to(agent_dir, new_cwd)),
+        }
     }
 }
 

@@ -38,13 +38,59 @@ fn opt_usize(options: &JsValue, key: &str) -> JsResult<Option<usize>> {
     })
 }
 
-/// The session directory of a working directory: `<agentDir>/sessions/--<cwd>--`.
+/// Where new sessions of `cwd` go: `<agentDir>/sessions/-<rel>` under the home,
+/// `-tmp-<rel>` under the temp directory, else `--<cwd>--`. Without `places` the home is
+/// the one `agentDir` lives in (`<home>/.xcsh/agent`) and the temp directory `/tmp`.
 #[wasm_bindgen(js_name = sessionDirForCwd)]
 pub fn session_dir_for_cwd(
     #[wasm_bindgen(js_name = agentDir)] agent_dir: &str,
     cwd: &str,
-) -> String {
-    xcsh_session::paths::session_dir_for_cwd(agent_dir, cwd)
+    #[wasm_bindgen(unchecked_optional_param_type = "{ home?: string, tempDir?: string }")]
+    places: JsValue,
+) -> JsResult<String> {
+    use xcsh_session::paths;
+    if places.is_undefined() || places.is_null() {
+        return Ok(paths::session_dir_for_cwd(agent_dir, cwd));
+    }
+    let home = opt_string(&places, "home")?;
+    let temp = opt_string(&places, "tempDir")?.unwrap_or_else(|| "/tmp".into());
+    let name = paths::session_dir_name(cwd, home.as_deref(), &temp);
+    Ok(xcsh_session::storage::join(
+        &paths::sessions_root(agent_dir),
+        &name,
+    ))
+}
+
+/// Fold the legacy `--<cwd>--` folder of `cwd` into `sessionDir`, moving only what
+/// cannot be lost: a name both have, a locked session and a file in the way stay put.
+#[wasm_bindgen(
+    js_name = mergeLegacySessionDir,
+    unchecked_return_type = "{ moved: string[], kept: { name: string, reason: 'targetHasIt' | 'locked' | 'targetIsAFile' }[], removed: boolean }"
+)]
+pub fn merge_legacy_session_dir(
+    storage: JsStorage,
+    #[wasm_bindgen(unchecked_param_type = "{ agentDir: string, cwd: string, sessionDir: string }")]
+    options: JsValue,
+) -> JsResult<JsValue> {
+    done(api::merge_legacy_dir(
+        port(storage),
+        &string(&options, "agentDir")?,
+        &string(&options, "cwd")?,
+        &string(&options, "sessionDir")?,
+    ))
+}
+
+/// `migrateSessionEntries`: the records of a file (header first) migrated to the current
+/// version, in the same order; current records come back unchanged.
+#[wasm_bindgen(js_name = migrateRecords, unchecked_return_type = "unknown[]")]
+pub fn migrate_records(
+    #[wasm_bindgen(unchecked_param_type = "unknown[]")] records: JsValue,
+) -> JsResult<JsValue> {
+    let text = js_sys::JSON::stringify(&records)
+        .ok()
+        .and_then(|s| s.as_string())
+        .unwrap_or_default();
+    done(api::migrate_records(&text))
 }
 
 /// `findMostRecentSession(sessionDir)`: the newest file (by mtime) of a session directory
@@ -58,15 +104,21 @@ pub fn find_most_recent_session(
         .map_err(|e| crate::convert::js_error(e.into()))
 }
 
-/// The light recent list of a project (reads 4096 bytes per file), newest first.
+/// The light recent list of a project, or of one `sessionDir` (reads 4096 bytes per
+/// file), newest first.
 #[wasm_bindgen(js_name = recentSessions, unchecked_return_type = "RecentSessionInfo[]")]
 pub fn recent_sessions(
     storage: JsStorage,
-    #[wasm_bindgen(unchecked_param_type = "{ agentDir: string, cwd: string, limit?: number }")]
+    #[wasm_bindgen(
+        unchecked_param_type = "{ agentDir?: string, cwd?: string, sessionDir?: string, limit?: number }"
+    )]
     options: JsValue,
 ) -> JsResult<JsValue> {
     let limit =
         opt_usize(&options, "limit")?.unwrap_or(xcsh_session::listing::DEFAULT_RECENT_LIMIT);
+    if let Some(dir) = opt_string(&options, "sessionDir")? {
+        return done(api::recent_in_dir(port(storage), &dir, limit));
+    }
     done(api::recent(
         port(storage),
         &string(&options, "agentDir")?,
@@ -130,19 +182,63 @@ pub fn resolve_resume(
     ))
 }
 
-/// `--continue`: this terminal's breadcrumb, else the newest session, else a new path.
+/// The agent's `resolveResumableSession`: the session `arg` names (an id prefix, a file
+/// name prefix, or the id part of a file name, any case) in `sessionDir`, then, unless
+/// `localOnly`, in every project; `null` when none does. More than one match throws
+/// `kind: "ambiguous"` with the candidates in `details`.
+#[wasm_bindgen(
+    js_name = findResumableSession,
+    unchecked_return_type = "{ session: SessionInfo, scope: 'local' | 'global' } | null"
+)]
+pub fn find_resumable_session(
+    storage: JsStorage,
+    #[wasm_bindgen(
+        unchecked_param_type = "{ agentDir: string, sessionDir: string, arg: string, localOnly?: boolean }"
+    )]
+    options: JsValue,
+) -> JsResult<JsValue> {
+    done(api::find_resumable(
+        port(storage),
+        &string(&options, "agentDir")?,
+        &string(&options, "sessionDir")?,
+        !opt_bool(&options, "localOnly")?.unwrap_or(false),
+        &string(&options, "arg")?,
+    ))
+}
+
+/// `--continue`: this terminal's breadcrumb, else the newest session (of `sessionDir`
+/// when given, else of the cwd), else a new path.
 #[wasm_bindgen(js_name = continueRecent, unchecked_return_type = "{ path: string, source: 'breadcrumb' | 'mostRecent' | 'new' }")]
 pub fn continue_recent(
     storage: JsStorage,
-    #[wasm_bindgen(unchecked_param_type = "{ agentDir: string, cwd: string, terminal?: string }")]
+    #[wasm_bindgen(
+        unchecked_param_type = "{ agentDir: string, cwd: string, sessionDir?: string, terminal?: string }"
+    )]
     options: JsValue,
 ) -> JsResult<JsValue> {
     done(api::continue_recent(
         port(storage),
         &string(&options, "agentDir")?,
         &string(&options, "cwd")?,
+        opt_string(&options, "sessionDir")?.as_deref(),
         opt_string(&options, "terminal")?.as_deref(),
     ))
+}
+
+/// The id of the terminal a process runs in, which names its `--continue` breadcrumb: the
+/// tty path without `/dev/`, else `kitty-`, `tmux-`, `apple-` or `wt-` and the terminal's
+/// variable; `undefined` when the terminal cannot be told.
+#[wasm_bindgen(js_name = terminalId)]
+pub fn terminal_id(
+    tty: Option<String>,
+    #[wasm_bindgen(unchecked_param_type = "Record<string, string | undefined>")] env: JsValue,
+) -> Option<String> {
+    let lookup = |name: &str| {
+        Reflect::get(&env, &name.into())
+            .ok()
+            .and_then(|v| v.as_string())
+    };
+    xcsh_session::resume::terminal_id(tty.as_deref(), &lookup)
 }
 
 /// Resolve `artifact://<id>` or `agent://<id>[/path|?q=]` for a session file.

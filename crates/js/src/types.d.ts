@@ -323,8 +323,10 @@ export interface RecentSessionInfo {
   id: string;
   cwd: string;
   title?: string;
-  /** Sanitized title → first user text → id → file name, at most 40 characters. */
+  /** `fullName`, at most 40 characters. */
   name: string;
+  /** Sanitized title → first user text → id → file name without `.jsonl`. */
+  fullName: string;
   /** "just now", "5m ago", "3h ago", "2d ago" or a date. */
   timeAgo: string;
   /** File modification time, ISO-8601. */
@@ -426,4 +428,40 @@ export interface SessionPrompts {
   prompts: SessionPrompt[];
   /** `<file name>: <error>` */
   unreadable: string[];
+}
+
+/** Options of `new OutputSink(options)` (the agent's `OutputSinkOptions`, plus `storage`). */
+export interface OutputSinkOptions {
+  /** Where the whole output is written once it is too long (through `storage`). */
+  artifactPath?: string;
+  /** Reported as `artifactId` when the whole output is in `artifactPath`. */
+  artifactId?: string;
+  /** The storage `artifactPath` is written through; required with `artifactPath`. */
+  storage?: JsStorage;
+  /** Bytes kept in memory before spilling (default 51200). */
+  spillThreshold?: number;
+  /** Lines kept in memory before spilling (default 3000). */
+  maxLines?: number;
+  /** Called with each raw (masked, unsanitized) chunk, for live display. */
+  onChunk?: (chunk: string) => void;
+  /** Minimum milliseconds between `onChunk` calls (default 0: every chunk). */
+  chunkThrottleMs?: number;
+  /** Masks secrets in every chunk before anything else sees it, and in the final output. */
+  maskSecrets?: (text: string) => string;
+}
+
+/** What `OutputSink.dump()` returns (the agent's `OutputSummary`). */
+export interface OutputSummary {
+  /** The tail to show, sanitized, lines clipped at 1024 columns; `[notice]` line first. */
+  output: string;
+  truncated: boolean;
+  totalLines: number;
+  totalBytes: number;
+  /** Lines and bytes of the tail (without the notice line). */
+  outputLines: number;
+  outputBytes: number;
+  /** Only when the whole output really is in the artifact file (`artifact://<id>`). */
+  artifactId?: string;
+  /** Why the artifact file could not be written (the tail is all there is). */
+  artifactError?: string;
 }

@@ -1,134 +1,19 @@
 //! `OutputSink`: streaming tool output with a bounded tail for display and the full output
-//! spilled to an artifact file once it grows past 50 KiB. Plus the line/byte truncation
-//! helpers (UTF-8-safe head and tail cuts, long-line clipping).
+//! spilled to an artifact file once it grows past 50 KiB or 3000 lines. The cuts it uses
+//! are in `truncate`, the chunk sanitizer in `sanitize`.
 
 use crate::storage::Storage;
+use std::rc::Rc;
 
-pub const DEFAULT_MAX_LINES: usize = 3000;
-pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
-pub const DEFAULT_MAX_COLUMNS: usize = 1024;
+mod sanitize;
+mod truncate;
 
-/// The result of a truncation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Truncation {
-    pub content: String,
-    pub truncated: bool,
-    pub total_lines: usize,
-    pub total_bytes: usize,
-    pub output_lines: usize,
-    pub output_bytes: usize,
-}
-
-fn count_lines(s: &str) -> usize {
-    if s.is_empty() {
-        0
-    } else {
-        s.matches('\n').count() + usize::from(!s.ends_with('\n'))
-    }
-}
-
-fn floor_char(s: &str, mut i: usize) -> usize {
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn ceil_char(s: &str, mut i: usize) -> usize {
-    while i < s.len() && !s.is_char_boundary(i) {
-        i += 1;
-    }
-    i
-}
-
-fn truncation(original: &str, content: String) -> Truncation {
-    Truncation {
-        truncated: content.len() != original.len(),
-        total_lines: count_lines(original),
-        total_bytes: original.len(),
-        output_lines: count_lines(&content),
-        output_bytes: content.len(),
-        content,
-    }
-}
-
-/// Keep the beginning: at most `max_lines` lines and `max_bytes` bytes, never splitting a
-/// UTF-8 character.
-pub fn truncate_head(text: &str, max_lines: usize, max_bytes: usize) -> Truncation {
-    let mut end = text.len();
-    if let Some((i, _)) = text.match_indices('\n').nth(max_lines.saturating_sub(1)) {
-        if max_lines == 0 {
-            end = 0;
-        } else if i + 1 < text.len() {
-            end = i + 1;
-        }
-    }
-    end = floor_char(text, end.min(max_bytes));
-    truncation(text, text[..end].to_string())
-}
-
-/// Keep the end: at most `max_lines` lines and `max_bytes` bytes, UTF-8 safe.
-pub fn truncate_tail(text: &str, max_lines: usize, max_bytes: usize) -> Truncation {
-    let body = text.strip_suffix('\n').unwrap_or(text);
-    let mut start = 0;
-    if max_lines == 0 {
-        start = text.len();
-    } else if let Some((i, _)) = body.rmatch_indices('\n').nth(max_lines - 1) {
-        start = i + 1;
-    }
-    start = ceil_char(text, start.max(text.len().saturating_sub(max_bytes)));
-    truncation(text, text[start..].to_string())
-}
-
-/// Clip one line to `max_columns` characters, marking the cut with `…`.
-pub fn truncate_line(line: &str, max_columns: usize) -> std::borrow::Cow<'_, str> {
-    match line.char_indices().nth(max_columns) {
-        Some((i, _)) => std::borrow::Cow::Owned(format!("{}…", &line[..i])),
-        None => std::borrow::Cow::Borrowed(line),
-    }
-}
-
-/// Terminal output made safe to store and show: ANSI escape sequences removed, CRLF and
-/// lone CR turned into LF, other control characters (but tab) dropped.
-pub fn sanitize_chunk(chunk: &str) -> String {
-    let mut out = String::with_capacity(chunk.len());
-    let mut chars = chunk.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => match chars.next() {
-                Some('[') => {
-                    // CSI: parameters and intermediates, then a final byte @..~
-                    for n in chars.by_ref() {
-                        if ('@'..='~').contains(&n) {
-                            break;
-                        }
-                    }
-                }
-                Some(']') => {
-                    // OSC: until BEL or ESC \
-                    while let Some(n) = chars.next() {
-                        if n == '\u{7}' || (n == '\u{1b}' && chars.peek() == Some(&'\\')) {
-                            if n == '\u{1b}' {
-                                chars.next();
-                            }
-                            break;
-                        }
-                    }
-                }
-                _ => {}
-            },
-            '\r' => {
-                if chars.peek() != Some(&'\n') {
-                    out.push('\n');
-                }
-            }
-            '\n' | '\t' => out.push(c),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use sanitize::{sanitize_chunk, Sanitizer};
+use truncate::count_lines;
+pub use truncate::{
+    truncate_head, truncate_line, truncate_tail, Truncation, DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_COLUMNS, DEFAULT_MAX_LINES,
+};
 
 /// Where the full output goes once it is too long to keep.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,7 +30,8 @@ enum FileState {
 }
 
 /// What `dump()` reports.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct OutputSummary {
     /// The tail to display (line-clipped).
     pub output: String,
@@ -155,15 +41,32 @@ pub struct OutputSummary {
     pub output_lines: usize,
     pub output_bytes: usize,
     /// Only when the full output really is in the artifact file.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub artifact_id: Option<String>,
+    /// Why the artifact file could not be written.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub artifact_error: Option<String>,
 }
 
-pub struct OutputSink<'s> {
-    storage: &'s dyn Storage,
+impl OutputSummary {
+    /// The agent's `OutputSummary` as JSON (camelCase; `artifactId` and `artifactError`
+    /// only when set).
+    pub fn to_json(&self) -> String {
+        crate::json::record(self)
+    }
+}
+
+/// Streaming tool output (bash, python, ssh): each chunk is sanitized (state carried
+/// across chunks) and added to a tail kept in memory. Past `max_bytes` bytes or
+/// `max_lines` lines the output is truncated: with a target, everything so far is written
+/// to the artifact file once and every later chunk appended; the tail is trimmed to its
+/// window either way. A target that cannot be written leaves the tail only.
+pub struct OutputSink {
+    storage: Rc<dyn Storage>,
     target: Option<ArtifactTarget>,
     state: FileState,
     artifact_error: Option<String>,
+    sanitizer: Sanitizer,
     tail: String,
     total_bytes: usize,
     newlines: usize,
@@ -173,14 +76,15 @@ pub struct OutputSink<'s> {
     max_lines: usize,
 }
 
-impl<'s> OutputSink<'s> {
+impl OutputSink {
     /// A sink with the default limits; `target` is where the full output is spilled.
-    pub fn new(storage: &'s dyn Storage, target: Option<ArtifactTarget>) -> Self {
+    pub fn new(storage: Rc<dyn Storage>, target: Option<ArtifactTarget>) -> Self {
         Self::with_limits(storage, target, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES)
     }
 
+    /// A sink that spills past `max_bytes` (the agent's `spillThreshold`) or `max_lines`.
     pub fn with_limits(
-        storage: &'s dyn Storage,
+        storage: Rc<dyn Storage>,
         target: Option<ArtifactTarget>,
         max_lines: usize,
         max_bytes: usize,
@@ -190,6 +94,7 @@ impl<'s> OutputSink<'s> {
             target,
             state: FileState::NotOpened,
             artifact_error: None,
+            sanitizer: Sanitizer::new(),
             tail: String::new(),
             total_bytes: 0,
             newlines: 0,
@@ -201,7 +106,11 @@ impl<'s> OutputSink<'s> {
     }
 
     pub fn push(&mut self, chunk: &str) {
-        let clean = sanitize_chunk(chunk);
+        let clean = self.sanitizer.feed(chunk);
+        self.take(clean);
+    }
+
+    fn take(&mut self, clean: String) {
         if clean.is_empty() {
             return;
         }
@@ -229,7 +138,7 @@ impl<'s> OutputSink<'s> {
 
     fn write(&mut self, op: impl FnOnce(&dyn Storage, &str) -> crate::storage::StorageResult<()>) {
         let Some(target) = &self.target else { return };
-        if let Err(e) = op(self.storage, &target.path) {
+        if let Err(e) = op(&*self.storage, &target.path) {
             self.state = FileState::Failed;
             self.artifact_error = Some(e.to_string());
         }
@@ -246,7 +155,11 @@ impl<'s> OutputSink<'s> {
         self.truncated
     }
 
-    pub fn dump(&self) -> OutputSummary {
+    /// The end of the output and its summary; `notice` (the agent's) comes first as a
+    /// `[notice]` line. Chunks pushed after a dump continue the same output.
+    pub fn dump(&mut self, notice: Option<&str>) -> OutputSummary {
+        let rest = self.sanitizer.finish();
+        self.take(rest);
         let view = truncate_tail(&self.tail, self.max_lines, self.max_bytes);
         let output: Vec<String> = view
             .content
@@ -254,10 +167,14 @@ impl<'s> OutputSink<'s> {
             .map(|l| truncate_line(l, DEFAULT_MAX_COLUMNS).into_owned())
             .collect();
         let output = output.join("\n");
+        let notice_line = notice
+            .filter(|n| !n.is_empty())
+            .map(|n| format!("[{n}]\n"))
+            .unwrap_or_default();
         OutputSummary {
             output_lines: count_lines(&output),
             output_bytes: output.len(),
-            output,
+            output: notice_line + &output,
             truncated: self.truncated,
             total_lines: self.newlines
                 + usize::from(self.total_bytes > 0 && !self.ends_with_newline),
@@ -276,48 +193,11 @@ mod tests {
     use crate::storage::{MemoryStorage, StorageExt};
 
     #[test]
-    fn head_and_tail_cuts_are_utf8_safe() {
-        let text = "é".repeat(10); // 20 bytes
-        let head = truncate_head(&text, 100, 5);
-        assert_eq!(head.content, "éé");
-        assert!(head.truncated);
-        let tail = truncate_tail(&text, 100, 5);
-        assert_eq!(tail.content, "éé");
-        assert_eq!(tail.total_bytes, 20);
-    }
-
-    #[test]
-    fn line_limits_keep_whole_lines() {
-        let text = "1\n2\n3\n4\n";
-        assert_eq!(truncate_head(text, 2, 1000).content, "1\n2\n");
-        assert_eq!(truncate_tail(text, 2, 1000).content, "3\n4\n");
-        let t = truncate_tail(text, 10, 1000);
-        assert!(!t.truncated);
-        assert_eq!(t.total_lines, 4);
-    }
-
-    #[test]
-    fn long_lines_are_clipped_at_1024_columns() {
-        let line = "x".repeat(2000);
-        let clipped = truncate_line(&line, DEFAULT_MAX_COLUMNS);
-        assert_eq!(clipped.chars().count(), 1025);
-        assert!(clipped.ends_with('…'));
-    }
-
-    #[test]
-    fn sanitize_strips_ansi_and_normalizes_newlines() {
-        assert_eq!(
-            sanitize_chunk("\u{1b}[31mred\u{1b}[0m\r\nnext\rover\u{1b}]0;title\u{7}\u{0}!"),
-            "red\nnext\nover!"
-        );
-    }
-
-    #[test]
     fn spills_to_the_artifact_once_over_50_kib() {
-        let s = MemoryStorage::new();
+        let s = Rc::new(MemoryStorage::new());
         s.mkdir_all("/a").unwrap();
         let mut sink = OutputSink::new(
-            &s,
+            s.clone(),
             Some(ArtifactTarget {
                 id: "3".into(),
                 path: "/a/3.bash.log".into(),
@@ -331,7 +211,7 @@ mod tests {
         for _ in 0..600 {
             sink.push(&line);
         }
-        let d = sink.dump();
+        let d = sink.dump(None);
         assert!(d.truncated);
         assert_eq!(d.artifact_id.as_deref(), Some("3"));
         assert_eq!(
@@ -346,9 +226,9 @@ mod tests {
 
     #[test]
     fn falls_back_to_tail_only_when_the_artifact_cannot_be_written() {
-        let s = MemoryStorage::new(); // no /missing dir: the write fails
+        let s = Rc::new(MemoryStorage::new()); // no /missing dir: the write fails
         let mut sink = OutputSink::new(
-            &s,
+            s.clone(),
             Some(ArtifactTarget {
                 id: "0".into(),
                 path: "/missing/0.bash.log".into(),
@@ -357,7 +237,7 @@ mod tests {
         for _ in 0..600 {
             sink.push(&format!("{}\n", "z".repeat(99)));
         }
-        let d = sink.dump();
+        let d = sink.dump(None);
         assert!(d.truncated);
         assert_eq!(d.artifact_id, None);
         assert!(d.artifact_error.is_some());
@@ -371,18 +251,38 @@ mod tests {
 
     #[test]
     fn short_output_is_not_truncated_and_has_no_artifact() {
-        let s = MemoryStorage::new();
+        let s = Rc::new(MemoryStorage::new());
         let mut sink = OutputSink::new(
-            &s,
+            s.clone(),
             Some(ArtifactTarget {
                 id: "0".into(),
                 path: "/a/0.log".into(),
             }),
         );
         sink.push("hello\n");
-        let d = sink.dump();
+        let d = sink.dump(None);
         assert!(!d.truncated);
         assert_eq!(d.artifact_id, None);
         assert_eq!(d.output, "hello\n");
+    }
+
+    #[test]
+    fn the_notice_comes_first_as_a_bracketed_line() {
+        let mut sink = OutputSink::new(Rc::new(MemoryStorage::new()), None);
+        sink.push("out\n");
+        let d = sink.dump(Some("exit code 1"));
+        assert_eq!(d.output, "[exit code 1]\nout\n");
+        assert_eq!((d.output_lines, d.output_bytes), (1, 4), "the tail alone");
+    }
+
+    #[test]
+    fn a_sequence_split_between_two_chunks_leaves_nothing_behind() {
+        let mut sink = OutputSink::new(Rc::new(MemoryStorage::new()), None);
+        sink.push("\u{1b}[3");
+        sink.push("1mred\u{1b}[0m\r");
+        sink.push("\nnext\r");
+        let d = sink.dump(None);
+        assert_eq!(d.output, "red\nnext\n");
+        assert_eq!(d.total_lines, 2);
     }
 }

@@ -1,0 +1,106 @@
+//! `OutputSink` for JavaScript: the core's streaming sink (sanitize, bounded tail, spill
+//! to an artifact file) with the agent's options (`artifactPath`, `artifactId`,
+//! `spillThreshold`, `onChunk`, `chunkThrottleMs`, `maskSecrets`).
+
+use crate::convert::{get, invalid, opt_prop, opt_string, parse};
+use crate::session::storage_option;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use xcsh_session::{ArtifactTarget, OutputSink};
+
+type JsResult<T> = Result<T, JsValue>;
+
+#[wasm_bindgen(js_name = OutputSink)]
+pub struct JsOutputSink {
+    inner: OutputSink,
+    on_chunk: Option<js_sys::Function>,
+    mask_secrets: Option<js_sys::Function>,
+    throttle_ms: f64,
+    last_chunk_ms: f64,
+}
+
+fn opt_function(options: &JsValue, key: &str) -> JsResult<Option<js_sys::Function>> {
+    opt_prop(options, key, "a function", |v| v.dyn_into().ok())
+}
+
+fn opt_count(options: &JsValue, key: &str) -> JsResult<Option<f64>> {
+    opt_prop(options, key, "a non-negative number", |v| {
+        v.as_f64().filter(|n| *n >= 0.0 && n.is_finite())
+    })
+}
+
+#[wasm_bindgen(js_class = OutputSink)]
+impl JsOutputSink {
+    /// A sink for one tool run. With `artifactPath` (and the `storage` it is written
+    /// through) the whole output goes to that file once it passes `spillThreshold` bytes
+    /// (default 50 KiB) or `maxLines` lines (default 3000).
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_optional_param_type = "OutputSinkOptions")] options: JsValue,
+    ) -> JsResult<JsOutputSink> {
+        let path = opt_string(&options, "artifactPath")?;
+        let id = opt_string(&options, "artifactId")?;
+        let storage = get(&options, "storage");
+        if path.is_some() && (storage.is_undefined() || storage.is_null()) {
+            return Err(invalid(
+                "OutputSink with an artifactPath needs the storage to write it through (options.storage)",
+            ));
+        }
+        let target = path.map(|path| ArtifactTarget {
+            id: id.unwrap_or_default(),
+            path,
+        });
+        let max_bytes = opt_count(&options, "spillThreshold")?
+            .map_or(xcsh_session::DEFAULT_MAX_BYTES, |n| n as usize);
+        let max_lines = opt_count(&options, "maxLines")?
+            .map_or(xcsh_session::DEFAULT_MAX_LINES, |n| n as usize);
+        Ok(JsOutputSink {
+            inner: OutputSink::with_limits(storage_option(&options)?, target, max_lines, max_bytes),
+            on_chunk: opt_function(&options, "onChunk")?,
+            mask_secrets: opt_function(&options, "maskSecrets")?,
+            throttle_ms: opt_count(&options, "chunkThrottleMs")?.unwrap_or(0.0),
+            last_chunk_ms: f64::NEG_INFINITY,
+        })
+    }
+
+    fn masked(&self, text: String) -> JsResult<String> {
+        match &self.mask_secrets {
+            None => Ok(text),
+            Some(f) => f
+                .call1(&JsValue::NULL, &JsValue::from_str(&text))?
+                .as_string()
+                .ok_or_else(|| invalid("maskSecrets must return a string")),
+        }
+    }
+
+    /// Add a chunk: masked, passed raw to `onChunk` (at most once per `chunkThrottleMs`),
+    /// then sanitized into the tail (and the artifact file once spilling).
+    pub fn push(&mut self, chunk: &str) -> JsResult<()> {
+        let chunk = self.masked(chunk.to_string())?;
+        if let Some(f) = &self.on_chunk {
+            let now = js_sys::Date::now();
+            if now - self.last_chunk_ms >= self.throttle_ms {
+                self.last_chunk_ms = now;
+                f.call1(&JsValue::NULL, &JsValue::from_str(&chunk))?;
+            }
+        }
+        self.inner.push(&chunk);
+        Ok(())
+    }
+
+    /// Whether the output passed a limit (the tail is all that is shown).
+    #[wasm_bindgen(getter)]
+    pub fn truncated(&self) -> bool {
+        self.inner.is_truncated()
+    }
+
+    /// The summary: `output` (the tail, `[notice]` first when given, masked),
+    /// `truncated`, line and byte counts, and `artifactId` only when the whole output
+    /// really is in the artifact file (`artifactError` says why it is not).
+    #[wasm_bindgen(unchecked_return_type = "OutputSummary")]
+    pub fn dump(&mut self, notice: Option<String>) -> JsResult<JsValue> {
+        let mut summary = self.inner.dump(notice.as_deref());
+        summary.output = self.masked(summary.output)?;
+        parse(&summary.to_json())
+    }
+}
