@@ -28,8 +28,8 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use xcsh_session::history::sql::{
-    CREATE_INDEXES, CREATE_TABLE, INSERT, LAST_PROMPT, REBUILD_FTS, RECENT, RECENT_CWD, SCHEMA,
-    SCHEMA_OBJECTS, SEARCH, SEARCH_CWD,
+    schema_upgrade, SchemaFacts, COLUMNS, INSERT, LAST_PROMPT, OBJECTS, RECENT, RECENT_CWD, SEARCH,
+    SEARCH_CWD, TABLE_SQL,
 };
 
 /// How long a connection waits for another writer's lock.
@@ -38,15 +38,6 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long opening or writing retries on `SQLITE_BUSY` that the busy handler does not
 /// cover (switching to WAL while another process creates the file).
 const BUSY_RETRY_FOR: Duration = Duration::from_secs(20);
-
-/// `created_at` of an old row, as epoch seconds: integers kept, reals truncated, ISO or
-/// numeric text converted, anything else the migration time.
-const LEGACY_CREATED_AT: &str = "CASE typeof(created_at)
-    WHEN 'integer' THEN created_at
-    WHEN 'real' THEN CAST(created_at AS INTEGER)
-    WHEN 'text' THEN COALESCE(CAST(strftime('%s', created_at) AS INTEGER), CAST(created_at AS INTEGER))
-    ELSE CAST(strftime('%s','now') AS INTEGER)
-  END";
 
 fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(
@@ -70,115 +61,34 @@ fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result
     }
 }
 
-/// Whether the `history` table is the older schema the agent migrates: `unixepoch()` as
-/// the `created_at` default, or a missing column.
-fn is_legacy(conn: &Connection, table_sql: &str) -> rusqlite::Result<bool> {
-    if table_sql.to_ascii_lowercase().contains("unixepoch(") {
-        return Ok(true);
-    }
-    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info('history')")?;
-    let columns: Vec<String> = stmt
+/// What [`schema_upgrade`] decides on, read from `conn`.
+fn schema_facts(conn: &Connection) -> rusqlite::Result<SchemaFacts> {
+    let table_sql = conn.query_row(TABLE_SQL, [], |r| r.get(0)).optional()?;
+    let columns = conn
+        .prepare(COLUMNS)?
         .query_map([], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
-    let has = |c: &str| columns.iter().any(|x| x.eq_ignore_ascii_case(c));
-    Ok(!(has("prompt") && has("created_at") && has("cwd")))
-}
-
-fn table_sql(conn: &Connection) -> rusqlite::Result<Option<String>> {
-    conn.query_row(
-        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'history'",
-        [],
-        |r| r.get(0),
-    )
-    .optional()
-}
-
-/// How many of [`SCHEMA_OBJECTS`] exist.
-fn schema_objects(conn: &Connection) -> rusqlite::Result<usize> {
-    SCHEMA_OBJECTS.iter().try_fold(0, |n, name| {
-        let found = conn
-            .query_row(
-                "SELECT 1 FROM sqlite_master WHERE name = ?1",
-                [name],
-                |_| Ok(()),
-            )
-            .optional()?;
-        Ok(n + usize::from(found.is_some()))
+    let objects = conn
+        .prepare(OBJECTS)?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(SchemaFacts {
+        table_sql,
+        columns,
+        objects,
     })
 }
 
-fn has_fts(conn: &Connection) -> rusqlite::Result<bool> {
-    Ok(conn
-        .query_row(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history_fts'",
-            [],
-            |_| Ok(()),
-        )
-        .optional()?
-        .is_some())
-}
-
-/// Rebuild an older `history` table under the current schema, keeping ids and rows.
-fn migrate_legacy(conn: &Connection) -> rusqlite::Result<()> {
-    let columns: Vec<String> = conn
-        .prepare("SELECT name FROM pragma_table_info('history')")?
-        .query_map([], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    let has = |c: &str| columns.iter().any(|x| x.eq_ignore_ascii_case(c));
-    let created = if has("created_at") {
-        LEGACY_CREATED_AT
-    } else {
-        "CAST(strftime('%s','now') AS INTEGER)"
-    };
-    let cwd = if has("cwd") { "cwd" } else { "NULL" };
-    conn.execute_batch(
-        "DROP TRIGGER IF EXISTS history_ai;
-         DROP TRIGGER IF EXISTS history_ad;
-         DROP TRIGGER IF EXISTS history_au;
-         DROP TABLE IF EXISTS history_fts;
-         DROP INDEX IF EXISTS idx_history_created_at;
-         DROP INDEX IF EXISTS idx_history_cwd_created_at;
-         ALTER TABLE history RENAME TO history_legacy;",
-    )?;
-    conn.execute_batch(CREATE_TABLE)?;
-    conn.execute(
-        &format!(
-            "INSERT INTO history (id, prompt, created_at, cwd)
-             SELECT rowid, prompt, {created}, {cwd} FROM history_legacy
-             WHERE prompt IS NOT NULL ORDER BY rowid"
-        ),
-        [],
-    )?;
-    conn.execute_batch("DROP TABLE history_legacy;")?;
-    conn.execute_batch(CREATE_INDEXES)?;
-    conn.execute_batch(REBUILD_FTS)
-}
-
-/// Create the schema, migrate an older one, or add what is missing; in one write
-/// transaction, re-checked inside it (another process may have done it meanwhile).
+/// Create the schema, migrate an older one, or add what is missing ([`schema_upgrade`]);
+/// in one write transaction, re-checked inside it (another process may have done it
+/// meanwhile).
 fn ensure_schema(conn: &mut Connection) -> rusqlite::Result<()> {
-    let current = |c: &Connection| -> rusqlite::Result<bool> {
-        Ok(match table_sql(c)? {
-            None => false,
-            Some(sql) => !is_legacy(c, &sql)? && schema_objects(c)? == SCHEMA_OBJECTS.len(),
-        })
-    };
-    if current(conn)? {
+    if schema_upgrade(&schema_facts(conn)?).is_none() {
         return Ok(());
     }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    match table_sql(&tx)? {
-        None => {
-            tx.execute_batch(SCHEMA)?;
-        }
-        Some(sql) if is_legacy(&tx, &sql)? => migrate_legacy(&tx)?,
-        Some(_) => {
-            let had_fts = has_fts(&tx)?;
-            tx.execute_batch(CREATE_INDEXES)?;
-            if !had_fts {
-                tx.execute_batch(REBUILD_FTS)?;
-            }
-        }
+    if let Some(sql) = schema_upgrade(&schema_facts(&tx)?) {
+        tx.execute_batch(&sql)?;
     }
     tx.commit()
 }
@@ -497,6 +407,7 @@ impl Host for FsHost {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use xcsh_session::history::sql::{CREATE_TABLE, SCHEMA_OBJECTS};
 
     fn objects(conn: &Connection) -> Vec<String> {
         conn.prepare("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name")

@@ -219,3 +219,19 @@ test('OutputSink whose artifact cannot be written keeps the tail and says why', 
   assert.equal(summary.artifactId, undefined);
   assert.match(summary.artifactError, /no such|ENOENT|not found/i);
 });
+
+test('the SQLite prompt history names what it needs on a Node without node:sqlite', async (t) => {
+  const { root } = setup(t);
+  const { nodeHistoryStore } = await import('../../pkg/node-history.mjs');
+  const file = path.join(root, 'agent', 'history.db');
+  if (process.getBuiltinModule?.('node:sqlite')) {
+    // This Node has it (the node:sqlite tests in tests/node-sqlite/ run under Node 22).
+    const store = nodeHistoryStore(file);
+    assert.equal(store.backend, 'node:sqlite');
+    store.close();
+    return;
+  }
+  assert.throws(() => nodeHistoryStore(file), (e) => e.kind === 'storage'
+    && e.message.includes(`needs the built-in node:sqlite (Node 22.13 or newer); this is Node ${process.versions.node}`));
+  assert.equal(fs.existsSync(file), false, 'nothing written');
+});

@@ -80,7 +80,7 @@ test('the SQL of a SQLite store is the core\'s: one idempotent schema and the ho
   }
   assert.doesNotMatch(schema, /unixepoch\(/);
   const q = historyQueries();
-  assert.deepEqual(Object.keys(q), ['insert', 'search', 'searchCwd', 'recent', 'recentCwd', 'lastPrompt']);
+  assert.deepEqual(Object.keys(q), ['insert', 'search', 'searchCwd', 'recent', 'recentCwd', 'lastPrompt', 'tableSql', 'columns', 'objects']);
   assert.match(q.insert, /^INSERT INTO history \(prompt, created_at, cwd\) VALUES \(\?1, \?2, \?3\)$/);
   assert.match(q.searchCwd, /MATCH \?1 AND h\.cwd = \?3/);
   assert.match(q.recentCwd, /WHERE cwd = \?2/);

@@ -199,6 +199,22 @@ pub fn history_schema() -> String {
     history::sql::SCHEMA.to_string()
 }
 
+/// The SQL that brings a history database to the current schema (to run in one write
+/// transaction), or `null` when it is current: decided from what `historyQueries()`'s
+/// `tableSql`, `columns` and `objects` read (the CLI host decides the same way).
+#[wasm_bindgen(js_name = historySchemaUpgrade)]
+pub fn history_schema_upgrade(
+    #[wasm_bindgen(js_name = tableSql)] table_sql: Option<String>,
+    columns: Vec<String>,
+    objects: Vec<String>,
+) -> Option<String> {
+    history::sql::schema_upgrade(&history::sql::SchemaFacts {
+        table_sql,
+        columns,
+        objects,
+    })
+}
+
 /// The queries a SQLite `JsHistoryStore` runs, the CLI host's own (`?1`… parameters as
 /// documented in `HistoryQueries`).
 #[wasm_bindgen(js_name = historyQueries, unchecked_return_type = "HistoryQueries")]
@@ -212,6 +228,9 @@ pub fn history_queries() -> JsValue {
         ("recent", sql::RECENT),
         ("recentCwd", sql::RECENT_CWD),
         ("lastPrompt", sql::LAST_PROMPT),
+        ("tableSql", sql::TABLE_SQL),
+        ("columns", sql::COLUMNS),
+        ("objects", sql::OBJECTS),
     ] {
         let _ = Reflect::set(&queries, &key.into(), &sql.into());
     }

@@ -385,6 +385,12 @@ export interface HistoryQueries {
   recentCwd: string;
   /** The prompt of the last row. */
   lastPrompt: string;
+  /** The `history` table's CREATE text (no row: no table), for `historySchemaUpgrade`. */
+  tableSql: string;
+  /** The `history` table's column names, for `historySchemaUpgrade`. */
+  columns: string;
+  /** Every schema object's name, for `historySchemaUpgrade`. */
+  objects: string;
 }
 
 /** What `copySession` and `importSessionText` did. */
