@@ -5,24 +5,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { SessionManager, getAgentDir } from '../../pkg/agent.mjs';
+import { agentHome } from './helpers.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** A fresh agent dir (PI_CODING_AGENT_DIR) and a project dir for one test. */
 function setup(t) {
-  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'xcsh-manager-')));
-  const before = process.env.PI_CODING_AGENT_DIR;
-  process.env.PI_CODING_AGENT_DIR = path.join(root, 'agent');
-  t.after(() => {
-    if (before === undefined) delete process.env.PI_CODING_AGENT_DIR;
-    else process.env.PI_CODING_AGENT_DIR = before;
-    fs.rmSync(root, { recursive: true, force: true });
-  });
+  const root = agentHome(t, 'xcsh-manager-');
   const cwd = path.join(root, 'project');
   fs.mkdirSync(cwd);
   return { root, cwd };

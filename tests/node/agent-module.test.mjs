@@ -11,17 +11,11 @@ import {
   OutputSink, SessionManager, getLatestCompactionEntry, getRecentSessions, migrateSessionEntries,
   resolveResumableSession,
 } from '../../pkg/agent.mjs';
+import { agentHome } from './helpers.mjs';
 
-/** A fresh agent dir (PI_CODING_AGENT_DIR) under the temp dir for one test. */
+/** A fresh agent dir for one test, and its sessions root. */
 function setup(t) {
-  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'xcsh-module-')));
-  const before = process.env.PI_CODING_AGENT_DIR;
-  process.env.PI_CODING_AGENT_DIR = path.join(root, 'agent');
-  t.after(() => {
-    if (before === undefined) delete process.env.PI_CODING_AGENT_DIR;
-    else process.env.PI_CODING_AGENT_DIR = before;
-    fs.rmSync(root, { recursive: true, force: true });
-  });
+  const root = agentHome(t, 'xcsh-module-');
   return { root, sessions: path.join(root, 'agent', 'sessions') };
 }
 

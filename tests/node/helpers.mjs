@@ -1,6 +1,8 @@
 // Shared by the Node tests of the npm package: the package itself, the real fixtures, and
 // a Map-based JsStorage that behaves like Node's fs (errors carry `code`).
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export * from '../../pkg/xcsh_session.js';
@@ -193,4 +195,20 @@ export const assistant = (text, timestamp = 2) => ({
 /** The lines of a JSONL text, parsed. */
 export function lines(text) {
   return text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+/**
+ * A fresh temp root for one test with `PI_CODING_AGENT_DIR` at `<root>/agent` (restored
+ * and removed after it), for the drop-in's tests.
+ */
+export function agentHome(t, prefix = 'xcsh-agent-') {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+  const before = process.env.PI_CODING_AGENT_DIR;
+  process.env.PI_CODING_AGENT_DIR = path.join(root, 'agent');
+  t.after(() => {
+    if (before === undefined) delete process.env.PI_CODING_AGENT_DIR;
+    else process.env.PI_CODING_AGENT_DIR = before;
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+  return root;
 }
