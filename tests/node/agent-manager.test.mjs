@@ -272,3 +272,22 @@ test('loadEntriesFromFile returns a file\'s records as written, [] without a ses
   assert.deepEqual(records, [header, entry], 'as written: a v1 record keeps no id');
   assert.deepEqual(parseSessionEntries('{"a":1}\nnope\n{"b":2}\n'), [{ a: 1 }, { b: 2 }]);
 });
+
+test('injected TTSR rules of the branch, each once, and blobs put in the agent dir', async (t) => {
+  const { cwd } = setup(t);
+  const session = SessionManager.create(cwd);
+  session.appendMessage({ role: 'user', content: 'hi', timestamp: Date.now() });
+  session.appendTtsrInjection(['no-console', 'tests-first']);
+  const fork = session.getLeafId();
+  session.appendTtsrInjection(['tests-first', 'small-commits']);
+  assert.deepEqual(session.getInjectedTtsrRules(), ['no-console', 'tests-first', 'small-commits']);
+  session.branch(fork);
+  assert.deepEqual(session.getInjectedTtsrRules(), ['no-console', 'tests-first'], 'the branch only');
+
+  const bytes = new TextEncoder().encode('a picture');
+  const put = await session.putBlob(bytes);
+  assert.match(put.hash, /^[0-9a-f]{64}$/);
+  assert.equal(put.ref, `blob:sha256:${put.hash}`);
+  assert.equal(put.path, path.join(getAgentDir(), 'blobs', put.hash));
+  assert.deepEqual(new Uint8Array(fs.readFileSync(put.path)), bytes);
+});

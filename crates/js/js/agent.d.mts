@@ -116,6 +116,8 @@ export class SessionManager {
   getLabel(id: string): string | undefined;
   buildSessionContext(): SessionContext;
   getUsageStatistics(): UsageStatistics;
+  getInjectedTtsrRules(): string[];
+  putBlob(data: Uint8Array): Promise<{ hash: string; path: string; ref: string }>;
   getLastModelChangeRole(): string | undefined;
 
   appendMessage(message: AgentMessage): string;

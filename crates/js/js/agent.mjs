@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  OutputSink as CoreOutputSink, Session, buildSessionContext as contextOfText, continueRecent,
+  OutputSink as CoreOutputSink, Session, blobPut, buildSessionContext as contextOfText, continueRecent,
   deleteSession, fileRecords, findMostRecentSession as newestIn, findResumableSession,
   listSessions, mergeLegacySessionDir, migrateRecords, parseRecords, recentSessions,
   sessionDirForCwd, terminalId,
@@ -190,6 +190,10 @@ export class SessionManager {
   getLabel(id) { return this.#session.label(id); }
   buildSessionContext() { return this.#session.context(); }
   getUsageStatistics() { return this.#session.usageStatistics(); }
+  /** The TTSR rule names injected on the current branch, each once. */
+  getInjectedTtsrRules() { return this.#session.context().injectedTtsrRules; }
+  /** Store bytes in the agent dir's content-addressed blob store: `{ hash, path, ref }`. */
+  async putBlob(data) { return blobPut(storage, this.#agentDir, data); }
   getLastModelChangeRole() { return this.#session.lastModelChangeRole(); }
 
   // ---- appending (each returns the new entry's id) ----
