@@ -423,7 +423,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("history.db");
         let conn = open(&path).unwrap();
-        let sql = table_sql(&conn).unwrap().unwrap();
+        let sql = schema_facts(&conn).unwrap().table_sql.unwrap();
         assert!(
             sql.contains("CAST(strftime('%s','now') AS INTEGER)"),
             "{sql}"
