@@ -24,6 +24,8 @@ wit_bindgen::generate!({
     path: "../../wit",
 });
 
+mod session;
+
 use exports::xcsh::session::session_api::{ApiError, ErrorKind, Guest};
 use xcsh::session::history as wit_history;
 use xcsh::session::storage as wit;
@@ -253,6 +255,8 @@ fn size(n: u32) -> usize {
 struct Component;
 
 impl Guest for Component {
+    type Session = session::SessionResource;
+
     fn show(path: String, agent_dir: String) -> Result<String, ApiError> {
         api::show_file(storage(), &path, &agent_dir).map_err(to_wit)
     }

@@ -1,0 +1,232 @@
+//! The exported `session` resource: one core [`Session`] held in the instance between
+//! calls. Each method converts its arguments, calls the core and converts the result; no
+//! session logic lives here.
+
+use std::cell::RefCell;
+
+use xcsh_session::api::json_array;
+use xcsh_session::context::Leaf;
+use xcsh_session::session::{CreateOptions, OpenOptions, Persistence, Session};
+
+use crate::exports::xcsh::session::session_api::{
+    ApiError, ForkOutcome, GuestSession, NameSource, Session as SessionHandle,
+};
+use crate::{session_err, storage};
+
+type Res<T> = Result<T, ApiError>;
+
+/// The resource's state: the core session (mutated through `&self`, as WIT methods are).
+pub struct SessionResource(RefCell<Session>);
+
+impl SessionResource {
+    fn read<T>(&self, f: impl FnOnce(&Session) -> T) -> T {
+        f(&self.0.borrow())
+    }
+
+    fn write<T>(&self, f: impl FnOnce(&mut Session) -> xcsh_session::error::Result<T>) -> Res<T> {
+        f(&mut self.0.borrow_mut()).map_err(session_err)
+    }
+
+    fn entries_json<'a>(
+        session: &Session,
+        entries: impl IntoIterator<Item = &'a xcsh_session::Entry>,
+    ) -> String {
+        json_array(entries.into_iter().map(|e| session.entry_json(e)))
+    }
+}
+
+impl GuestSession for SessionResource {
+    fn open(path: String, agent_dir: String, cwd: String, read_only: bool) -> Res<SessionHandle> {
+        let options = OpenOptions {
+            persistence: if read_only {
+                Persistence::ReadOnly
+            } else {
+                Persistence::Persistent
+            },
+            agent_dir,
+            cwd,
+        };
+        let session = Session::open(storage(), &path, &options).map_err(session_err)?;
+        Ok(SessionHandle::new(SessionResource(RefCell::new(session))))
+    }
+
+    fn create(
+        agent_dir: String,
+        cwd: String,
+        session_dir: Option<String>,
+        parent_session: Option<String>,
+    ) -> SessionHandle {
+        let options = CreateOptions {
+            agent_dir,
+            cwd,
+            session_dir,
+            parent_session,
+        };
+        SessionHandle::new(SessionResource(RefCell::new(Session::create(
+            storage(),
+            &options,
+        ))))
+    }
+
+    fn in_memory(cwd: String) -> SessionHandle {
+        SessionHandle::new(SessionResource(RefCell::new(Session::in_memory(
+            storage(),
+            &cwd,
+        ))))
+    }
+
+    fn id(&self) -> String {
+        self.read(|s| s.session_id().to_string())
+    }
+
+    fn file(&self) -> Option<String> {
+        self.read(|s| s.file().map(str::to_string))
+    }
+
+    fn leaf_id(&self) -> Option<String> {
+        self.read(|s| s.leaf_id().map(str::to_string))
+    }
+
+    fn header(&self) -> String {
+        self.read(|s| s.header().to_json())
+    }
+
+    fn entry_count(&self) -> u32 {
+        self.read(|s| u32::try_from(s.entries().len()).unwrap_or(u32::MAX))
+    }
+
+    fn entries(&self, offset: u32, limit: u32) -> String {
+        self.read(|s| {
+            let page = s
+                .entries()
+                .iter()
+                .skip(offset as usize)
+                .take(limit as usize);
+            Self::entries_json(s, page)
+        })
+    }
+
+    fn entry(&self, id: String) -> Res<String> {
+        self.read(|s| {
+            s.entry(&id)
+                .map(|e| s.entry_json(e).into_owned())
+                .map_err(session_err)
+        })
+    }
+
+    fn children(&self, id: String) -> String {
+        self.read(|s| Self::entries_json(s, s.children(&id)))
+    }
+
+    fn branch_path(&self, from_id: Option<String>) -> Res<String> {
+        self.read(|s| {
+            s.branch_path(from_id.as_deref())
+                .map(|path| Self::entries_json(s, path))
+                .map_err(session_err)
+        })
+    }
+
+    fn tree(&self) -> String {
+        self.read(|s| s.tree().to_json(s))
+    }
+
+    fn label(&self, id: String) -> Option<String> {
+        self.read(|s| s.label(&id).map(str::to_string))
+    }
+
+    fn context(&self, leaf: Option<String>) -> String {
+        self.read(|s| match leaf.as_deref() {
+            None => s.context().to_json(),
+            Some(id) => s.context_at(Leaf::Id(id)).to_json(),
+        })
+    }
+
+    fn append_entry(&self, entry_json: String) -> Res<String> {
+        self.write(|s| s.append_entry_json(&entry_json))
+    }
+
+    fn append_message(&self, message_json: String) -> Res<String> {
+        self.write(|s| s.append_message(&message_json))
+    }
+
+    fn append_label(&self, target_id: String, label: Option<String>) -> Res<String> {
+        self.write(|s| s.append_label_change(&target_id, label.as_deref()))
+    }
+
+    fn append_model_change(&self, model: String, role: Option<String>) -> Res<String> {
+        self.write(|s| s.append_model_change(&model, role.as_deref()))
+    }
+
+    fn append_thinking_level_change(&self, level: Option<String>) -> Res<String> {
+        self.write(|s| s.append_thinking_level_change(level.as_deref()))
+    }
+
+    fn append_custom_entry(&self, custom_type: String, data_json: Option<String>) -> Res<String> {
+        self.write(|s| s.append_custom_entry(&custom_type, data_json.as_deref()))
+    }
+
+    fn set_name(&self, name: String, source: NameSource) -> Res<bool> {
+        let source = match source {
+            NameSource::Auto => "auto",
+            NameSource::User => "user",
+        };
+        self.write(|s| s.set_session_name(&name, source))
+    }
+
+    fn branch(&self, id: String) -> Res<()> {
+        self.write(|s| s.branch(&id))
+    }
+
+    fn reset_leaf(&self) {
+        self.0.borrow_mut().reset_leaf()
+    }
+
+    fn branch_with_summary(
+        &self,
+        from_id: Option<String>,
+        summary: String,
+        details_json: Option<String>,
+        from_extension: Option<bool>,
+    ) -> Res<String> {
+        self.write(|s| {
+            s.branch_with_summary(
+                from_id.as_deref(),
+                &summary,
+                details_json.as_deref(),
+                from_extension,
+            )
+        })
+    }
+
+    fn create_branched_session(&self, leaf_id: String) -> Res<Option<String>> {
+        self.write(|s| s.create_branched_session(&leaf_id))
+    }
+
+    fn fork(&self) -> Res<ForkOutcome> {
+        self.write(|s| s.fork()).map(|r| ForkOutcome {
+            old_file: r.old_file,
+            new_file: r.new_file,
+            warnings: r.warnings,
+        })
+    }
+
+    fn move_to(&self, agent_dir: String, new_cwd: String) -> Res<String> {
+        self.write(|s| s.move_to(&agent_dir, &new_cwd))
+    }
+
+    fn rewrite_entries(&self) -> Res<()> {
+        self.write(|s| s.rewrite_entries())
+    }
+
+    fn ensure_on_disk(&self) -> Res<()> {
+        self.write(|s| s.ensure_on_disk())
+    }
+
+    fn flush(&self) -> Res<()> {
+        self.write(|s| s.flush())
+    }
+
+    fn close(&self) -> Res<()> {
+        self.write(|s| s.close())
+    }
+}

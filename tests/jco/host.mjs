@@ -1,0 +1,107 @@
+// A host of the component that is not the project's: jco (npm @bytecodealliance/jco)
+// transpiles it to JS + core wasm, and this file supplies its two imports over Node's fs,
+// as a host author embedding it would (about the size the README promises). Paths are
+// used as they are: the sandbox, if any, is this host's business.
+import fs from 'node:fs';
+import os from 'node:os';
+import crypto from 'node:crypto';
+
+/** A thrown storage-error variant (jco turns a throw into the `err` of a `result`). */
+function storageError(e) {
+  const tag = { ENOENT: 'not-found', EEXIST: 'already-exists', EACCES: 'permission-denied', EPERM: 'permission-denied' }[e?.code] ?? 'other';
+  return { tag, val: String(e?.message ?? e) };
+}
+
+function io(f) {
+  try {
+    return f();
+  } catch (e) {
+    throw storageError(e);
+  }
+}
+
+/** `open-reader`'s resource: one open file read in pieces. */
+class Reader {
+  #fd;
+  #pos = 0;
+  constructor(path) { this.#fd = fs.openSync(path, 'r'); }
+  read(maxBytes) {
+    return io(() => {
+      const buf = Buffer.alloc(Number(maxBytes));
+      const n = fs.readSync(this.#fd, buf, 0, buf.length, this.#pos);
+      this.#pos += n;
+      if (n === 0) fs.closeSync(this.#fd);
+      return new Uint8Array(buf.buffer, buf.byteOffset, n);
+    });
+  }
+}
+
+function copyDir(from, to) {
+  fs.mkdirSync(to, { recursive: true });
+  for (const e of fs.readdirSync(from, { withFileTypes: true })) {
+    const [a, b] = [`${from}/${e.name}`, `${to}/${e.name}`];
+    if (e.isDirectory()) copyDir(a, b);
+    else fs.copyFileSync(a, b);
+  }
+}
+
+export const storage = {
+  Reader,
+  read: (path) => io(() => new Uint8Array(fs.readFileSync(path))),
+  openReader: (path) => io(() => new Reader(path)),
+  readPrefix: (path, maxBytes) => io(() => {
+    const fd = fs.openSync(path, 'r');
+    try {
+      const buf = Buffer.alloc(Math.min(Number(maxBytes), fs.fstatSync(fd).size));
+      return new Uint8Array(buf.buffer, buf.byteOffset, fs.readSync(fd, buf, 0, buf.length, 0));
+    } finally {
+      fs.closeSync(fd);
+    }
+  }),
+  write: (path, data) => io(() => fs.writeFileSync(path, data)),
+  append: (path, data) => io(() => fs.appendFileSync(path, data)),
+  rename: (from, to) => io(() => fs.renameSync(from, to)),
+  unlink: (path) => io(() => fs.unlinkSync(path)),
+  listDir: (path) => io(() => fs.readdirSync(path, { withFileTypes: true }).map((d) => ({ name: d.name, isDir: d.isDirectory() }))),
+  stat: (path) => io(() => {
+    const s = fs.statSync(path);
+    return { size: BigInt(s.size), mtimeMs: BigInt(Math.trunc(s.mtimeMs)), isDir: s.isDirectory() };
+  }),
+  mkdirAll: (path) => io(() => { fs.mkdirSync(path, { recursive: true }); }),
+  fsync: (path) => io(() => {
+    const fd = fs.openSync(path, 'r');
+    try { fs.fsyncSync(fd); } finally { fs.closeSync(fd); }
+  }),
+  rmdir: (path) => io(() => fs.rmdirSync(path)),
+  blobPut: (dir, hash, data) => io(() => {
+    fs.mkdirSync(dir, { recursive: true });
+    const tmp = `${dir}/.${hash}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, data);
+    fs.renameSync(tmp, `${dir}/${hash}`);
+  }),
+  blobGet: (dir, hash) => {
+    try {
+      return new Uint8Array(fs.readFileSync(`${dir}/${hash}`));
+    } catch (e) {
+      if (e.code === 'ENOENT') return undefined;
+      throw storageError(e);
+    }
+  },
+  copyDir: (from, to) => io(() => copyDir(from, to)),
+  createNew: (path, data) => io(() => fs.writeFileSync(path, data, { flag: 'wx' })),
+  processIdentity: () => [process.pid, os.hostname()],
+  processAlive: (pid) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (e) {
+      return e.code === 'EPERM';
+    }
+  },
+  nowMs: () => BigInt(Date.now()),
+  randomU64: () => crypto.randomBytes(8).readBigUInt64LE(),
+};
+
+/** No prompt history in this host: every call says so. */
+const noHistory = () => { throw { tag: 'other', val: 'this host keeps no prompt history' }; };
+export const history = { add: noHistory, search: noHistory, recent: noHistory, lastPrompt: noHistory };
