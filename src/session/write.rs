@@ -304,9 +304,6 @@ impl Session {
         Ok(())
     }
 
-    /// Is the session's file written (entries appended from now on reach it)? Before the
-    /// first assistant message, or `ensure_on_disk`, it is not, and `flush` has nothing
-    /// to make durable.
     /// Does the file on disk still lack what loading it changed (a migration or a repair
     /// not persisted yet)? The next persisted write, `ensure_on_disk` or
     /// `rewrite_entries` writes it whole.
@@ -314,6 +311,9 @@ impl Session {
         self.needs_rewrite
     }
 
+    /// Is the session's file written (entries appended from now on reach it)? Before the
+    /// first assistant message, or `ensure_on_disk`, it is not, and `flush` has nothing
+    /// to make durable.
     pub fn is_on_disk(&self) -> bool {
         self.persistence == Persistence::Persistent && self.flushed
     }

@@ -147,3 +147,76 @@ test('fork, reopen and branch-with-summary through the resource', (t) => {
   assert.equal(mem.file(), undefined);
   assert.equal(JSON.parse(mem.context(undefined)).messages.length, 1);
 });
+
+test('every entry kind, compaction, usage, artifacts and rewrites through the resource', (t) => {
+  const root = tempRoot(t);
+  const agentDir = path.join(root, 'agent');
+  const s = Session.create(agentDir, '/work/pi', undefined, undefined);
+  const q = s.appendMessage(user('first question'));
+  s.appendMessage(JSON.stringify({
+    role: 'assistant', content: [{ type: 'text', text: 'first answer' }], provider: 'p', model: 'm', timestamp: 2,
+    usage: { input: 10, output: 5, cacheRead: 2, cacheWrite: 1, cost: { total: 0.5 } },
+  }));
+  const kept = s.appendMessage(user('second question'));
+  s.appendCompaction({
+    summary: 'they asked twice', shortSummary: 'two questions', firstKeptEntryId: kept, tokensBefore: 1234n,
+    detailsJson: JSON.stringify({ files: [] }), fromExtension: false, preserveDataJson: undefined,
+  });
+  s.appendCustomMessageEntry('note', JSON.stringify('a note for the model'), true, undefined, 'agent');
+  s.appendModeChange('plan', JSON.stringify({ step: 1 }));
+  s.appendTtsrInjection(['rule-a']);
+  s.appendMcpToolSelection(['search']);
+  s.appendServiceTierChange('priority');
+  s.appendContextChange('prod', 'acme', 'default');
+  s.appendModelChange('claude', 'smol');
+
+  assert.equal(s.lastModelChangeRole(), 'smol');
+  const usage = s.usageStatistics();
+  assert.equal(usage.input, 10);
+  assert.equal(usage.output, 5);
+  assert.equal(usage.cost, 0.5);
+  const context = JSON.parse(s.context(undefined));
+  assert.ok(context.messages.some((m) => m.role === 'compactionSummary' || JSON.stringify(m).includes('they asked twice')));
+  assert.deepEqual(context.injectedTtsrRules, ['rule-a']);
+  assert.equal(s.context(undefined), native(s.file()), 'equal to the native core with every kind in the file');
+
+  const slot = s.allocateArtifactPath('bash');
+  assert.equal(slot.id, '0');
+  assert.equal(path.dirname(slot.path), s.file().slice(0, -'.jsonl'.length));
+  const saved = s.saveArtifact('full output', 'bash');
+  assert.equal(fs.readFileSync(s.artifactPath(saved), 'utf8'), 'full output');
+  assert.equal(s.artifactPath('99'), undefined);
+
+  const entry = JSON.parse(s.entry(q));
+  entry.message.content = 'first question (pruned)';
+  s.replaceEntry(JSON.stringify(entry));
+  assert.ok(!fs.readFileSync(s.file(), 'utf8').includes('(pruned)'), 'in memory until the rewrite');
+  s.rewriteEntries();
+  assert.equal(s.needsRewrite(), false);
+  assert.equal(s.toJsonl(), fs.readFileSync(s.file(), 'utf8'), 'the file is what the state says');
+  assert.ok(fs.readFileSync(s.file(), 'utf8').includes('first question (pruned)'));
+  assert.deepEqual(s.warnings(), []);
+  assert.equal(typeof JSON.parse(s.report()), 'object');
+  assert.equal(apiError(() => s.replaceEntry(JSON.stringify({ ...entry, id: 'nope' }))).kind, 'entry-not-found');
+  s.close();
+});
+
+test('an old file opened through the resource is migrated in memory until rewritten', (t) => {
+  const root = tempRoot(t);
+  const file = path.join(root, 'old.jsonl');
+  const v1 = [
+    { type: 'session', id: 'old-1', timestamp: '2025-01-01T00:00:00.000Z', cwd: '/w' },
+    { type: 'message', timestamp: '2025-01-01T00:00:01.000Z', message: { role: 'user', content: 'hi', timestamp: 1 } },
+    { type: 'message', timestamp: '2025-01-01T00:00:02.000Z', message: { role: 'assistant', content: [{ type: 'text', text: 'hello' }], timestamp: 2 } },
+  ].map((r) => JSON.stringify(r)).join('\n') + '\n';
+  fs.writeFileSync(file, v1);
+  const s = Session.open(file, path.join(root, 'agent'), '/w', false);
+  assert.equal(s.needsRewrite(), true);
+  assert.equal(JSON.parse(s.report()).migration.fromVersion, 1);
+  assert.equal(fs.readFileSync(file, 'utf8'), v1, 'opening never rewrites');
+  assert.equal(s.context(undefined), native(file), 'the same context as the native core of the old file');
+  s.rewriteEntries();
+  assert.equal(s.needsRewrite(), false);
+  assert.equal(JSON.parse(fs.readFileSync(file, 'utf8').split('\n')[0]).version, 3);
+  s.close();
+});

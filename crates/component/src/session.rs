@@ -9,7 +9,8 @@ use xcsh_session::context::Leaf;
 use xcsh_session::session::{CreateOptions, OpenOptions, Persistence, Session};
 
 use crate::exports::xcsh::session::session_api::{
-    ApiError, ForkOutcome, GuestSession, NameSource, Session as SessionHandle,
+    ApiError, ArtifactSlot, CompactionInput, ForkOutcome, GuestSession, NameSource,
+    Session as SessionHandle, UsageStatistics,
 };
 use crate::{session_err, storage};
 
@@ -163,6 +164,112 @@ impl GuestSession for SessionResource {
 
     fn append_custom_entry(&self, custom_type: String, data_json: Option<String>) -> Res<String> {
         self.write(|s| s.append_custom_entry(&custom_type, data_json.as_deref()))
+    }
+
+    fn append_compaction(&self, c: CompactionInput) -> Res<String> {
+        let input = xcsh_session::session::CompactionInput {
+            summary: c.summary,
+            short_summary: c.short_summary,
+            first_kept_entry_id: c.first_kept_entry_id,
+            tokens_before: c.tokens_before,
+            details: c.details_json,
+            from_extension: c.from_extension,
+            preserve_data: c.preserve_data_json,
+        };
+        self.write(|s| s.append_compaction(&input))
+    }
+
+    fn append_custom_message_entry(
+        &self,
+        custom_type: String,
+        content_json: String,
+        display: bool,
+        details_json: Option<String>,
+        attribution: Option<String>,
+    ) -> Res<String> {
+        self.write(|s| {
+            s.append_custom_message_entry(
+                &custom_type,
+                &content_json,
+                display,
+                details_json.as_deref(),
+                attribution.as_deref(),
+            )
+        })
+    }
+
+    fn append_mode_change(&self, mode: String, data_json: Option<String>) -> Res<String> {
+        self.write(|s| s.append_mode_change(&mode, data_json.as_deref()))
+    }
+
+    fn append_ttsr_injection(&self, rules: Vec<String>) -> Res<String> {
+        self.write(|s| s.append_ttsr_injection(&rules))
+    }
+
+    fn append_mcp_tool_selection(&self, names: Vec<String>) -> Res<String> {
+        self.write(|s| s.append_mcp_tool_selection(&names))
+    }
+
+    fn append_service_tier_change(&self, tier: Option<String>) -> Res<String> {
+        self.write(|s| s.append_service_tier_change(tier.as_deref()))
+    }
+
+    fn append_context_change(
+        &self,
+        context_name: String,
+        tenant: String,
+        namespace: String,
+    ) -> Res<String> {
+        self.write(|s| s.append_context_change(&context_name, &tenant, &namespace))
+    }
+
+    fn replace_entry(&self, entry_json: String) -> Res<()> {
+        self.write(|s| s.replace_entry(&entry_json))
+    }
+
+    fn usage_statistics(&self) -> UsageStatistics {
+        let u = self.read(|s| s.usage_statistics());
+        UsageStatistics {
+            input: u.input,
+            output: u.output,
+            cache_read: u.cache_read,
+            cache_write: u.cache_write,
+            premium_requests: u.premium_requests,
+            cost: u.cost,
+        }
+    }
+
+    fn last_model_change_role(&self) -> Option<String> {
+        self.read(|s| s.last_model_change_role().map(str::to_string))
+    }
+
+    fn needs_rewrite(&self) -> bool {
+        self.read(|s| s.needs_rewrite())
+    }
+
+    fn report(&self) -> String {
+        self.read(|s| xcsh_session::api::report_json(s.report()))
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.read(|s| s.warnings().to_vec())
+    }
+
+    fn to_jsonl(&self) -> Res<String> {
+        self.read(|s| s.to_jsonl().map_err(|e| session_err(e.into())))
+    }
+
+    fn allocate_artifact_path(&self, tool_type: String) -> Res<Option<ArtifactSlot>> {
+        self.write(|s| s.allocate_artifact_path(&tool_type))
+            .map(|slot| slot.map(|(id, path)| ArtifactSlot { id, path }))
+    }
+
+    fn save_artifact(&self, content: String, tool_type: String) -> Res<String> {
+        self.write(|s| s.save_artifact(&content, &tool_type))
+    }
+
+    fn artifact_path(&self, id: String) -> Res<Option<String>> {
+        self.read(|s| s.artifact_path(&id).map_err(session_err))
     }
 
     fn set_name(&self, name: String, source: NameSource) -> Res<bool> {
