@@ -220,3 +220,31 @@ test('an old file opened through the resource is migrated in memory until rewrit
   assert.equal(JSON.parse(fs.readFileSync(file, 'utf8').split('\n')[0]).version, 3);
   s.close();
 });
+
+test('the output-sink resource spills to an artifact the session allocated', (t) => {
+  const root = tempRoot(t);
+  const s = Session.create(path.join(root, 'agent'), '/work/pi', undefined, undefined);
+  s.appendMessage(user('run it'));
+  s.appendMessage(reply('running'));
+  const slot = s.allocateArtifactPath('bash');
+  const { OutputSink } = component.sessionApi;
+  const sink = new OutputSink(slot.path, slot.id, 1000n, undefined);
+  const line = `${'y'.repeat(99)}\n`;
+  sink.push('\u001b[3');
+  sink.push('2mgreen\u001b[0m\r');
+  sink.push('\n');
+  for (let i = 0; i < 20; i++) sink.push(line);
+  const d = sink.dump('exit code 0');
+  assert.equal(d.truncated, true);
+  assert.equal(d.artifactId, slot.id);
+  assert.equal(d.totalLines, 21n);
+  assert.ok(d.output.startsWith('[exit code 0]\n'));
+  assert.equal(fs.readFileSync(slot.path, 'utf8'), `green\n${line.repeat(20)}`, 'the whole output, sanitized');
+  const short = new OutputSink(undefined, undefined, undefined, undefined);
+  short.push('ok\n');
+  assert.deepEqual({ ...short.dump(undefined) }, {
+    output: 'ok\n', truncated: false, totalLines: 1n, totalBytes: 3n, outputLines: 1n, outputBytes: 3n,
+    artifactId: undefined, artifactError: undefined,
+  });
+  s.close();
+});

@@ -24,6 +24,7 @@ wit_bindgen::generate!({
     path: "../../wit",
 });
 
+mod output;
 mod session;
 
 use exports::xcsh::session::session_api::{ApiError, ErrorKind, Guest};
@@ -256,6 +257,7 @@ struct Component;
 
 impl Guest for Component {
     type Session = session::SessionResource;
+    type OutputSink = output::OutputSinkResource;
 
     fn show(path: String, agent_dir: String) -> Result<String, ApiError> {
         api::show_file(storage(), &path, &agent_dir).map_err(to_wit)
