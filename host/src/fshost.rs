@@ -3,6 +3,7 @@
 //! [`Confinement`]. What is left here is the confinement itself, the read-only check,
 //! the mapping to and from the WIT types, and the `reader` resource.
 
+use crate::bindings::wasi::clocks::wall_clock::Datetime;
 use crate::bindings::xcsh::session::storage::{self as wit, Host, HostReader};
 use crate::confine::{Denied, Roots};
 use crate::history::HistoryDbs;
@@ -202,12 +203,38 @@ impl Host for FsHost {
     fn process_alive(&mut self, pid: u32) -> Option<bool> {
         self.fs.env().process_alive(pid)
     }
+}
 
-    fn now_ms(&mut self) -> i64 {
-        self.fs.env().now_ms()
+/// The WASI wall clock, from the storage's environment (milliseconds).
+impl crate::bindings::wasi::clocks::wall_clock::Host for FsHost {
+    fn now(&mut self) -> Datetime {
+        let ms = u64::try_from(self.fs.env().now_ms()).unwrap_or(0);
+        Datetime {
+            seconds: ms / 1000,
+            nanoseconds: (ms % 1000) as u32 * 1_000_000,
+        }
     }
 
-    fn random_u64(&mut self) -> u64 {
+    fn resolution(&mut self) -> Datetime {
+        Datetime {
+            seconds: 0,
+            nanoseconds: 1_000_000,
+        }
+    }
+}
+
+/// WASI insecure random numbers, from the storage's environment (ids: unique, not secret).
+impl crate::bindings::wasi::random::insecure::Host for FsHost {
+    fn get_insecure_random_bytes(&mut self, len: u64) -> Vec<u8> {
+        let mut out = Vec::with_capacity(len as usize);
+        while (out.len() as u64) < len {
+            out.extend_from_slice(&self.fs.env().random_u64().to_le_bytes());
+        }
+        out.truncate(len as usize);
+        out
+    }
+
+    fn get_insecure_random_u64(&mut self) -> u64 {
         self.fs.env().random_u64()
     }
 }

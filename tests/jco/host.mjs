@@ -1,10 +1,10 @@
 // A host of the component that is not the project's: jco (npm @bytecodealliance/jco)
-// transpiles it to JS + core wasm, and this file supplies its two imports over Node's fs,
-// as a host author embedding it would (about the size the README promises). Paths are
-// used as they are: the sandbox, if any, is this host's business.
+// transpiles it to JS + core wasm, and this file supplies its two own imports over Node's
+// fs, as a host author embedding it would; the clock and entropy are standard WASI, which
+// jco's preview2 shim provides. Paths are used as they are: the sandbox, if any, is this
+// host's business.
 import fs from 'node:fs';
 import os from 'node:os';
-import crypto from 'node:crypto';
 
 /** A thrown storage-error variant (jco turns a throw into the `err` of a `result`). */
 function storageError(e) {
@@ -98,8 +98,6 @@ export const storage = {
       return e.code === 'EPERM';
     }
   },
-  nowMs: () => BigInt(Date.now()),
-  randomU64: () => crypto.randomBytes(8).readBigUInt64LE(),
 };
 
 /** No prompt history in this host: every call says so. */

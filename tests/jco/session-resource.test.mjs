@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
+import { clocks, random } from '@bytecodealliance/preview2-shim';
 import { storage, history } from './host.mjs';
 
 const OUT = process.env.XCSH_JCO_OUT;
@@ -25,7 +26,13 @@ const counted = Object.fromEntries(Object.entries(storage).map(([name, f]) => [n
   : f]));
 const component = await instantiate(
   (file) => WebAssembly.compile(fs.readFileSync(path.join(OUT, file))),
-  { 'xcsh:session/storage': counted, 'xcsh:session/history': history },
+  {
+    // The clock and entropy are standard WASI: jco's own preview2 shim provides them.
+    'wasi:clocks/wall-clock': clocks.wallClock,
+    'wasi:random/insecure': random.insecure,
+    'xcsh:session/storage': counted,
+    'xcsh:session/history': history,
+  },
 );
 const { Session } = component.sessionApi;
 

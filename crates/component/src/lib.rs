@@ -22,6 +22,7 @@ use xcsh_session::SessionError;
 wit_bindgen::generate!({
     world: "session-component",
     path: "../../wit",
+    generate_all,
 });
 
 mod output;
@@ -136,11 +137,15 @@ impl Storage for WitStorage {
 /// stay in the WIT for hosts written against it, unused here.)
 impl Environment for WitStorage {
     fn now_ms(&self) -> i64 {
-        wit::now_ms()
+        let t = wasi::clocks::wall_clock::now();
+        i64::try_from(t.seconds)
+            .unwrap_or(i64::MAX / 1000)
+            .saturating_mul(1000)
+            .saturating_add(i64::from(t.nanoseconds / 1_000_000))
     }
 
     fn random_u64(&self) -> u64 {
-        wit::random_u64()
+        wasi::random::insecure::get_insecure_random_u64()
     }
 
     fn process_identity(&self) -> ProcessIdentity {
@@ -358,7 +363,7 @@ impl Guest for Component {
         cwd: Option<String>,
     ) -> Result<String, ApiError> {
         let store = history(&agent_dir);
-        let now_ms = wit::now_ms();
+        let now_ms = WitStorage.now_ms();
         LAST_PROMPTS
             .with(|caches| {
                 let mut caches = caches.borrow_mut();
