@@ -1,0 +1,212 @@
+"""A host of the component that is not the project's: wasmtime-py (PyPI `wasmtime`).
+
+It supplies the component's two own imports over Python's `os` and files, in the
+dynamic component API of wasmtime-py, and takes the standard WASI clock and random from
+wasmtime's own WASI (`Linker.add_wasip2`). `SessionApi` calls the exports by name.
+Paths are used as they are: the sandbox, if any, is this host's business.
+"""
+import errno
+import os
+import shutil
+import socket
+
+from wasmtime import Engine, Store, WasiConfig
+from wasmtime.component import (
+    Component, Linker, Record, ResourceHost, ResourceType, ResultType, Variant,
+)
+
+READER = 1  # the host id of the `reader` resource type
+_readers = {}  # rep -> open file
+
+
+def _err(e):
+    """An OSError as the WIT `storage-error` variant."""
+    tag = {errno.ENOENT: "not-found", errno.EEXIST: "already-exists",
+           errno.EACCES: "permission-denied", errno.EPERM: "permission-denied"}.get(e.errno, "other")
+    return Variant(tag, str(e))
+
+
+def _io(f):
+    """Run `f`; an OSError becomes the `err` of the WIT result."""
+    def wrapped(_store, *args):
+        try:
+            return f(*args)
+        except OSError as e:
+            return _err(e)
+    return wrapped
+
+
+def _read_prefix(path, max_bytes):
+    with open(path, "rb") as f:
+        return f.read(max_bytes)
+
+
+def _write(path, data, mode="wb"):
+    with open(path, mode) as f:
+        f.write(data)
+
+
+def _fsync(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _blob_put(dir_, hash_, data):
+    os.makedirs(dir_, exist_ok=True)
+    tmp = os.path.join(dir_, f".{hash_}.{os.getpid()}.tmp")
+    _write(tmp, data)
+    os.replace(tmp, os.path.join(dir_, hash_))
+
+
+def _blob_get(_store, dir_, hash_):
+    try:
+        with open(os.path.join(dir_, hash_), "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return _err(e)
+
+
+def _record(**fields):
+    """A WIT record: its fields by their WIT (kebab-case) names."""
+    rec = Record()
+    for name, value in fields.items():
+        setattr(rec, name.replace("_", "-"), value)
+    return rec
+
+
+def field(record, name):
+    """A field of a record the component returned, by its Python-style name."""
+    return getattr(record, name.replace("_", "-"))
+
+
+def _stat(path):
+    s = os.stat(path)
+    return _record(size=s.st_size, mtime_ms=int(s.st_mtime * 1000), is_dir=os.path.isdir(path))
+
+
+def _list_dir(path):
+    out = []
+    with os.scandir(path) as it:
+        for e in it:
+            out.append(_record(name=e.name, is_dir=e.is_dir()))
+    return out
+
+
+def _open_reader(path):
+    f = open(path, "rb")
+    rep = len(_readers) + 1
+    while rep in _readers:
+        rep += 1
+    _readers[rep] = f
+    return ResourceHost.own(rep, READER)
+
+
+def _reader_read(store, this, max_bytes):
+    rep = this.to_host(store).rep if hasattr(this, "to_host") else this.rep
+    try:
+        return _readers[rep].read(max_bytes)
+    except OSError as e:
+        return _err(e)
+
+
+def _reader_drop(_store, rep):
+    f = _readers.pop(rep, None)
+    if f:
+        f.close()
+
+
+def _alive(_store, pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+
+
+def _no_history(_store, *_args):
+    return Variant("other", "this host keeps no prompt history")
+
+
+def link(linker):
+    """Define the component's imports in `linker`."""
+    linker.add_wasip2()  # wasi:clocks and wasi:random, as wasmtime provides them
+    with linker.root() as root:
+        with root.add_instance("xcsh:session/storage@0.1.0") as s:
+            s.add_resource("reader", ResourceType.host(READER), _reader_drop)
+            s.add_func("[method]reader.read", _reader_read)
+            s.add_func("read", _io(lambda p: open(p, "rb").read()))
+            s.add_func("open-reader", _io(_open_reader))
+            s.add_func("read-prefix", _io(_read_prefix))
+            s.add_func("write", _io(lambda p, d: _write(p, d)))
+            s.add_func("append", _io(lambda p, d: _write(p, d, "ab")))
+            s.add_func("rename", _io(os.replace))
+            s.add_func("unlink", _io(os.unlink))
+            s.add_func("list-dir", _io(_list_dir))
+            s.add_func("stat", _io(_stat))
+            s.add_func("mkdir-all", _io(lambda p: os.makedirs(p, exist_ok=True)))
+            s.add_func("fsync", _io(_fsync))
+            s.add_func("rmdir", _io(os.rmdir))
+            s.add_func("blob-put", _io(_blob_put))
+            s.add_func("blob-get", _blob_get)
+            s.add_func("copy-dir", _io(lambda a, b: shutil.copytree(a, b, dirs_exist_ok=True) and None))
+            s.add_func("create-new", _io(lambda p, d: _write(p, d, "xb")))
+            s.add_func("process-identity", lambda _s: (os.getpid(), socket.gethostname()))
+            s.add_func("process-alive", _alive)
+        with root.add_instance("xcsh:session/history@0.1.0") as h:
+            for name in ("add", "search", "recent", "last-prompt"):
+                h.add_func(name, _no_history)
+
+
+class ApiError(Exception):
+    """The component's `api-error`: `kind` (e.g. `entry-not-found`) and its message."""
+
+    def __init__(self, record):
+        super().__init__(f"{record.kind}: {record.message}")
+        self.kind = record.kind
+        self.message = record.message
+
+
+def _unwrap(result_type, value):
+    """A WIT `result`'s ok value; its `err` (an api-error) raised as ApiError.
+
+    wasmtime-py gives a result as a tagged `Variant` when ok and err are of the same
+    Python class (a record and the api-error record), else the bare value."""
+    if not isinstance(result_type, ResultType):
+        return value
+    if isinstance(value, Variant) and value.tag in ("ok", "err"):
+        if value.tag == "err":
+            raise ApiError(value.payload)
+        return value.payload
+    if isinstance(value, Record) and hasattr(value, "kind") and hasattr(value, "message"):
+        raise ApiError(value)
+    return value
+
+
+class SessionApi:
+    """The component's `session-api` exports, called by their WIT names."""
+
+    IFACE = "xcsh:session/session-api@0.1.0"
+
+    def __init__(self, component_path):
+        engine = Engine()
+        self.store = Store(engine)
+        self.store.set_wasi(WasiConfig())
+        linker = Linker(engine)
+        link(linker)
+        self.instance = linker.instantiate(self.store, Component.from_file(engine, component_path))
+        self.iface = self.instance.get_export_index(self.store, self.IFACE)
+
+    def call(self, name, *args):
+        """Call export `name` (e.g. `[static]session.create`): its ok value, or ApiError."""
+        idx = self.instance.get_export_index(self.store, name, self.iface)
+        func = self.instance.get_func(self.store, idx)
+        result = func(self.store, *args)
+        func.post_return(self.store)
+        return _unwrap(func.type(self.store).result, result)
