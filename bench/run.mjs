@@ -292,6 +292,14 @@ results.append = {
   },
 };
 
+log(`append through the component's session resource (jco in Node): ${CFG.session}, ${CFG.appendReps} rep(s)`);
+const JCO_OUT = path.join(BENCH_DIR, 'jco');
+const viaResource = json(process.execPath, [path.join(here, 'resource-append.mjs'), JCO_OUT, big.path, path.join(TMP, 'resource-append'), String(CFG.appendReps)]);
+results.append.resource = {
+  ...viaResource,
+  medianMs: { appendFlush: median(viaResource.appendFlushMs), append: median(viaResource.appendMs) },
+};
+
 log(`recent list: ${listing.files} files in ${listing.projects} projects, ${CFG.recentReps} rep(s)`);
 const recent = json(NATIVE, ['recent', listing.agentDir, listing.projectDirs[0], String(CFG.recentReps)]);
 for (const k of ['one', 'all']) {
@@ -373,6 +381,9 @@ row('open.js', `Open ${S}: plain JS baseline (vs cat floor)`, o.js.medianMs, fmt
 const a = results.append.medianMs;
 row('append.flush', `Append 1 entry + flush: ${S} (vs 1 KB)`, a.bigFlush, fmtMs, a.smallFlush, { limit: 1.5, target: '≤ 1.5×' });
 row('append.only', `Append 1 entry, no fsync: ${S} (vs 1 KB)`, a.bigAppend, fmtMs, a.smallAppend, {});
+const ra = results.append.resource.medianMs;
+row('append.resource', `Append 1 entry + flush to ${S}: component session resource in jco (vs native)`, ra.appendFlush, fmtMs, a.bigFlush, { limit: 2, target: '≤ 2×' });
+row('append.resourceOnly', `Append 1 entry, no fsync, to ${S}: component session resource in jco (vs native)`, ra.append, fmtMs, a.bigAppend, {});
 row('recent.one', `Recent list, one project (${recent.one.files} files) (vs raw 4 KiB reads)`, recent.one.medianMs, fmtMs, recent.one.floorMedianMs, {});
 row('recent.all', `Recent list, all projects (${recent.all.files} files) (vs raw 4 KiB reads)`, recent.all.medianMs, fmtMs, recent.all.floorMedianMs, {});
 row('recent.bytesPerFile', 'Recent list: bytes read per file', recent.all.bytesPerFile, (b) => `${Math.round(b)} B`, null, { limit: 4096, on: 'value', target: '≤ 4096 B' });
