@@ -633,3 +633,74 @@ fn a_file_where_the_newer_folder_should_be_stops_the_merge_and_is_kept() {
     );
     assert_eq!(read(&storage, &format!("{legacy}/s.jsonl")), "session\n");
 }
+
+#[test]
+fn an_append_that_fails_after_its_lock_check_leaves_no_check_for_a_later_write() {
+    // An append checks the lock once for its own write; when it fails before writing,
+    // the next write must check again, or a takeover in between would go unseen.
+    let storage = mem();
+    put(&storage, FILE, &lines(&[HEADER_V3]));
+    let mut older = open_as(&storage, 42).unwrap();
+    older.append_message(&user("one")).unwrap();
+    older.append_message(&assistant("two")).unwrap();
+    let refused = older
+        .append_entry_json(r#"{"type":"session"}"#)
+        .unwrap_err();
+    assert!(refused.to_string().contains("header type"), "{refused}");
+    let _newer = open_as(&storage, 42).unwrap();
+    let err = older.rewrite_entries().unwrap_err();
+    assert!(
+        err.to_string().contains("by a newer open in this process"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_append_reads_the_lock_file_once_and_the_session_file_never() {
+    struct Counting {
+        inner: Rc<MemoryStorage>,
+        reads: std::cell::RefCell<Vec<String>>,
+    }
+    impl Layer for Counting {
+        fn inner(&self) -> &dyn Storage {
+            &*self.inner
+        }
+        fn read(&self, path: &str) -> xcsh_session::storage::StorageResult<Vec<u8>> {
+            self.reads.borrow_mut().push(path.to_string());
+            self.inner.read(path)
+        }
+        fn read_prefix(
+            &self,
+            path: &str,
+            max: u64,
+        ) -> xcsh_session::storage::StorageResult<Vec<u8>> {
+            self.reads.borrow_mut().push(path.to_string());
+            self.inner.read_prefix(path, max)
+        }
+    }
+    let storage = mem();
+    put(&storage, FILE, &lines(&[HEADER_V3]));
+    let counting = Rc::new(Counting {
+        inner: storage.clone(),
+        reads: Default::default(),
+    });
+    let mut s = Session::open(
+        counting.clone(),
+        FILE,
+        &OpenOptions {
+            persistence: Persistence::Persistent,
+            agent_dir: "/agent".into(),
+            cwd: "/work".into(),
+        },
+    )
+    .unwrap();
+    s.append_message(&user("one")).unwrap();
+    s.append_message(&assistant("two")).unwrap();
+    counting.reads.borrow_mut().clear();
+    s.append_message(&user("three")).unwrap();
+    assert_eq!(
+        *counting.reads.borrow(),
+        [format!("{FILE}.lock")],
+        "one lock check, no re-read of the session"
+    );
+}

@@ -74,7 +74,14 @@ impl Session {
     pub fn append_fields(&mut self, type_name: &str, fields: &[(&str, String)]) -> Result<String> {
         self.check_writable()?;
         // A fenced object (its lock taken over) takes no entry, not even in memory.
-        self.check_lock()?;
+        self.fence()?;
+        let appended = self.append_fenced(type_name, fields);
+        // The check was for this append's write only, whether or not it got that far.
+        self.lock_checked = false;
+        appended
+    }
+
+    fn append_fenced(&mut self, type_name: &str, fields: &[(&str, String)]) -> Result<String> {
         if type_name == "session" {
             return Err(SessionError::InvalidInput(
                 "\"session\" is the header type, not an entry type".into(),

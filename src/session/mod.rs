@@ -120,6 +120,9 @@ pub struct Session {
     persist_error: Option<SessionError>,
     /// This session's writer lock (taken at open for writing, or at the first write).
     lock: Option<crate::lock::SessionLock>,
+    /// Set by [`Session::fence`] when the operation under way has just checked the lock:
+    /// its write's guard need not read the lock file again.
+    lock_checked: bool,
     /// What the file looked like after our last read or write: a different size or
     /// mtime means someone else changed it.
     disk: Option<crate::storage::FileStat>,
@@ -158,6 +161,7 @@ impl Session {
             edited: Default::default(),
             persist_error: None,
             lock: None,
+            lock_checked: false,
             disk: None,
             warnings: Vec::new(),
             report: LoadReport {

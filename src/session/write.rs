@@ -157,7 +157,7 @@ impl Session {
         let Some(file) = self.file.clone() else {
             return Ok(());
         };
-        if self.check_lock()? {
+        if !std::mem::take(&mut self.lock_checked) && self.check_lock()? {
             self.lock = None;
             self.take_lock()?;
         }
@@ -181,6 +181,18 @@ impl Session {
         if now != expected {
             return Err(SessionError::ExternallyModified { file });
         }
+        Ok(())
+    }
+
+    /// At the start of an append: refuse if this session was fenced (its lock taken
+    /// over), before the entry reaches memory; take the lock again if its file is gone.
+    /// The write that follows in the same call then reads the lock file no second time.
+    pub(super) fn fence(&mut self) -> Result<()> {
+        if self.check_lock()? {
+            self.lock = None;
+            self.take_lock()?;
+        }
+        self.lock_checked = true;
         Ok(())
     }
 
