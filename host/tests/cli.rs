@@ -760,16 +760,28 @@ fn the_binary_alone_runs_its_embedded_component() {
     let agent = tmp.path().join("agent");
     let path = fixture("historical-session.jsonl");
     let run = |args: &[&str]| {
-        Command::new(&bin)
-            .current_dir(tmp.path())
-            .env("XCSH_SESSION_CACHE_DIR", &cache)
-            .env_remove("XCSH_SESSION_COMPONENT")
-            .arg("--agent-dir")
-            .arg(&agent)
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run the copied binary")
+        // A test thread that forks while the copy's write descriptor is still open
+        // leaves it open in its child until that child execs: exec of the copy then
+        // fails with ETXTBSY for a moment. Try again for a while, as that passes.
+        let mut tries = 0;
+        loop {
+            let out = Command::new(&bin)
+                .current_dir(tmp.path())
+                .env("XCSH_SESSION_CACHE_DIR", &cache)
+                .env_remove("XCSH_SESSION_COMPONENT")
+                .arg("--agent-dir")
+                .arg(&agent)
+                .args(args)
+                .stdin(Stdio::null())
+                .output();
+            match out {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => break other.expect("run the copied binary"),
+            }
+        }
     };
     let out = run(&["--verbose", "show", path_str(&path), "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
