@@ -115,6 +115,9 @@ describe('session viewer', { timeout: 180_000 }, () => {
     assert.equal(await page.locator('#node-0a1b2c3d.selected').count(), 1);
     assert.equal(await page.locator('#node-f6a7b8c9.on-path').count(), 1);
     assert.equal(await page.locator('#node-2c3d4e5f.on-path').count(), 0);
+    // The inspector updates after the conversation: wait for it, or a read can see the
+    // entry shown before the click (it failed one CI run that way).
+    await page.locator('[data-testid=raw-json]').filter({ hasText: '"id": "0a1b2c3d"' }).waitFor({ timeout: 10_000 });
     assert.match(await page.locator('[data-testid=raw-json]').innerText(), /"id": "0a1b2c3d"/, 'the inspector shows the entry');
     await page.locator('details.thinking summary').first().click();
     await page.screenshot({ path: join(SCREENSHOTS, 'side-branch.png') });
