@@ -336,21 +336,16 @@ pub fn find_resumable(
     arg: &str,
 ) -> ApiResult {
     let found = crate::resume::find_resumable(storage, agent_dir, local_dir, search_all, arg)?;
-    Ok(match found {
-        None => "null".to_string(),
-        Some((info, scope)) => format!(
-            r#"{{"session":{},"scope":"{}"}}"#,
-            crate::json::record(&info.record()),
-            match scope {
-                crate::resume::Scope::Local => "local",
-                crate::resume::Scope::Global => "global",
-            }
-        ),
-    })
+    Ok(crate::json::record(&found.as_ref().map(|(info, scope)| {
+        crate::resume::ResumableRecord {
+            session: info.record(),
+            scope: *scope,
+        }
+    })))
 }
 
 /// `continue`: `{"path", "source": "breadcrumb" | "mostRecent" | "new"}`; for a new
-/// session the path is where it will be written (nothing is written now). With
+/// session the path is where it will be written (no session is written now). With
 /// `session_dir`, the newest session of that directory instead of the cwd's.
 pub fn continue_recent(
     storage: Rc<dyn Storage>,

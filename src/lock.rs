@@ -70,10 +70,10 @@ pub enum LockCheck {
     Replaced(LockOwner),
 }
 
-/// The lock path of a session file.
 /// More than any lock file holds: a check reads at most this much of it.
 const LOCK_READ_MAX: u64 = 4096;
 
+/// The lock path of a session file.
 pub fn lock_path(session_file: &str) -> String {
     format!("{session_file}.lock")
 }

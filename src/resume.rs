@@ -119,8 +119,10 @@ pub fn resolve(
     }
 }
 
-/// Where [`find_resumable`] found a session: the local directory, or the whole store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where [`find_resumable`] found a session: the local directory, or the whole store
+/// (JSON: `"local"`, `"global"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub enum Scope {
     Local,
     Global,
@@ -261,6 +263,13 @@ pub enum ContinueSource {
     New,
 }
 
+/// `resolveResumableSession`: the session found and where.
+#[derive(serde::Serialize)]
+pub struct ResumableRecord<'a> {
+    pub session: crate::listing::SessionInfoRecord<'a>,
+    pub scope: Scope,
+}
+
 /// `continue`: the session file and where it came from (for a new session, where it will
 /// be written).
 #[derive(serde::Serialize)]
@@ -309,7 +318,8 @@ pub fn continue_recent(
 }
 
 /// `continue` as the CLI and the package do it: [`continue_recent`], with a new session's
-/// path being where [`Session::create`] will write it (nothing is written now); with a
+/// path being where [`Session::create`] will write it (no session is written now, but
+/// placing it folds the cwd's legacy folder into its folder, as the agent does); with a
 /// terminal, its breadcrumb then points at the chosen file (best effort: a breadcrumb
 /// that cannot be written never fails the caller).
 pub fn continue_in(

@@ -157,9 +157,8 @@ impl Session {
         let Some(file) = self.file.clone() else {
             return Ok(());
         };
-        if !std::mem::take(&mut self.lock_checked) && self.check_lock()? {
-            self.lock = None;
-            self.take_lock()?;
+        if !std::mem::take(&mut self.lock_checked) {
+            self.keep_lock()?;
         }
         let now = match self.storage.stat(&file) {
             Ok(s) => Some((s.size, s.mtime_ms)),
@@ -188,11 +187,17 @@ impl Session {
     /// over), before the entry reaches memory; take the lock again if its file is gone.
     /// The write that follows in the same call then reads the lock file no second time.
     pub(super) fn fence(&mut self) -> Result<()> {
+        self.keep_lock()?;
+        self.lock_checked = true;
+        Ok(())
+    }
+
+    /// [`Self::check_lock`], and the lock taken again when its file is gone.
+    fn keep_lock(&mut self) -> Result<()> {
         if self.check_lock()? {
             self.lock = None;
             self.take_lock()?;
         }
-        self.lock_checked = true;
         Ok(())
     }
 

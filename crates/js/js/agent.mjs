@@ -14,14 +14,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  OutputSink as CoreOutputSink, Session, blobPut, buildSessionContext as contextOfText, continueRecent,
-  deleteSession, fileRecords, findMostRecentSession as newestIn, findResumableSession,
-  listSessions, mergeLegacySessionDir, migrateRecords, parseRecords, recentSessions,
-  sessionDirForCwd, terminalId,
+  OutputSink as CoreOutputSink, PromptHistory, Session, blobPut,
+  buildSessionContext as contextOfText, continueRecent, deleteSession, fileRecords,
+  findMostRecentSession as newestIn, findResumableSession, listSessions, mergeLegacySessionDir,
+  migrateRecords, parseRecords, recentSessions, sessionDirForCwd, terminalId,
 } from './xcsh_session.js';
 import { nodeStorage } from './node-storage.mjs';
 import { nodeHistoryStore } from './node-history.mjs';
-import { PromptHistory } from './xcsh_session.js';
 
 /** `$PI_CODING_AGENT_DIR`, else `~/.xcsh/agent` (where the agent keeps sessions and blobs). */
 export function getAgentDir() {
