@@ -1,7 +1,13 @@
 // Append + flush through the component's `session` resource, in jco (Node): the row that
 // shows an append to a large session costs about what it costs natively (the state lives
 // in the instance; nothing is re-read). Prints JSON:
-//   {"openMs", "appendMs": [..], "appendFlushMs": [..]}
+//   {"openMs", "appendMs": [..], "appendFlushMs": [..],
+//    "coldAppendMs": [..], "coldAppendFlushMs": [..], "warmupAppends"}
+// `appendMs` / `appendFlushMs` are the steady state, timed after `warmupAppends` appends:
+// jco's glue is JavaScript that V8 only optimizes after a few hundred calls (until then
+// an append costs about twice as much), and a session host lives for many appends. The
+// `cold…` samples are the first appends after open (after 2 untimed ones), kept to show
+// what a short-lived host pays.
 // Usage: node resource-append.mjs <jco-out-dir> <session.jsonl> <tmp-dir> <reps>
 import fs from 'node:fs';
 import path from 'node:path';
@@ -43,8 +49,13 @@ const s = Session.open(file, path.join(tmp, 'agent'), '/work/bench', false);
 const openMs = performance.now() - t;
 const appendMs = [];
 const appendFlushMs = [];
-const warmup = 2;
-for (let i = 0; i < warmup + reps; i++) {
+const coldAppendMs = [];
+const coldAppendFlushMs = [];
+// Appends 0-1 untimed, the next `reps` the cold samples, untimed up to `warmupAppends`,
+// then the `reps` timed ones.
+const coldFrom = 2;
+const warmupAppends = Math.max(500, coldFrom + reps);
+for (let i = 0; i < warmupAppends + reps; i++) {
   const message = JSON.stringify({
     role: 'user', content: [{ type: 'text', text: `Benchmark append ${i}: please run the tests again and summarize the failures.` }],
     timestamp: 1_767_700_000_000 + i,
@@ -54,10 +65,13 @@ for (let i = 0; i < warmup + reps; i++) {
   const appended = performance.now() - t;
   s.flush();
   const flushed = performance.now() - t;
-  if (i >= warmup) {
+  if (i >= warmupAppends) {
     appendMs.push(appended);
     appendFlushMs.push(flushed);
+  } else if (i >= coldFrom && i < coldFrom + reps) {
+    coldAppendMs.push(appended);
+    coldAppendFlushMs.push(flushed);
   }
 }
 s.close();
-process.stdout.write(`${JSON.stringify({ openMs, appendMs, appendFlushMs })}\n`);
+process.stdout.write(`${JSON.stringify({ openMs, appendMs, appendFlushMs, coldAppendMs, coldAppendFlushMs, warmupAppends })}\n`);

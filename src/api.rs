@@ -8,6 +8,7 @@ use crate::error::Result;
 /// A typed result as the JSON text every shell prints (serde, with the core's string
 /// escaping: the same bytes in every host).
 pub use crate::json::{array as json_array, record};
+use crate::listing::{RecentSessionInfo, SessionInfo};
 use crate::session::{LoadReport, OpenOptions, Persistence, Session};
 use crate::storage::Storage;
 use std::rc::Rc;
@@ -77,14 +78,19 @@ fn open_existing(
     Ok(s)
 }
 
+/// The session `show` describes, opened read-only (an old file is migrated in memory
+/// only); a missing file is `NotFound`. Typed shells read its header, entries and report.
+pub fn show_session(
+    storage: Rc<dyn Storage>,
+    path: &str,
+    agent_dir: &str,
+) -> std::result::Result<Session, ApiError> {
+    open_existing(storage, path, agent_dir, Persistence::ReadOnly)
+}
+
 /// `show`; a missing file is `NotFound`.
 pub fn show_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str) -> ApiResult {
-    Ok(show_json(&open_existing(
-        storage,
-        path,
-        agent_dir,
-        Persistence::ReadOnly,
-    )?))
+    Ok(show_json(&show_session(storage, path, agent_dir)?))
 }
 
 /// `context` (for `leaf`, default the last entry); a missing file is `NotFound`.
@@ -107,20 +113,31 @@ pub fn tree_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str) -> ApiRe
     Ok(s.tree().to_json(&s))
 }
 
-/// `migrate`: open for writing (which migrates and rewrites) and say what changed; a
-/// missing file is `NotFound` (nothing is created).
-pub fn migrate_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str) -> ApiResult {
+/// `migrate`, typed: open for writing (which migrates), rewrite the file when loading
+/// changed anything, and return the session (its [`Session::report`] says what changed);
+/// a missing file is `NotFound` (nothing is created).
+pub fn migrate_session(
+    storage: Rc<dyn Storage>,
+    path: &str,
+    agent_dir: &str,
+) -> std::result::Result<Session, ApiError> {
     let mut s = open_existing(storage, path, agent_dir, Persistence::Persistent)?;
     if s.needs_rewrite() {
         s.rewrite_entries()?;
     }
-    Ok(report_json(s.report()))
+    Ok(s)
 }
 
-/// `append`: one entry as the child of the current leaf, written now (a new file is
-/// created with its header); returns `{"id": ...}`.
-/// Append one entry to a session file (created, with `cwd` in its header, when missing).
-pub fn append_file(
+/// `migrate`: [`migrate_session`]'s load report as JSON.
+pub fn migrate_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str) -> ApiResult {
+    Ok(report_json(
+        migrate_session(storage, path, agent_dir)?.report(),
+    ))
+}
+
+/// `append`, typed: one entry as the child of the current leaf, written now (a missing
+/// file is created, with `cwd` in its header); the new entry's id.
+pub fn append_entry(
     storage: Rc<dyn Storage>,
     path: &str,
     agent_dir: &str,
@@ -133,6 +150,18 @@ pub fn append_file(
     // assistant message that this process will never see.
     s.ensure_on_disk()?;
     s.flush()?;
+    Ok(id)
+}
+
+/// `append`: [`append_entry`], returning `{"id": ...}`.
+pub fn append_file(
+    storage: Rc<dyn Storage>,
+    path: &str,
+    agent_dir: &str,
+    cwd: &str,
+    entry_json: &str,
+) -> Result<String> {
+    let id = append_entry(storage, path, agent_dir, cwd, entry_json)?;
     Ok(crate::json::record(&crate::session::AppendedRecord {
         id: &id,
     }))
@@ -206,20 +235,41 @@ impl From<crate::GcError> for ApiError {
     }
 }
 
-/// `recent`: the light list of a project's directory, newest first.
-pub fn recent(storage: Rc<dyn Storage>, agent_dir: &str, cwd: &str, limit: usize) -> ApiResult {
+/// `recent`, typed: the light list of a project's directory, newest first (a typed
+/// shell shows each with [`RecentSessionInfo::record`] at the environment's now).
+pub fn recent_sessions(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    cwd: &str,
+    limit: usize,
+) -> std::result::Result<Vec<RecentSessionInfo>, ApiError> {
     let dirs = crate::paths::session_dirs_for_cwd(agent_dir, cwd);
-    let items = crate::listing::recent_sessions_in(&*storage, &dirs, limit)?;
+    Ok(crate::listing::recent_sessions_in(&*storage, &dirs, limit)?)
+}
+
+/// `recent`: [`recent_sessions`] as JSON, `timeAgo` at the environment's now.
+pub fn recent(storage: Rc<dyn Storage>, agent_dir: &str, cwd: &str, limit: usize) -> ApiResult {
+    let items = recent_sessions(storage.clone(), agent_dir, cwd, limit)?;
     Ok(crate::listing::recent_json(&items, storage.env().now_ms()))
 }
 
-/// `list`: SessionInfo of one project (`cwd`) or of all projects.
-pub fn list(storage: Rc<dyn Storage>, agent_dir: &str, cwd: Option<&str>) -> ApiResult {
-    let items = match cwd {
+/// `list`, typed: SessionInfo of one project (`cwd`) or of all projects, newest first.
+pub fn list_sessions(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    cwd: Option<&str>,
+) -> std::result::Result<Vec<SessionInfo>, ApiError> {
+    Ok(match cwd {
         Some(c) => crate::listing::list(storage, agent_dir, c, None)?,
         None => crate::listing::list_all(storage, agent_dir)?,
-    };
-    Ok(crate::listing::list_json(&items))
+    })
+}
+
+/// `list`: [`list_sessions`] as JSON.
+pub fn list(storage: Rc<dyn Storage>, agent_dir: &str, cwd: Option<&str>) -> ApiResult {
+    Ok(crate::listing::list_json(&list_sessions(
+        storage, agent_dir, cwd,
+    )?))
 }
 
 /// `parseSessionEntries`: every record of a JSONL text as it is written (no migration), as
@@ -294,6 +344,34 @@ pub fn list_in_dir(storage: Rc<dyn Storage>, session_dir: &str) -> ApiResult {
     Ok(crate::listing::list_json(&items))
 }
 
+/// The picker's ranking for `query` over one project or all, handed to `f` (best first,
+/// each with its score).
+fn ranked<R>(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    cwd: Option<&str>,
+    query: &str,
+    f: impl FnOnce(&[(&SessionInfo, u32)]) -> R,
+) -> std::result::Result<R, ApiError> {
+    let items = list_sessions(storage, agent_dir, cwd)?;
+    Ok(f(&crate::picker::search(&items, query)))
+}
+
+/// `search`, typed: the picker's ranking over one project or all, best first: each
+/// session with its score.
+pub fn search_sessions(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    cwd: Option<&str>,
+    query: &str,
+) -> std::result::Result<Vec<(SessionInfo, u32)>, ApiError> {
+    ranked(storage, agent_dir, cwd, query, |hits| {
+        hits.iter()
+            .map(|(info, score)| ((*info).clone(), *score))
+            .collect()
+    })
+}
+
 /// `search`: the picker's ranking over one project or all, as SessionInfo JSON plus a
 /// `score`.
 pub fn search(
@@ -302,16 +380,25 @@ pub fn search(
     cwd: Option<&str>,
     query: &str,
 ) -> ApiResult {
-    let items = match cwd {
-        Some(c) => crate::listing::list(storage, agent_dir, c, None)?,
-        None => crate::listing::list_all(storage, agent_dir)?,
-    };
-    let ranked = crate::picker::search(&items, query);
-    Ok(crate::listing::search_json(&ranked))
+    ranked(storage, agent_dir, cwd, query, crate::listing::search_json)
 }
 
-/// `resume`: the session file for an id prefix or path (`confirm` forks another
-/// project's session into this one); `{"path": ...}`.
+/// `resume`, typed: the session file for an id prefix or path (`confirm` forks another
+/// project's session into this one, and the copy is returned).
+pub fn resume_path(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    cwd: &str,
+    arg: &str,
+    confirm: bool,
+) -> std::result::Result<String, ApiError> {
+    let target = crate::resume::resolve(storage.clone(), agent_dir, cwd, arg, None)?;
+    Ok(crate::resume::open_target(
+        storage, agent_dir, cwd, arg, target, confirm,
+    )?)
+}
+
+/// `resume`: [`resume_path`] as `{"path": ...}`.
 pub fn resume(
     storage: Rc<dyn Storage>,
     agent_dir: &str,
@@ -319,8 +406,7 @@ pub fn resume(
     arg: &str,
     confirm: bool,
 ) -> ApiResult {
-    let target = crate::resume::resolve(storage.clone(), agent_dir, cwd, arg, None)?;
-    let path = crate::resume::open_target(storage, agent_dir, cwd, arg, target, confirm)?;
+    let path = resume_path(storage, agent_dir, cwd, arg, confirm)?;
     Ok(crate::json::record(&crate::resume::ResumedRecord {
         path: &path,
     }))
@@ -354,19 +440,42 @@ pub fn continue_recent(
     session_dir: Option<&str>,
     terminal: Option<&str>,
 ) -> ApiResult {
-    let (path, source) =
-        crate::resume::continue_in(storage, agent_dir, cwd, session_dir, terminal)?;
+    let (path, source) = continue_session(storage, agent_dir, cwd, session_dir, terminal)?;
     Ok(crate::json::record(&crate::resume::ContinuedRecord {
         path: &path,
         source,
     }))
 }
 
-/// `blob put`: `{"hash", "ref", "path"}`.
+/// `continue`, typed: the path and where it came from (see [`continue_recent`]).
+pub fn continue_session(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    cwd: &str,
+    session_dir: Option<&str>,
+    terminal: Option<&str>,
+) -> std::result::Result<(String, crate::resume::ContinueSource), ApiError> {
+    Ok(crate::resume::continue_in(
+        storage,
+        agent_dir,
+        cwd,
+        session_dir,
+        terminal,
+    )?)
+}
+
+/// `blob put`, typed: store the bytes; their hash, reference and file.
+pub fn put_blob(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    bytes: &[u8],
+) -> std::result::Result<crate::blob::BlobPut, ApiError> {
+    Ok(crate::blob::BlobStore::new(&*storage, crate::paths::blobs_dir(agent_dir)).put(bytes)?)
+}
+
+/// `blob put`: [`put_blob`] as `{"hash", "ref", "path"}`.
 pub fn blob_put(storage: Rc<dyn Storage>, agent_dir: &str, bytes: &[u8]) -> ApiResult {
-    let put =
-        crate::blob::BlobStore::new(&*storage, crate::paths::blobs_dir(agent_dir)).put(bytes)?;
-    Ok(crate::json::record(&put))
+    Ok(crate::json::record(&put_blob(storage, agent_dir, bytes)?))
 }
 
 /// `blob get`: the bytes (a hash or a `blob:sha256:` reference).
@@ -383,8 +492,25 @@ pub fn blob_get(
         .ok_or_else(|| ApiError::new(ErrorKind::NotFound, format!("Blob {hash} not found")))
 }
 
-/// `url`: resolve `artifact://` / `agent://` for a session file; `{"content",
-/// "mimeType", "size"}`.
+/// `url`, typed: resolve `artifact://` / `agent://` against a session file's artifacts
+/// directory (`offset`: 1-based first line, `limit`: lines).
+pub fn resolve_resource(
+    storage: Rc<dyn Storage>,
+    session_file: &str,
+    url: &str,
+    offset: Option<usize>,
+    limit: Option<usize>,
+) -> std::result::Result<crate::urls::Resource, ApiError> {
+    let dir = crate::paths::artifacts_dir(session_file);
+    Ok(crate::urls::resolve(
+        &*storage,
+        Some(&dir),
+        url,
+        crate::urls::Paging { offset, limit },
+    )?)
+}
+
+/// `url`: [`resolve_resource`] as `{"content", "mimeType", "size"}`.
 pub fn resolve_url(
     storage: Rc<dyn Storage>,
     session_file: &str,
@@ -392,47 +518,85 @@ pub fn resolve_url(
     offset: Option<usize>,
     limit: Option<usize>,
 ) -> ApiResult {
-    let dir = crate::paths::artifacts_dir(session_file);
-    let r = crate::urls::resolve(
-        &*storage,
-        Some(&dir),
-        url,
-        crate::urls::Paging { offset, limit },
-    )?;
+    let r = resolve_resource(storage, session_file, url, offset, limit)?;
     Ok(crate::json::record(&r))
 }
 
-/// `fork`: `{"oldFile", "newFile", "warnings"}`.
-pub fn fork(storage: Rc<dyn Storage>, agent_dir: &str, file: &str) -> ApiResult {
-    let mut s = open(storage, file, agent_dir, Persistence::Persistent)?;
+/// An existing session file opened for writing; a missing one is the storage's
+/// not-found for `file` (`fork` and `move` create nothing).
+fn open_to_copy(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    file: &str,
+) -> std::result::Result<Session, ApiError> {
+    let s = open(storage, file, agent_dir, Persistence::Persistent)?;
     if !s.report().file_existed {
         return Err(crate::storage::StorageError::NotFound(file.to_string()).into());
     }
-    let r = s.fork()?;
-    Ok(crate::json::record(&r.record()))
+    Ok(s)
 }
 
-/// `move`: `{"newFile"}`.
+/// `fork`, typed: copy a session file (and its artifacts) to a new one.
+pub fn fork_file(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    file: &str,
+) -> std::result::Result<crate::session::ForkResult, ApiError> {
+    Ok(open_to_copy(storage, agent_dir, file)?.fork()?)
+}
+
+/// `fork`: [`fork_file`] as `{"oldFile", "newFile", "warnings"}`.
+pub fn fork(storage: Rc<dyn Storage>, agent_dir: &str, file: &str) -> ApiResult {
+    Ok(crate::json::record(
+        &fork_file(storage, agent_dir, file)?.record(),
+    ))
+}
+
+/// `move`, typed: move a session file (and its artifacts) to the project `to_cwd`; its
+/// new path.
+pub fn move_file(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    file: &str,
+    to_cwd: &str,
+) -> std::result::Result<String, ApiError> {
+    Ok(open_to_copy(storage, agent_dir, file)?.move_to(agent_dir, to_cwd)?)
+}
+
+/// `move`: [`move_file`] as `{"newFile"}`.
 pub fn move_session(
     storage: Rc<dyn Storage>,
     agent_dir: &str,
     file: &str,
     to_cwd: &str,
 ) -> ApiResult {
-    let mut s = open(storage, file, agent_dir, Persistence::Persistent)?;
-    if !s.report().file_existed {
-        return Err(crate::storage::StorageError::NotFound(file.to_string()).into());
-    }
-    let new_file = s.move_to(agent_dir, to_cwd)?;
+    let new_file = move_file(storage, agent_dir, file, to_cwd)?;
     Ok(crate::json::record(&crate::session::MovedRecord {
         new_file: &new_file,
     }))
 }
 
-/// `gc`: `{"dryRun", "scannedFiles", "referenced", "deleted": [...], "keptRecent": [...]}`.
+/// `gc`, typed: collect the blobs no session references, older than
+/// [`crate::GC_GRACE_MS`] (a dry run deletes nothing).
+pub fn gc_report(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    dry_run: bool,
+) -> std::result::Result<crate::GcReport, ApiError> {
+    Ok(crate::collect_garbage(
+        &*storage,
+        agent_dir,
+        dry_run,
+        crate::GC_GRACE_MS,
+    )?)
+}
+
+/// `gc`: [`gc_report`] as `{"dryRun", "scannedFiles", "referenced", "deleted": [...],
+/// "keptRecent": [...]}`.
 pub fn gc(storage: Rc<dyn Storage>, agent_dir: &str, dry_run: bool) -> ApiResult {
-    let r = crate::collect_garbage(&*storage, agent_dir, dry_run, crate::GC_GRACE_MS)?;
-    Ok(crate::json::record(&r))
+    Ok(crate::json::record(&gc_report(
+        storage, agent_dir, dry_run,
+    )?))
 }
 
 #[cfg(test)]

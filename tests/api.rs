@@ -483,3 +483,93 @@ const GOLDEN: &[(&str, &str)] = &[
         "{\"content\":\"\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'\",\"mimeType\":\"text/plain\",\"size\":32}",
     ),
 ];
+
+/// The typed façade (what `session-api` maps to WIT records) is what the JSON façade
+/// (`session-json`, the CLI) serializes, for the same files.
+#[test]
+fn the_typed_facade_is_what_the_json_facade_serializes() {
+    let storage = mem();
+    let mut s = create(&storage);
+    s.append_message(&user("typed please")).unwrap();
+    s.append_message(&assistant("ok")).unwrap();
+    let file = s.file().unwrap().to_string();
+    s.close().unwrap();
+
+    let shown = api::show_session(storage.clone(), &file, "/agent").unwrap();
+    assert_eq!(
+        api::show_json(&shown),
+        api::show_file(storage.clone(), &file, "/agent").unwrap()
+    );
+    let recent = api::recent_sessions(storage.clone(), "/agent", "/work/pi", 3).unwrap();
+    let now = storage.env().now_ms();
+    assert_eq!(
+        xcsh_session::listing::recent_json(&recent, now),
+        api::recent(storage.clone(), "/agent", "/work/pi", 3).unwrap()
+    );
+    let list = api::list_sessions(storage.clone(), "/agent", Some("/work/pi")).unwrap();
+    assert_eq!(
+        xcsh_session::listing::list_json(&list),
+        api::list(storage.clone(), "/agent", Some("/work/pi")).unwrap()
+    );
+    let hits = api::search_sessions(storage.clone(), "/agent", None, "typed").unwrap();
+    let refs: Vec<_> = hits.iter().map(|(i, score)| (i, *score)).collect();
+    assert_eq!(
+        xcsh_session::listing::search_json(&refs),
+        api::search(storage.clone(), "/agent", None, "typed").unwrap()
+    );
+    assert_eq!(hits.len(), 1);
+    let id = &list[0].head.id;
+    assert_eq!(
+        json(&api::resume(storage.clone(), "/agent", "/work/pi", id, false).unwrap())["path"],
+        api::resume_path(storage.clone(), "/agent", "/work/pi", id, false).unwrap()
+    );
+    let (path, source) =
+        api::continue_session(storage.clone(), "/agent", "/work/pi", None, None).unwrap();
+    assert_eq!(
+        json(&api::continue_recent(storage.clone(), "/agent", "/work/pi", None, None).unwrap()),
+        serde_json::json!({"path": path, "source": "mostRecent"})
+    );
+    assert_eq!(source, xcsh_session::resume::ContinueSource::MostRecent);
+    let put = api::put_blob(storage.clone(), "/agent", b"b").unwrap();
+    assert_eq!(
+        json(&api::blob_put(storage.clone(), "/agent", b"b").unwrap()),
+        serde_json::json!({"hash": put.hash, "ref": put.reference, "path": put.path})
+    );
+    let gc = api::gc_report(storage.clone(), "/agent", true).unwrap();
+    assert_eq!(gc.kept_recent, vec![put.hash.clone()]);
+    assert_eq!(
+        json(&api::gc(storage.clone(), "/agent", true).unwrap())["keptRecent"],
+        serde_json::json!([put.hash])
+    );
+    let fork = api::fork_file(storage.clone(), "/agent", &file).unwrap();
+    assert_eq!(fork.old_file.as_deref(), Some(file.as_str()));
+    let moved = api::move_file(
+        storage.clone(),
+        "/agent",
+        fork.new_file.as_deref().unwrap(),
+        "/w/x",
+    )
+    .unwrap();
+    assert!(moved.starts_with("/agent/sessions/--w-x--/") && storage.exists(&moved));
+    let id = api::append_entry(
+        storage.clone(),
+        &file,
+        "/agent",
+        "/work/pi",
+        r#"{"type":"custom","customType":"t"}"#,
+    )
+    .unwrap();
+    let reopened = api::show_session(storage.clone(), &file, "/agent").unwrap();
+    assert_eq!(
+        reopened.leaf_id(),
+        Some(id.as_str()),
+        "appended and written"
+    );
+    let migrated = api::migrate_session(storage.clone(), &file, "/agent").unwrap();
+    let report = api::report_json(migrated.report());
+    drop(migrated); // its writer lock
+    assert_eq!(
+        report,
+        api::migrate_file(storage.clone(), &file, "/agent").unwrap()
+    );
+}

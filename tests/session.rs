@@ -492,6 +492,93 @@ fn tree_roots_are_null_self_and_orphan_parents_children_by_timestamp() {
     );
 }
 
+/// A tree node as (id, parentId, type, timestamp, label, depth, children).
+type FlatNode = (
+    String,
+    Option<String>,
+    String,
+    String,
+    Option<String>,
+    usize,
+    usize,
+);
+
+/// The nested JSON tree flattened in pre-order.
+fn flatten_json_tree(nodes: &Value, depth: usize, out: &mut Vec<FlatNode>) {
+    for n in nodes.as_array().unwrap() {
+        let e = &n["entry"];
+        let kids = &n["children"];
+        out.push((
+            e["id"].as_str().unwrap().to_string(),
+            e["parentId"].as_str().map(str::to_string),
+            e["type"].as_str().unwrap().to_string(),
+            e["timestamp"].as_str().unwrap_or_default().to_string(),
+            n["label"].as_str().map(str::to_string),
+            depth,
+            kids.as_array().unwrap().len(),
+        ));
+        flatten_json_tree(kids, depth + 1, out);
+    }
+}
+
+#[test]
+fn tree_nodes_are_the_json_tree_in_pre_order_without_payloads() {
+    let text = concat!(
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#,
+        "\n",
+        r#"{"type":"message","id":"r1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"1"}}"#,
+        "\n",
+        r#"{"type":"message","id":"late","parentId":"r1","timestamp":"2026-01-01T00:00:09.000Z","message":{"role":"user","content":"late"}}"#,
+        "\n",
+        r#"{"type":"future_kind","id":"early","parentId":"r1","timestamp":"2026-01-01T00:00:02.000Z"}"#,
+        "\n",
+        r#"{"type":"message","id":"deep","parentId":"early","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"d"}}"#,
+        "\n",
+        r#"{"type":"message","id":"orph","parentId":"gone","message":{"role":"user","content":"orphan"}}"#,
+        "\n",
+        r#"{"type":"label","id":"l1","parentId":"deep","timestamp":"2026-01-01T00:00:05.000Z","targetId":"r1","label":"start"}"#,
+        "\n",
+    );
+    let s = Session::from_text(mem(), text, "/agent");
+    let tree = s.tree();
+    let nodes = tree.nodes(&s);
+    let mut want = Vec::new();
+    flatten_json_tree(
+        &serde_json::from_str(&tree.to_json(&s)).unwrap(),
+        0,
+        &mut want,
+    );
+    let got: Vec<FlatNode> = nodes
+        .iter()
+        .map(|n| {
+            (
+                n.id.clone(),
+                n.parent_id.clone(),
+                n.entry_type.clone(),
+                n.timestamp.clone(),
+                n.label.clone(),
+                n.depth,
+                n.child_count,
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+    let ids: Vec<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
+    assert_eq!(ids, ["r1", "early", "deep", "l1", "late", "orph"]);
+    assert_eq!(nodes[0].label.as_deref(), Some("start"));
+    assert_eq!(
+        nodes[1].entry_type, "future_kind",
+        "unknown types as written"
+    );
+    for n in &nodes {
+        assert_eq!(s.entries()[n.index].id, n.id, "index is the file position");
+    }
+    assert!(Session::in_memory(mem(), "/w")
+        .tree()
+        .nodes(&Session::in_memory(mem(), "/w"))
+        .is_empty());
+}
+
 #[test]
 fn labels_are_set_replaced_and_cleared() {
     let mut s = Session::in_memory(mem(), "/w");

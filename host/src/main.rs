@@ -13,6 +13,7 @@ mod fshost;
 mod history;
 #[cfg(target_os = "linux")]
 mod hugemem;
+mod rpc;
 
 mod bindings {
     wasmtime::component::bindgen!({
@@ -239,6 +240,17 @@ enum Command {
     },
     /// Compile the component ahead of time into the cache; prints the cache file.
     Precompile,
+    /// Drive the component's session API over JSON lines: one request per stdin line
+    /// (`{"id", "call", "self"?, "args"}`, e.g. `{"id": 1, "call": "session.create",
+    /// "args": [AGENT_DIR, CWD, null, null]}`), one answer per stdout line (`{"id", "ok"}`
+    /// or `{"id", "error": {"kind", "message"}}`). Sessions stay open between lines;
+    /// what is still open at the end of stdin is closed.
+    Session {
+        /// Also allow file access under DIR (repeatable; the agent directory always is,
+        /// unless --root replaces both).
+        #[arg(long = "dir", value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+    },
 }
 
 /// `history add | search | recent`.
@@ -586,6 +598,7 @@ fn plan(command: &Command) -> (Vec<&Path>, bool) {
         Command::Gc { delete, .. } => (vec![], *delete),
         Command::History { op } => (vec![], matches!(op, HistoryCommand::Add { .. })),
         Command::Precompile => (vec![], false),
+        Command::Session { .. } => (vec![], true),
     }
 }
 
@@ -636,6 +649,43 @@ fn precompile(cli: &Cli, engine: &Engine, component: &aot::Source) -> Result<Exi
     anyhow::bail!("no cache directory (set XCSH_SESSION_CACHE_DIR or HOME)");
 }
 
+/// `session`: the JSON-lines driver ([`rpc`]) over one instance, with the agent
+/// directory (created) and every `--dir` as roots, or `--root` alone.
+fn serve_session(
+    cli: &Cli,
+    engine: &Engine,
+    component: &aot::Source,
+    dirs: &[PathBuf],
+) -> Result<ExitCode> {
+    let t = target(cli, &[], true)?;
+    let roots = match &cli.root {
+        Some(_) => t.roots,
+        None => {
+            let mut all = t.roots.dirs().to_vec();
+            for d in dirs {
+                all.push(
+                    confine::absolute_dir(d).with_context(|| format!("--dir {}", d.display()))?,
+                );
+            }
+            confine::Roots::new(&all).map_err(|e| anyhow::anyhow!("resolving the roots: {e}"))?
+        }
+    };
+    let (component, outcome) = aot::load(engine, component, false)?;
+    report_cache(cli.verbose, &outcome);
+    let mut linker = Linker::new(engine);
+    SessionComponent::add_to_linker::<_, HasSelf<fshost::FsHost>>(&mut linker, |h| h)?;
+    let mut store = Store::new(engine, fshost::FsHost::new(roots, true));
+    let instance = linker.instantiate(&mut store, &component)?;
+    rpc::Driver::new(&mut store, instance)?
+        .serve(std::io::stdin().lock(), std::io::stdout().lock())?;
+    store
+        .data_mut()
+        .history
+        .finish()
+        .map_err(|e| anyhow::anyhow!("history: {e}"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run(cli: Cli) -> Result<ExitCode> {
     let engine = engine()?;
     let component = aot::locate_component(cli.component.as_deref())?;
@@ -644,6 +694,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
     if let Command::Precompile = cli.command {
         return precompile(&cli, &engine, &component);
+    }
+
+    if let Command::Session { dirs } = &cli.command {
+        return serve_session(&cli, &engine, &component, dirs);
     }
 
     let (mut files, writable) = plan(&cli.command);
@@ -707,7 +761,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
     SessionComponent::add_to_linker::<_, HasSelf<fshost::FsHost>>(&mut linker, |h| h)?;
     let mut store = Store::new(&engine, fshost::FsHost::new(t.roots, writable));
     let instance = SessionComponent::instantiate(&mut store, &component, &linker)?;
-    let api = instance.xcsh_session_session_api();
+    // The CLI prints `session-json`'s text (the npm package's bytes); `context`, `tree`
+    // and `get-blob` are `session-api`'s (their JSON is the entries' own).
+    let api = instance.xcsh_session_session_json();
+    let session_api = instance.xcsh_session_session_api();
     let file = t.files.first().map(String::as_str).unwrap_or_default();
     let agent = t.agent_dir.as_str();
     let cwd = cwd.as_deref();
@@ -715,9 +772,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let result: Result<Output, ApiError> = match &cli.command {
         Command::Show { .. } => json(api.call_show(&mut store, file, agent)?),
         Command::Context { leaf, .. } => {
-            json(api.call_context(&mut store, file, agent, leaf.as_deref())?)
+            json(session_api.call_context(&mut store, file, agent, leaf.as_deref())?)
         }
-        Command::Tree { .. } => json(api.call_tree(&mut store, file, agent)?),
+        Command::Tree { .. } => json(session_api.call_tree(&mut store, file, agent)?),
         Command::Migrate { .. } => json(api.call_migrate(&mut store, file, agent)?),
         Command::Append { .. } => json(api.call_append(
             &mut store,
@@ -762,7 +819,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         } => json(api.call_put_blob(&mut store, agent, blob.as_deref().unwrap_or_default())?),
         Command::Blob {
             op: BlobCommand::Get { hash },
-        } => api
+        } => session_api
             .call_get_blob(&mut store, agent, hash)?
             .map(Output::Bytes),
         Command::Url {
@@ -801,7 +858,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 json(api.call_history_recent(&mut store, agent, read.limit, cwd)?)
             }
         },
-        Command::Precompile => unreachable!("handled above"),
+        Command::Precompile | Command::Session { .. } => unreachable!("handled above"),
     };
     // Queued history inserts are written before anything is printed: a command that
     // succeeds has its prompts on disk.

@@ -59,7 +59,18 @@ pub fn entries_json(entries: &[HistoryEntry]) -> String {
     crate::json::record(&records)
 }
 
-/// [`add`] for the shells: `{"added":true}`, or `{"added":false,"reason":"empty"}` /
+/// [`add`] at the environment's `now_ms` (epoch milliseconds; the row stores seconds).
+pub fn add_at_ms(
+    store: &dyn HistoryStore,
+    cache: &mut LastPromptCache,
+    prompt: &str,
+    cwd: Option<&str>,
+    now_ms: i64,
+) -> Result<Added, ApiError> {
+    Ok(add(store, cache, prompt, cwd, now_ms.div_euclid(1000))?)
+}
+
+/// [`add_at_ms`] for the shells: `{"added":true}`, or `{"added":false,"reason":"empty"}` /
 /// `"duplicate"`.
 pub fn add_json(
     store: &dyn HistoryStore,
@@ -68,7 +79,7 @@ pub fn add_json(
     cwd: Option<&str>,
     now_ms: i64,
 ) -> ApiResult {
-    let (added, reason) = match add(store, cache, prompt, cwd, now_ms.div_euclid(1000))? {
+    let (added, reason) = match add_at_ms(store, cache, prompt, cwd, now_ms)? {
         Added::Stored => (true, None),
         Added::Empty => (false, Some("empty")),
         Added::Duplicate => (false, Some("duplicate")),

@@ -40,7 +40,7 @@ pub mod sql;
 mod test_support;
 
 pub use import::{prompts_of_sessions, session_prompts, user_text, SessionPrompt, SessionPrompts};
-pub use json::{add_json, entries_json, recent_json, search_json};
+pub use json::{add_at_ms, add_json, entries_json, recent_json, search_json};
 pub use logic::{
     add, clamp_limit, created_at_ms, normalize_cwd, normalize_prompt, recent, search, Added,
     Admission, LastPromptCache,
@@ -74,6 +74,14 @@ pub struct HistoryEntry {
     /// As stored: epoch seconds (see [`created_at_ms`]).
     pub created_at: i64,
     pub cwd: Option<String>,
+}
+
+impl HistoryEntry {
+    /// When the prompt was entered, epoch seconds (a value stored in milliseconds, see
+    /// [`created_at_ms`], rounded down to its second).
+    pub fn created_at_seconds(&self) -> i64 {
+        created_at_ms(self.created_at).div_euclid(1000)
+    }
 }
 
 /// A row to insert (the store assigns the id).

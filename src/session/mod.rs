@@ -23,7 +23,7 @@ pub use copy::{ForkRecord, ForkResult, MovedRecord};
 pub use files::{copy_session, delete_session, import_session_text, session_files, SessionCopy};
 pub use load::{LoadReport, LoadReportRecord, NonEntry};
 pub use parse::utf8;
-pub use tree::Tree;
+pub use tree::{Tree, TreeNode};
 pub use usage::UsageStatistics;
 
 use crate::blob::{self, BlobStore};

@@ -135,7 +135,50 @@ pub struct Tree {
     pub children: Vec<Vec<usize>>,
 }
 
+/// One node of the tree without its payload, as [`Tree::nodes`] lists them: enough to
+/// draw the tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeNode {
+    /// The entry's position in [`Session::entries`] (file order).
+    pub index: usize,
+    pub id: String,
+    /// The `parentId` as written (the tree shows the entry as a root when it names no
+    /// entry, the entry itself, or closes a cycle).
+    pub parent_id: Option<String>,
+    /// The `type` as written (also for unknown types).
+    pub entry_type: String,
+    /// The `timestamp` as written (empty when absent).
+    pub timestamp: String,
+    pub label: Option<String>,
+    /// 0 for a root.
+    pub depth: usize,
+    pub child_count: usize,
+}
+
 impl Tree {
+    /// Every node in pre-order (the order of [`Tree::to_json`]: roots in file order,
+    /// children by timestamp), each with its depth and number of children.
+    pub fn nodes(&self, session: &Session) -> Vec<TreeNode> {
+        let mut out = Vec::with_capacity(session.entries.len());
+        let mut stack: Vec<(usize, usize)> = self.roots.iter().rev().map(|&i| (i, 0)).collect();
+        while let Some((i, depth)) = stack.pop() {
+            let e = &session.entries[i];
+            let kids = &self.children[i];
+            out.push(TreeNode {
+                index: i,
+                id: e.id.clone(),
+                parent_id: e.parent_id.clone(),
+                entry_type: e.type_name().to_string(),
+                timestamp: e.timestamp().to_string(),
+                label: session.label(&e.id).map(str::to_string),
+                depth,
+                child_count: kids.len(),
+            });
+            stack.extend(kids.iter().rev().map(|&k| (k, depth + 1)));
+        }
+        out
+    }
+
     /// Nested JSON `[{entry, label?, children: [...]}, ...]`, written without recursion
     /// (a linear session is as deep as it is long).
     pub fn to_json(&self, session: &Session) -> String {

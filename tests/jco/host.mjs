@@ -45,21 +45,60 @@ function copyDir(from, to) {
   }
 }
 
+/** Scratch space for the small reads of every append (the lock file, 4096 bytes at most). */
+const scratch = Buffer.allocUnsafe(4096);
+
+/** Read from offset 0 until `len` bytes or the end of the file; the bytes read. */
+function readFull(fd, buf, len) {
+  let n = 0;
+  for (let r; n < len && (r = fs.readSync(fd, buf, n, len - n, n)) > 0;) n += r;
+  return n;
+}
+
+function writeFull(fd, data) {
+  for (let off = 0; off < data.length;) off += fs.writeSync(fd, data, off, data.length - off);
+}
+
+function parentDir(path) {
+  const i = path.lastIndexOf('/');
+  return i > 0 ? path.slice(0, i) : i === 0 ? '/' : '.';
+}
+
+/** Best effort, as FsStorage's: a directory that cannot be opened or synced is skipped. */
+function syncDir(dir) {
+  let fd;
+  try {
+    fd = fs.openSync(dir, 'r');
+    fs.fsyncSync(fd);
+  } catch {
+    // nothing to make durable that this host could reach
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
 export const storage = {
   Reader,
   read: (path) => io(() => new Uint8Array(fs.readFileSync(path))),
   openReader: (path) => io(() => new Reader(path)),
+  // Every append reads the lock file (at most 4096 bytes): into the scratch buffer, no
+  // fstat and no zeroed allocation per call; the bytes returned are a copy.
   readPrefix: (path, maxBytes) => io(() => {
     const fd = fs.openSync(path, 'r');
     try {
-      const buf = Buffer.alloc(Math.min(Number(maxBytes), fs.fstatSync(fd).size));
-      return new Uint8Array(buf.buffer, buf.byteOffset, fs.readSync(fd, buf, 0, buf.length, 0));
+      const max = Number(maxBytes);
+      const buf = max <= scratch.length ? scratch : Buffer.allocUnsafe(Math.min(max, fs.fstatSync(fd).size));
+      const n = readFull(fd, buf, Math.min(max, buf.length));
+      return Uint8Array.prototype.slice.call(buf, 0, n);
     } finally {
       fs.closeSync(fd);
     }
   }),
   write: (path, data) => io(() => fs.writeFileSync(path, data)),
-  append: (path, data) => io(() => fs.appendFileSync(path, data)),
+  append: (path, data) => io(() => {
+    const fd = fs.openSync(path, 'a');
+    try { writeFull(fd, data); } finally { fs.closeSync(fd); }
+  }),
   rename: (from, to) => io(() => fs.renameSync(from, to)),
   unlink: (path) => io(() => fs.unlinkSync(path)),
   listDir: (path) => io(() => fs.readdirSync(path, { withFileTypes: true }).map((d) => ({ name: d.name, isDir: d.isDirectory() }))),
@@ -68,9 +107,13 @@ export const storage = {
     return { size: BigInt(s.size), mtimeMs: BigInt(Math.trunc(s.mtimeMs)), isDir: s.isDirectory() };
   }),
   mkdirAll: (path) => io(() => { fs.mkdirSync(path, { recursive: true }); }),
+  // As the native FsStorage: the file, then its directory (the core's atomic write is
+  // write + fsync + rename + fsync(path): only the directory's sync makes the rename, or a
+  // new file, durable).
   fsync: (path) => io(() => {
     const fd = fs.openSync(path, 'r');
     try { fs.fsyncSync(fd); } finally { fs.closeSync(fd); }
+    syncDir(parentDir(path));
   }),
   rmdir: (path) => io(() => fs.rmdirSync(path)),
   blobPut: (dir, hash, data) => io(() => {

@@ -1,7 +1,8 @@
 // The component's `session` resource driven from jco in Node, a host that is not the
 // project's: create, append, label, branch, name, context, tree, paging, fork, reopen.
 // Contexts must equal the native core's for the same files, byte for byte, and the state
-// must live in the instance: appends never read the file again.
+// must live in the instance: appends never read the file again. The typed results of
+// `session-api` must say what `session-json` (the CLI's text) says, field by field.
 // Needs XCSH_JCO_OUT (the `jco transpile --instantiation async` output; scripts/test-jco
 // makes it) and cargo (the native reference: `cargo run --example context`).
 import { test } from 'node:test';
@@ -12,7 +13,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { clocks, random } from '@bytecodealliance/preview2-shim';
-import { storage, history } from './host.mjs';
+import { storage } from './host.mjs';
 
 const OUT = process.env.XCSH_JCO_OUT;
 assert.ok(OUT, 'XCSH_JCO_OUT: the jco transpile output directory (run scripts/test-jco)');
@@ -31,10 +32,28 @@ const component = await instantiate(
     'wasi:clocks/wall-clock': clocks.wallClock,
     'wasi:random/insecure': random.insecure,
     'xcsh:session/storage': counted,
-    'xcsh:session/history': history,
+    // host.mjs keeps no prompt history; the typed history tests need one: in memory.
+    'xcsh:session/history': memoryHistory(),
   },
 );
 const { Session } = component.sessionApi;
+/** The typed one-shot functions, and the same as the CLI's JSON text. */
+const api = component.sessionApi;
+const json = component.sessionJson;
+
+/** A prompt history in memory (one table for every database path; `search` matches a
+ *  substring, enough to compare the typed rows with the JSON ones). */
+function memoryHistory() {
+  const rows = [];
+  const newest = (cwd) => rows.filter((r) => cwd === undefined || r.cwd === cwd)
+    .sort((a, b) => Number(b.createdAt - a.createdAt) || Number(b.id - a.id));
+  return {
+    add: (_db, prompt, cwd, createdAt) => { rows.push({ id: BigInt(rows.length + 1), prompt, createdAt, cwd }); },
+    search: (_db, query, limit, cwd) => newest(cwd).filter((r) => r.prompt.includes(query.replace(/\*$/, ''))).slice(0, limit),
+    recent: (_db, limit, cwd) => newest(cwd).slice(0, limit),
+    lastPrompt: () => rows.at(-1)?.prompt,
+  };
+}
 
 /** The native core's context JSON of `file` (at `leaf`). */
 function native(file, leaf) {
@@ -77,7 +96,7 @@ test('a session resource: appends, labels, branches, names, context equal to the
   const other = s.appendMessage(reply('another answer'));
   assert.equal(s.leafId(), other);
   assert.equal(s.setName('The pi session', 'user'), true);
-  assert.equal(JSON.parse(s.header()).title, 'The pi session');
+  assert.equal(s.header().title, 'The pi session');
   s.appendModelChange('claude', 'default');
   s.appendThinkingLevelChange('high');
   s.appendCustomEntry('ext', JSON.stringify({ n: 1 }));
@@ -203,7 +222,7 @@ test('every entry kind, compaction, usage, artifacts and rewrites through the re
   assert.equal(s.toJsonl(), fs.readFileSync(s.file(), 'utf8'), 'the file is what the state says');
   assert.ok(fs.readFileSync(s.file(), 'utf8').includes('first question (pruned)'));
   assert.deepEqual(s.warnings(), []);
-  assert.equal(typeof JSON.parse(s.report()), 'object');
+  assert.deepEqual(s.report().issues, []);
   assert.equal(apiError(() => s.replaceEntry(JSON.stringify({ ...entry, id: 'nope' }))).kind, 'entry-not-found');
   s.close();
 });
@@ -219,7 +238,7 @@ test('an old file opened through the resource is migrated in memory until rewrit
   fs.writeFileSync(file, v1);
   const s = Session.open(file, path.join(root, 'agent'), '/w', false);
   assert.equal(s.needsRewrite(), true);
-  assert.equal(JSON.parse(s.report()).migration.fromVersion, 1);
+  assert.equal(s.report().migration.fromVersion, 1n);
   assert.equal(fs.readFileSync(file, 'utf8'), v1, 'opening never rewrites');
   assert.equal(s.context(undefined), native(file), 'the same context as the native core of the old file');
   s.rewriteEntries();
@@ -253,5 +272,216 @@ test('the output-sink resource spills to an artifact the session allocated', (t)
     output: 'ok\n', truncated: false, totalLines: 1n, totalBytes: 3n, outputLines: 1n, outputBytes: 3n,
     artifactId: undefined, artifactError: undefined,
   });
+  s.close();
+});
+
+// ---- Typed results: session-api's records say what session-json's text says. ----
+
+/** A WIT `option` as JSON says it (`undefined` ↔ absent or `null`). */
+const opt = (v) => v ?? undefined;
+/** Epoch milliseconds as JSON's ISO-8601. */
+const iso = (ms) => new Date(Number(ms)).toISOString();
+
+/** The JSON load report (absent flags and lists left out) from the typed one. */
+function reportAsJson(r) {
+  const out = { issues: r.issues.map((i) => ({ line: i.line, kind: { unparsable: 'unparsable', 'torn-tail': 'tornTail', 'glued-record': 'gluedRecord' }[i.kind], detail: i.detail })), nonEntries: r.nonEntries.length };
+  if (r.headerProblem !== undefined) out.headerProblem = r.headerProblem;
+  if (r.invalidUtf8) out.invalidUtf8 = true;
+  if (r.duplicateIds.length) out.duplicateIds = r.duplicateIds.length;
+  if (r.migration) out.migration = { fromVersion: Number(r.migration.fromVersion), toVersion: Number(r.migration.toVersion), entriesChanged: r.migration.entriesChanged };
+  if (r.backupPath !== undefined) out.backupPath = r.backupPath;
+  if (r.missingBlobs.length) out.missingBlobs = r.missingBlobs;
+  return out;
+}
+
+/** A SessionInfo as JSON prints it, from the typed record. */
+function infoAsJson(i) {
+  const out = { path: i.path, id: i.id, cwd: i.cwd };
+  if (i.title !== undefined) out.title = i.title;
+  if (i.parentSessionPath !== undefined) out.parentSessionPath = i.parentSessionPath;
+  return { ...out, created: i.created, modified: iso(i.modifiedMs), messageCount: i.messageCount, firstMessage: i.firstMessage, allMessagesText: i.allMessagesText };
+}
+
+/** A v1 file with an unreadable line, a record that is not an entry, a duplicate id
+ *  and a torn tail: every part of the load report is set. */
+function oldDamagedFile(root, name) {
+  const file = path.join(root, name);
+  fs.writeFileSync(file, [
+    JSON.stringify({ type: 'session', id: `old-${name}`, timestamp: '2025-01-01T00:00:00.000Z', cwd: '/w', provider: 'p' }),
+    JSON.stringify({ type: 'message', timestamp: '2025-01-01T00:00:01.000Z', message: { role: 'user', content: 'hi', timestamp: 1 } }),
+    'not json at all',
+    JSON.stringify({ no: 'type' }),
+    JSON.stringify({ type: 'message', timestamp: '2025-01-01T00:00:02.000Z', message: { role: 'assistant', content: [{ type: 'text', text: 'hello' }], timestamp: 2 } }),
+    '{"type":"message","timest',
+  ].join('\n'));
+  return file;
+}
+
+test('show, migrate and the resource header and report: typed, equal to the JSON text', (t) => {
+  const root = tempRoot(t);
+  const agentDir = path.join(root, 'agent');
+  const file = oldDamagedFile(root, 'a.jsonl');
+  const typed = api.show(file, agentDir);
+  const text = JSON.parse(json.show(file, agentDir));
+  assert.deepEqual(JSON.parse(typed.header.json), text.header, 'the whole header, extras included');
+  assert.equal(typed.header.id, text.header.id);
+  assert.equal(typed.header.version, 3n, 'migrated in memory');
+  assert.equal(typed.header.timestamp, text.header.timestamp);
+  assert.equal(typed.header.cwd, text.header.cwd);
+  assert.equal(typed.header.title, opt(text.header.title));
+  assert.equal(typed.header.parentSession, opt(text.header.parentSession));
+  assert.equal(typed.entryCount, text.entryCount);
+  assert.equal(typed.leafId, opt(text.leafId));
+  assert.equal(typed.version, BigInt(text.version));
+  assert.equal(typed.migrationNeeded, text.migrationNeeded);
+  assert.deepEqual(reportAsJson(typed.report), text.report);
+  assert.equal(typed.report.fileExisted, true);
+  assert.equal(typed.report.fileVersion, 1n);
+  assert.deepEqual(typed.report.issues.map((i) => i.kind), ['unparsable', 'torn-tail']);
+  assert.ok(typed.report.issues.every((i) => typeof i.offset === 'bigint' && i.offset > 0n));
+  assert.equal(typed.report.nonEntries.length, 1);
+  assert.equal(typed.report.migration.fromVersion, 1n);
+
+  // migrate: the same report, typed, on two copies of the same file.
+  const copy = oldDamagedFile(root, 'b.jsonl');
+  const other = oldDamagedFile(root, 'c.jsonl');
+  const migrated = api.migrate(copy, agentDir);
+  const migratedText = JSON.parse(json.migrate(other, agentDir));
+  assert.deepEqual({ ...reportAsJson(migrated), backupPath: undefined }, { ...migratedText, backupPath: undefined });
+  assert.ok(migrated.backupPath && fs.existsSync(migrated.backupPath), 'the lossy original kept aside');
+  assert.equal(JSON.parse(fs.readFileSync(copy, 'utf8').split('\n')[0]).version, 3);
+
+  // The resource says the same of the same file.
+  const s = Session.open(file, agentDir, '/w', true);
+  assert.deepEqual(s.header(), typed.header);
+  assert.deepEqual(s.report(), typed.report);
+  s[Symbol.dispose]();
+
+  // Errors are the same in both interfaces.
+  const missing = path.join(root, 'missing.jsonl');
+  assert.deepEqual(apiError(() => api.show(missing, agentDir)), apiError(() => json.show(missing, agentDir)));
+  assert.equal(apiError(() => api.show(missing, agentDir)).kind, 'not-found');
+});
+
+test('the listings, resume, continue, blobs, urls, fork, move, gc and append: typed, equal to the JSON text', (t) => {
+  const root = tempRoot(t);
+  const agentDir = path.join(root, 'agent');
+  const cwd = path.join(root, 'project');
+  const files = [];
+  for (const name of ['first', 'second']) {
+    const s = Session.create(agentDir, cwd, undefined, undefined);
+    s.appendMessage(user(`${name} question about parsing`));
+    s.appendMessage(reply(`${name} answer`));
+    if (name === 'second') s.setName('The second session', 'user');
+    files.push(s.file());
+    s.close();
+  }
+  const saver = Session.open(files[0], agentDir, cwd, false);
+  saver.saveArtifact('line 1\nline 2\nline 3\n', 'bash');
+  saver.close();
+
+  const recent = api.recent(agentDir, cwd, 10);
+  assert.equal(recent.length, 2);
+  assert.deepEqual(recent.map((r) => {
+    const out = { path: r.path, id: r.id, cwd: r.cwd };
+    if (r.title !== undefined) out.title = r.title;
+    return { ...out, name: r.name, fullName: r.fullName, timeAgo: r.timeAgo, modified: iso(r.modifiedMs) };
+  }), JSON.parse(json.recent(agentDir, cwd, 10)));
+
+  const list = api.list(agentDir, cwd);
+  assert.deepEqual(list.map(infoAsJson), JSON.parse(json.list(agentDir, cwd)));
+  assert.deepEqual(api.list(agentDir, undefined).map(infoAsJson), JSON.parse(json.list(agentDir, undefined)));
+  assert.equal(list.find((i) => i.title === 'The second session').firstMessage, 'second question about parsing');
+  assert.ok(list.every((i) => i.allMessagesText.includes('answer') && i.messageCount === 2));
+
+  const hits = api.search(agentDir, cwd, 'second');
+  assert.ok(hits.length >= 1 && hits[0].session.title === 'The second session');
+  assert.deepEqual(hits.map((h) => ({ score: h.score, ...infoAsJson(h.session) })), JSON.parse(json.search(agentDir, cwd, 'second')));
+
+  const id = list[0].id;
+  assert.equal(api.resume(agentDir, cwd, id, false), JSON.parse(json.resume(agentDir, cwd, id, false)).path);
+  assert.equal(api.resume(agentDir, cwd, id, false), list[0].path);
+  const ambiguous = apiError(() => api.resume(agentDir, cwd, '', false));
+  assert.deepEqual(ambiguous, apiError(() => json.resume(agentDir, cwd, '', false)));
+
+  const continued = api.continueRecent(agentDir, cwd, undefined, []);
+  const continuedText = JSON.parse(json.continueRecent(agentDir, cwd, undefined, []));
+  assert.deepEqual({ path: continued.path, source: { 'most-recent': 'mostRecent', breadcrumb: 'breadcrumb', new: 'new' }[continued.source] }, continuedText);
+  assert.equal(continued.source, 'most-recent');
+  assert.equal(api.continueRecent(agentDir, path.join(root, 'elsewhere'), undefined, []).source, 'new');
+
+  const bytes = new TextEncoder().encode('blob bytes');
+  const blob = api.putBlob(agentDir, bytes);
+  assert.deepEqual({ ...blob }, JSON.parse(json.putBlob(agentDir, bytes)));
+  assert.equal(blob.ref, `blob:sha256:${blob.hash}`);
+  assert.deepEqual(api.getBlob(agentDir, blob.ref), bytes);
+
+  const url = api.resolveUrl(files[0], 'artifact://0', 2, 1);
+  assert.deepEqual({ content: url.content, mimeType: url.mimeType, size: Number(url.size) }, JSON.parse(json.resolveUrl(files[0], 'artifact://0', 2, 1)));
+  assert.equal(url.content, 'line 2');
+  assert.deepEqual(apiError(() => api.resolveUrl(files[0], 'artifact://9', undefined, undefined)), apiError(() => json.resolveUrl(files[0], 'artifact://9', undefined, undefined)));
+
+  const fork = api.fork(agentDir, files[1]);
+  const forkText = JSON.parse(json.fork(agentDir, files[1]));
+  assert.equal(fork.oldFile, forkText.oldFile);
+  assert.deepEqual(fork.warnings, forkText.warnings);
+  assert.ok(fs.existsSync(fork.newFile) && fs.existsSync(forkText.newFile) && fork.newFile !== forkText.newFile);
+  const moved = api.moveSession(agentDir, fork.newFile, path.join(root, 'moved'));
+  const movedText = JSON.parse(json.moveSession(agentDir, forkText.newFile, path.join(root, 'moved')));
+  assert.equal(path.dirname(moved), path.dirname(movedText.newFile));
+  assert.ok(fs.existsSync(moved) && !fs.existsSync(fork.newFile));
+
+  const gc = api.gc(agentDir, true);
+  assert.deepEqual({ ...gc }, JSON.parse(json.gc(agentDir, true)));
+  assert.equal(gc.dryRun, true);
+  assert.deepEqual(gc.keptRecent, [blob.hash], 'a new unreferenced blob is kept');
+
+  const entry = JSON.stringify({ type: 'custom', customType: 'typed' });
+  const appended = api.append(files[0], agentDir, cwd, entry);
+  const appendedText = JSON.parse(json.append(files[0], agentDir, cwd, entry));
+  const ids = fs.readFileSync(files[0], 'utf8').trim().split('\n').map((l) => JSON.parse(l).id);
+  assert.deepEqual(ids.slice(-2), [appended, appendedText.id]);
+});
+
+test('history: typed rows and the add outcome equal the JSON text', (t) => {
+  const agentDir = path.join(tempRoot(t), 'agent');
+  assert.deepEqual(api.historyAdd(agentDir, '  parse the file  ', '/w'), { tag: 'added' });
+  assert.deepEqual(api.historyAdd(agentDir, 'parse the file', '/w'), { tag: 'skipped', val: 'duplicate' });
+  assert.equal(json.historyAdd(agentDir, 'parse the file', '/w'), '{"added":false,"reason":"duplicate"}');
+  assert.deepEqual(api.historyAdd(agentDir, ' \n ', undefined), { tag: 'skipped', val: 'empty' });
+  assert.equal(json.historyAdd(agentDir, 'write the tests', undefined), '{"added":true}');
+  const asJson = (rows) => rows.map((r) => ({ id: Number(r.id), prompt: r.prompt, createdAt: iso(r.createdAt * 1000n), cwd: r.cwd ?? null }));
+  const recent = api.historyRecent(agentDir, 10, undefined);
+  assert.deepEqual(recent.map((r) => r.prompt).sort(), ['parse the file', 'write the tests']);
+  assert.deepEqual(asJson(recent), JSON.parse(json.historyRecent(agentDir, 10, undefined)));
+  assert.ok(recent.every((r) => typeof r.createdAt === 'bigint' && Math.abs(Number(r.createdAt) - Date.now() / 1000) < 600), 'epoch seconds');
+  const found = api.historySearch(agentDir, 'parse*', 10, '/w');
+  assert.deepEqual(found.map((r) => [r.prompt, r.cwd]), [['parse the file', '/w']]);
+  assert.deepEqual(asJson(found), JSON.parse(json.historySearch(agentDir, 'parse*', 10, '/w')));
+});
+
+test('tree-nodes: the JSON tree flat in pre-order, without payloads', (t) => {
+  const root = tempRoot(t);
+  const s = Session.create(path.join(root, 'agent'), '/work/pi', undefined, undefined);
+  const q = s.appendMessage(user('question'));
+  s.appendMessage(reply('first answer'));
+  s.appendLabel(q, 'start');
+  s.branch(q);
+  s.appendMessage(reply('second answer'));
+  s.appendMessage(user('follow-up'));
+  const flat = [];
+  const walk = (nodes, depth) => nodes.forEach((n) => {
+    flat.push({ id: n.entry.id, parentId: opt(n.entry.parentId), entryType: n.entry.type, timestamp: n.entry.timestamp, label: n.label, depth, childCount: n.children.length });
+    walk(n.children, depth + 1);
+  });
+  walk(JSON.parse(s.tree()), 0);
+  const nodes = s.treeNodes();
+  assert.deepEqual(nodes.map(({ index, ...rest }) => rest), flat);
+  assert.equal(nodes.length, s.entryCount());
+  assert.equal(nodes[0].label, 'start');
+  assert.equal(nodes[0].childCount, 2, 'both answers');
+  assert.deepEqual(nodes.map((n) => n.depth), [0, 1, 2, 1, 2], 'the label under the first answer, the follow-up under the second');
+  const entries = JSON.parse(s.entries(0, 100));
+  assert.ok(nodes.every((n) => entries[n.index].id === n.id), 'index is the position in file order');
   s.close();
 });

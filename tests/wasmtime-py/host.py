@@ -190,9 +190,11 @@ def _unwrap(result_type, value):
 
 
 class SessionApi:
-    """The component's `session-api` exports, called by their WIT names."""
+    """The component's `session-api` exports (typed), called by their WIT names, and
+    `session-json`'s (the CLI's JSON text) through `call_json`."""
 
     IFACE = "xcsh:session/session-api@0.1.0"
+    JSON_IFACE = "xcsh:session/session-json@0.1.0"
 
     def __init__(self, component_path):
         engine = Engine()
@@ -202,10 +204,18 @@ class SessionApi:
         link(linker)
         self.instance = linker.instantiate(self.store, Component.from_file(engine, component_path))
         self.iface = self.instance.get_export_index(self.store, self.IFACE)
+        self.json_iface = self.instance.get_export_index(self.store, self.JSON_IFACE)
 
     def call(self, name, *args):
         """Call export `name` (e.g. `[static]session.create`): its ok value, or ApiError."""
-        idx = self.instance.get_export_index(self.store, name, self.iface)
+        return self._call(self.iface, name, args)
+
+    def call_json(self, name, *args):
+        """Call `session-json`'s export `name` (e.g. `show`): its JSON text, or ApiError."""
+        return self._call(self.json_iface, name, args)
+
+    def _call(self, iface, name, args):
+        idx = self.instance.get_export_index(self.store, name, iface)
         func = self.instance.get_func(self.store, idx)
         result = func(self.store, *args)
         func.post_return(self.store)

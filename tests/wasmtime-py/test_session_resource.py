@@ -1,8 +1,10 @@
 """The component's `session` resource driven from wasmtime-py: create, append, label,
-branch, name, context, fork, reopen. Contexts equal the native core's, byte for byte.
+branch, name, context, fork, reopen. Contexts equal the native core's, byte for byte, and
+`session-api`'s typed results say what `session-json` (the CLI's text) says.
 
 Needs XCSH_COMPONENT (the built component) and cargo (`cargo run --example context`).
 """
+import datetime
 import json
 import os
 import subprocess
@@ -52,7 +54,7 @@ class SessionResource(unittest.TestCase):
         other = self.m("append-message", s, reply("another answer"))
         self.assertEqual(self.m("leaf-id", s), other)
         self.assertTrue(self.m("set-name", s, "The pi session", "user"))
-        self.assertEqual(json.loads(self.m("header", s))["title"], "The pi session")
+        self.assertEqual(self.m("header", s).title, "The pi session")
 
         context = self.m("context", s, None)
         self.assertEqual(context, native(path))
@@ -103,6 +105,146 @@ class SessionResource(unittest.TestCase):
         self.assertEqual(field(d, 'artifact_id'), slot.id)
         with open(slot.path) as f:
             self.assertEqual(f.read(), ("y" * 49 + "\n") * 5)
+
+
+def iso(ms):
+    """Epoch milliseconds as the JSON's ISO-8601 (`...T10:20:30.123Z`)."""
+    t = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def info_as_json(i):
+    """A typed session-info as the JSON prints it (absent title and parent left out)."""
+    out = {"path": i.path, "id": i.id, "cwd": i.cwd}
+    if i.title is not None:
+        out["title"] = i.title
+    if field(i, "parent_session_path") is not None:
+        out["parentSessionPath"] = field(i, "parent_session_path")
+    out.update(created=i.created, modified=iso(field(i, "modified_ms")),
+               messageCount=field(i, "message_count"), firstMessage=field(i, "first_message"),
+               allMessagesText=field(i, "all_messages_text"))
+    return out
+
+
+class TypedResults(unittest.TestCase):
+    """`session-api`'s records, field by field against `session-json`'s text."""
+
+    def setUp(self):
+        self.api = SessionApi(COMPONENT)
+        self.tmp = tempfile.TemporaryDirectory(prefix="xcsh-wasmtime-py-")
+        self.root = os.path.realpath(self.tmp.name)
+        self.agent = os.path.join(self.root, "agent")
+        self.cwd = os.path.join(self.root, "project")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def m(self, method, session, *args):
+        return self.api.call(f"[method]session.{method}", session, *args)
+
+    def session(self, question, name=None):
+        s = self.api.call("[static]session.create", self.agent, self.cwd, None, None)
+        self.m("append-message", s, user(question))
+        self.m("append-message", s, reply("an answer"))
+        if name:
+            self.m("set-name", s, name, "user")
+        path = self.m("file", s)
+        self.m("close", s)
+        s.drop(self.api.store)
+        return path
+
+    def test_show_header_and_report(self):
+        path = os.path.join(self.root, "old.jsonl")
+        with open(path, "w") as f:
+            f.write("\n".join([
+                json.dumps({"type": "session", "id": "old", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}),
+                json.dumps({"type": "message", "timestamp": "2025-01-01T00:00:01.000Z",
+                            "message": {"role": "user", "content": "hi", "timestamp": 1}}),
+                "not json",
+                '{"type":"message","timest',
+            ]))
+        typed = self.api.call("show", path, self.agent)
+        text = json.loads(self.api.call_json("show", path, self.agent))
+        header = typed.header
+        self.assertEqual(json.loads(header.json), text["header"])
+        self.assertEqual((header.id, header.timestamp, header.cwd, header.title),
+                         (text["header"]["id"], text["header"]["timestamp"], text["header"]["cwd"], None))
+        self.assertEqual(header.version, 3)
+        self.assertEqual(field(typed, "entry_count"), text["entryCount"])
+        self.assertEqual(field(typed, "leaf_id"), text["leafId"])
+        self.assertEqual(typed.version, text["version"])
+        self.assertEqual(field(typed, "migration_needed"), text["migrationNeeded"])
+        report = typed.report
+        kinds = {"unparsable": "unparsable", "torn-tail": "tornTail", "glued-record": "gluedRecord"}
+        self.assertEqual([{"line": i.line, "kind": kinds[i.kind], "detail": i.detail} for i in report.issues],
+                         text["report"]["issues"])
+        self.assertEqual(len(field(report, "non_entries")), text["report"]["nonEntries"])
+        migration = report.migration
+        self.assertEqual({"fromVersion": field(migration, "from_version"), "toVersion": field(migration, "to_version"),
+                          "entriesChanged": field(migration, "entries_changed")}, text["report"]["migration"])
+        self.assertEqual(field(report, "file_version"), 1)
+
+        s = self.api.call("[static]session.open", path, self.agent, "/w", True)
+        self.assertEqual(json.loads(self.m("header", s).json), text["header"])
+        self.assertEqual([i.kind for i in self.m("report", s).issues], ["unparsable", "torn-tail"])
+        with self.assertRaises(ApiError) as caught:
+            self.api.call("show", os.path.join(self.root, "missing.jsonl"), self.agent)
+        self.assertEqual(caught.exception.kind, "not-found")
+
+    def test_recent_list_and_resume(self):
+        first = self.session("the first question")
+        self.session("the second question", name="Second")
+        recent = self.api.call("recent", self.agent, self.cwd, 10)
+        want = json.loads(self.api.call_json("recent", self.agent, self.cwd, 10))
+        got = []
+        for r in recent:
+            item = {"path": r.path, "id": r.id, "cwd": r.cwd}
+            if r.title is not None:
+                item["title"] = r.title
+            item.update(name=r.name, fullName=field(r, "full_name"), timeAgo=field(r, "time_ago"),
+                        modified=iso(field(r, "modified_ms")))
+            got.append(item)
+        self.assertEqual(got, want)
+        self.assertEqual(len(got), 2)
+
+        listed = self.api.call("list", self.agent, self.cwd)
+        self.assertEqual([info_as_json(i) for i in listed],
+                         json.loads(self.api.call_json("list", self.agent, self.cwd)))
+        hits = self.api.call("search", self.agent, None, "second")
+        self.assertEqual([dict(score=h.score, **info_as_json(h.session)) for h in hits],
+                         json.loads(self.api.call_json("search", self.agent, None, "second")))
+        self.assertEqual(hits[0].session.title, "Second")
+
+        with open(first) as f:
+            prefix = json.loads(f.readline())["id"]
+        self.assertEqual(self.api.call("resume", self.agent, self.cwd, prefix, False),
+                         json.loads(self.api.call_json("resume", self.agent, self.cwd, prefix, False))["path"])
+        self.assertEqual(self.api.call("resume", self.agent, self.cwd, prefix, False), first)
+        continued = self.api.call("continue-recent", self.agent, self.cwd, None, [])
+        self.assertEqual(continued.source, "most-recent")
+        self.assertEqual(continued.path,
+                         json.loads(self.api.call_json("continue-recent", self.agent, self.cwd, None, []))["path"])
+
+    def test_tree_nodes_are_the_json_tree_flat(self):
+        s = self.api.call("[static]session.create", self.agent, "/work/pi", None, None)
+        q = self.m("append-message", s, user("q"))
+        self.m("append-message", s, reply("a"))
+        self.m("append-label", s, q, "start")
+        self.m("branch", s, q)
+        self.m("append-message", s, reply("b"))
+        flat = []
+
+        def walk(nodes, depth):
+            for n in nodes:
+                flat.append((n["entry"]["id"], n["entry"].get("parentId"), n["entry"]["type"],
+                             n["entry"]["timestamp"], n.get("label"), depth, len(n["children"])))
+                walk(n["children"], depth + 1)
+        walk(json.loads(self.m("tree", s)), 0)
+        nodes = self.m("tree-nodes", s)
+        self.assertEqual([(n.id, field(n, "parent_id"), field(n, "entry_type"), n.timestamp, n.label,
+                           n.depth, field(n, "child_count")) for n in nodes], flat)
+        self.assertEqual(nodes[0].label, "start")
+        self.assertEqual([n.index for n in nodes], [0, 1, 2, 3])
 
 
 if __name__ == "__main__":

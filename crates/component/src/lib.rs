@@ -1,9 +1,11 @@
 //! The WebAssembly component shell of xcsh-session (world `session-component`).
 //!
 //! It imports only `xcsh:session/storage` and `xcsh:session/history` and exports
-//! `xcsh:session/session-api`: every storage call is forwarded to the host
-//! ([`WitStorage`], [`WitHistory`]), every API call to [`xcsh_session::api`] or
-//! [`xcsh_session::history`]. No session or history logic lives here.
+//! `xcsh:session/session-api` (typed results; the core's structs become WIT records in
+//! `records.rs`) and `xcsh:session/session-json` (the CLI's JSON text, `json_api.rs`):
+//! every storage call is forwarded to the host ([`WitStorage`], [`WitHistory`]), every
+//! API call to [`xcsh_session::api`] or [`xcsh_session::history`]. No session or history
+//! logic lives here.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -25,10 +27,15 @@ wit_bindgen::generate!({
     generate_all,
 });
 
+mod json_api;
 mod output;
+mod records;
 mod session;
 
-use exports::xcsh::session::session_api::{ApiError, ErrorKind, Guest};
+use exports::xcsh::session::session_api::{
+    ApiError, BlobRef, Continued, ErrorKind, ForkOutcome, GcReport, Guest, HistoryAddOutcome,
+    HistoryRow, LoadReport, RecentSession, ResolvedUrl, ScoredSession, SessionInfo, SessionSummary,
+};
 use xcsh::session::history as wit_history;
 use xcsh::session::storage as wit;
 
@@ -257,15 +264,40 @@ fn size(n: u32) -> usize {
     n as usize
 }
 
-/// The exported `session-api`.
+/// The terminal `continue` keys its breadcrumb by: `tty`, else the terminal variables in
+/// `env` (the core's rule).
+fn terminal(tty: Option<String>, env: &[(String, String)]) -> Option<String> {
+    let lookup = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    xcsh_session::resume::terminal_id(tty.as_deref(), &lookup)
+}
+
+/// Run `f` with the history of `agent_dir`, its last-prompt cache and the clock's now
+/// (epoch milliseconds).
+fn with_last_prompt<T>(
+    agent_dir: &str,
+    f: impl FnOnce(&WitHistory, &mut LastPromptCache, i64) -> T,
+) -> T {
+    let store = history(agent_dir);
+    let now_ms = WitStorage.now_ms();
+    LAST_PROMPTS.with(|caches| {
+        let mut caches = caches.borrow_mut();
+        let cache = caches.entry(store.db.clone()).or_default();
+        f(&store, cache, now_ms)
+    })
+}
+
+/// The exported `session-api` (typed results, mapped in [`records`]) and `session-json`
+/// (the CLI's JSON text, [`json_api`]).
 struct Component;
 
 impl Guest for Component {
     type Session = session::SessionResource;
     type OutputSink = output::OutputSinkResource;
 
-    fn show(path: String, agent_dir: String) -> Result<String, ApiError> {
-        api::show_file(storage(), &path, &agent_dir).map_err(to_wit)
+    fn show(path: String, agent_dir: String) -> Result<SessionSummary, ApiError> {
+        api::show_session(storage(), &path, &agent_dir)
+            .map(|s| records::summary(&s))
+            .map_err(to_wit)
     }
 
     fn context(path: String, agent_dir: String, leaf: Option<String>) -> Result<String, ApiError> {
@@ -276,8 +308,10 @@ impl Guest for Component {
         api::tree_file(storage(), &path, &agent_dir).map_err(to_wit)
     }
 
-    fn migrate(path: String, agent_dir: String) -> Result<String, ApiError> {
-        api::migrate_file(storage(), &path, &agent_dir).map_err(to_wit)
+    fn migrate(path: String, agent_dir: String) -> Result<LoadReport, ApiError> {
+        api::migrate_session(storage(), &path, &agent_dir)
+            .map(|s| records::load_report(s.report()))
+            .map_err(to_wit)
     }
 
     fn append(
@@ -286,19 +320,30 @@ impl Guest for Component {
         cwd: String,
         entry_json: String,
     ) -> Result<String, ApiError> {
-        api::append_file(storage(), &path, &agent_dir, &cwd, &entry_json).map_err(session_err)
+        api::append_entry(storage(), &path, &agent_dir, &cwd, &entry_json).map_err(session_err)
     }
 
-    fn recent(agent_dir: String, cwd: String, limit: u32) -> Result<String, ApiError> {
-        api::recent(storage(), &agent_dir, &cwd, size(limit)).map_err(to_wit)
+    fn recent(agent_dir: String, cwd: String, limit: u32) -> Result<Vec<RecentSession>, ApiError> {
+        let now_ms = WitStorage.now_ms();
+        api::recent_sessions(storage(), &agent_dir, &cwd, size(limit))
+            .map(|items| items.iter().map(|i| records::recent(i, now_ms)).collect())
+            .map_err(to_wit)
     }
 
-    fn list(agent_dir: String, cwd: Option<String>) -> Result<String, ApiError> {
-        api::list(storage(), &agent_dir, cwd.as_deref()).map_err(to_wit)
+    fn list(agent_dir: String, cwd: Option<String>) -> Result<Vec<SessionInfo>, ApiError> {
+        api::list_sessions(storage(), &agent_dir, cwd.as_deref())
+            .map(|items| items.into_iter().map(records::session_info).collect())
+            .map_err(to_wit)
     }
 
-    fn search(agent_dir: String, cwd: Option<String>, query: String) -> Result<String, ApiError> {
-        api::search(storage(), &agent_dir, cwd.as_deref(), &query).map_err(to_wit)
+    fn search(
+        agent_dir: String,
+        cwd: Option<String>,
+        query: String,
+    ) -> Result<Vec<ScoredSession>, ApiError> {
+        api::search_sessions(storage(), &agent_dir, cwd.as_deref(), &query)
+            .map(|hits| hits.into_iter().map(records::scored).collect())
+            .map_err(to_wit)
     }
 
     fn resume(
@@ -307,7 +352,7 @@ impl Guest for Component {
         arg: String,
         confirm: bool,
     ) -> Result<String, ApiError> {
-        api::resume(storage(), &agent_dir, &cwd, &arg, confirm).map_err(to_wit)
+        api::resume_path(storage(), &agent_dir, &cwd, &arg, confirm).map_err(to_wit)
     }
 
     fn continue_recent(
@@ -315,14 +360,17 @@ impl Guest for Component {
         cwd: String,
         tty: Option<String>,
         env: Vec<(String, String)>,
-    ) -> Result<String, ApiError> {
-        let lookup = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
-        let terminal = xcsh_session::resume::terminal_id(tty.as_deref(), &lookup);
-        api::continue_recent(storage(), &agent_dir, &cwd, None, terminal.as_deref()).map_err(to_wit)
+    ) -> Result<Continued, ApiError> {
+        let terminal = terminal(tty, &env);
+        api::continue_session(storage(), &agent_dir, &cwd, None, terminal.as_deref())
+            .map(records::continued)
+            .map_err(to_wit)
     }
 
-    fn put_blob(agent_dir: String, data: Vec<u8>) -> Result<String, ApiError> {
-        api::blob_put(storage(), &agent_dir, &data).map_err(to_wit)
+    fn put_blob(agent_dir: String, data: Vec<u8>) -> Result<BlobRef, ApiError> {
+        api::put_blob(storage(), &agent_dir, &data)
+            .map(records::blob_ref)
+            .map_err(to_wit)
     }
 
     fn get_blob(agent_dir: String, hash_or_ref: String) -> Result<Vec<u8>, ApiError> {
@@ -334,43 +382,44 @@ impl Guest for Component {
         url: String,
         offset: Option<u32>,
         limit: Option<u32>,
-    ) -> Result<String, ApiError> {
-        api::resolve_url(
+    ) -> Result<ResolvedUrl, ApiError> {
+        api::resolve_resource(
             storage(),
             &session_file,
             &url,
             offset.map(size),
             limit.map(size),
         )
+        .map(records::resolved_url)
         .map_err(to_wit)
     }
 
-    fn fork(agent_dir: String, file: String) -> Result<String, ApiError> {
-        api::fork(storage(), &agent_dir, &file).map_err(to_wit)
+    fn fork(agent_dir: String, file: String) -> Result<ForkOutcome, ApiError> {
+        api::fork_file(storage(), &agent_dir, &file)
+            .map(records::fork_outcome)
+            .map_err(to_wit)
     }
 
     fn move_session(agent_dir: String, file: String, to_cwd: String) -> Result<String, ApiError> {
-        api::move_session(storage(), &agent_dir, &file, &to_cwd).map_err(to_wit)
+        api::move_file(storage(), &agent_dir, &file, &to_cwd).map_err(to_wit)
     }
 
-    fn gc(agent_dir: String, dry_run: bool) -> Result<String, ApiError> {
-        api::gc(storage(), &agent_dir, dry_run).map_err(to_wit)
+    fn gc(agent_dir: String, dry_run: bool) -> Result<GcReport, ApiError> {
+        api::gc_report(storage(), &agent_dir, dry_run)
+            .map(records::gc_report)
+            .map_err(to_wit)
     }
 
     fn history_add(
         agent_dir: String,
         prompt: String,
         cwd: Option<String>,
-    ) -> Result<String, ApiError> {
-        let store = history(&agent_dir);
-        let now_ms = WitStorage.now_ms();
-        LAST_PROMPTS
-            .with(|caches| {
-                let mut caches = caches.borrow_mut();
-                let cache = caches.entry(store.db.clone()).or_default();
-                core_history::add_json(&store, cache, &prompt, cwd.as_deref(), now_ms)
-            })
-            .map_err(to_wit)
+    ) -> Result<HistoryAddOutcome, ApiError> {
+        with_last_prompt(&agent_dir, |store, cache, now_ms| {
+            core_history::add_at_ms(store, cache, &prompt, cwd.as_deref(), now_ms)
+        })
+        .map(records::history_added)
+        .map_err(to_wit)
     }
 
     fn history_search(
@@ -378,17 +427,20 @@ impl Guest for Component {
         query: String,
         limit: u32,
         cwd: Option<String>,
-    ) -> Result<String, ApiError> {
-        core_history::search_json(&history(&agent_dir), &query, size(limit), cwd.as_deref())
-            .map_err(to_wit)
+    ) -> Result<Vec<HistoryRow>, ApiError> {
+        core_history::search(&history(&agent_dir), &query, size(limit), cwd.as_deref())
+            .map(|rows| rows.into_iter().map(records::history_row).collect())
+            .map_err(|e| to_wit(e.into()))
     }
 
     fn history_recent(
         agent_dir: String,
         limit: u32,
         cwd: Option<String>,
-    ) -> Result<String, ApiError> {
-        core_history::recent_json(&history(&agent_dir), size(limit), cwd.as_deref()).map_err(to_wit)
+    ) -> Result<Vec<HistoryRow>, ApiError> {
+        core_history::recent(&history(&agent_dir), size(limit), cwd.as_deref())
+            .map(|rows| rows.into_iter().map(records::history_row).collect())
+            .map_err(|e| to_wit(e.into()))
     }
 }
 

@@ -1,6 +1,6 @@
 //! The exported `session` resource: one core [`Session`] held in the instance between
-//! calls. Each method converts its arguments, calls the core and converts the result; no
-//! session logic lives here.
+//! calls. Each method converts its arguments, calls the core and converts the result
+//! (typed ones through `records.rs`); no session logic lives here.
 
 use std::cell::RefCell;
 
@@ -9,10 +9,10 @@ use xcsh_session::context::Leaf;
 use xcsh_session::session::{CreateOptions, OpenOptions, Persistence, Session};
 
 use crate::exports::xcsh::session::session_api::{
-    ApiError, ArtifactSlot, CompactionInput, ForkOutcome, GuestSession, NameSource,
-    Session as SessionHandle, UsageStatistics,
+    ApiError, ArtifactSlot, CompactionInput, ForkOutcome, GuestSession, LoadReport, NameSource,
+    Session as SessionHandle, SessionHeader, TreeNode, UsageStatistics,
 };
-use crate::{session_err, storage};
+use crate::{records, session_err, storage};
 
 type Res<T> = Result<T, ApiError>;
 
@@ -88,8 +88,8 @@ impl GuestSession for SessionResource {
         self.read(|s| s.leaf_id().map(str::to_string))
     }
 
-    fn header(&self) -> String {
-        self.read(|s| s.header().to_json())
+    fn header(&self) -> SessionHeader {
+        self.read(|s| records::header(s.header()))
     }
 
     fn entry_count(&self) -> u32 {
@@ -129,6 +129,16 @@ impl GuestSession for SessionResource {
 
     fn tree(&self) -> String {
         self.read(|s| s.tree().to_json(s))
+    }
+
+    fn tree_nodes(&self) -> Vec<TreeNode> {
+        self.read(|s| {
+            s.tree()
+                .nodes(s)
+                .into_iter()
+                .map(records::tree_node)
+                .collect()
+        })
     }
 
     fn label(&self, id: String) -> Option<String> {
@@ -247,8 +257,8 @@ impl GuestSession for SessionResource {
         self.read(|s| s.needs_rewrite())
     }
 
-    fn report(&self) -> String {
-        self.read(|s| xcsh_session::api::report_json(s.report()))
+    fn report(&self) -> LoadReport {
+        self.read(|s| records::load_report(s.report()))
     }
 
     fn warnings(&self) -> Vec<String> {
@@ -310,11 +320,7 @@ impl GuestSession for SessionResource {
     }
 
     fn fork(&self) -> Res<ForkOutcome> {
-        self.write(|s| s.fork()).map(|r| ForkOutcome {
-            old_file: r.old_file,
-            new_file: r.new_file,
-            warnings: r.warnings,
-        })
+        self.write(|s| s.fork()).map(records::fork_outcome)
     }
 
     fn move_to(&self, agent_dir: String, new_cwd: String) -> Res<String> {

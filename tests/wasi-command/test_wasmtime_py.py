@@ -1,0 +1,237 @@
+"""The WASI command under wasmtime-py with one preopened directory and nothing else.
+
+What it prints equals, byte for byte, what the native core prints for the same files
+(`examples/show.rs`, `examples/context.rs`); paths outside the preopen are refused and
+nothing is written there.
+
+Needs XCSH_WASI_COMMAND (the built component) and XCSH_NATIVE_EXAMPLES (the directory of
+the built `show` and `context` examples); scripts/test-wasi-command sets both.
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from run import run
+
+COMPONENT = os.environ["XCSH_WASI_COMMAND"]
+EXAMPLES = os.environ["XCSH_NATIVE_EXAMPLES"]
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FIXTURE = os.path.join(ROOT, "tests", "fixtures", "real", "large-session.jsonl")
+
+GUEST = "/data"
+AGENT = "/data/agent"
+PROJECT = "/work/pi"
+# Where the core keeps the sessions of PROJECT under AGENT (paths::session_dir_for_cwd).
+SESSIONS = f"{AGENT}/sessions/--work-pi--"
+
+
+def native(example, path, *args):
+    """The native core's output for a host file: `show` or `context` (its stdout bytes)."""
+    return subprocess.run([os.path.join(EXAMPLES, example), path, *args],
+                          check=True, capture_output=True).stdout
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def user(text):
+    return json.dumps({"type": "message", "message": {"role": "user", "content": text, "timestamp": 1}})
+
+
+def reply(text):
+    return json.dumps({"type": "message", "message": {
+        "role": "assistant", "content": [{"type": "text", "text": text}],
+        "provider": "p", "model": "m", "timestamp": 2}})
+
+
+class Sandbox(unittest.TestCase):
+    """A temp dir `box` preopened as /data, with a sibling `outside` that is not."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory(prefix="xcsh-wasi-py-")
+        self.addCleanup(tmp.cleanup)
+        base = os.path.realpath(tmp.name)
+        self.box = os.path.join(base, "box")
+        self.outside = os.path.join(base, "outside")
+        os.makedirs(self.box)
+        os.makedirs(self.outside)
+
+    def host(self, guest):
+        """The host path of a guest path under /data."""
+        self.assertTrue(guest.startswith(GUEST + "/"), guest)
+        return os.path.join(self.box, guest[len(GUEST) + 1:])
+
+    def wasi(self, *args, stdin=None, env=(("HOME", "/data/home"),)):
+        return run(COMPONENT, list(args), dirs=[(self.box, GUEST)], env=env, stdin=stdin)
+
+    def ok(self, *args, stdin=None):
+        code, out, err = self.wasi(*args, stdin=stdin)
+        self.assertEqual((code, err), (0, b""), f"{args}: {err!r}")
+        self.assertTrue(out.endswith(b"\n"), out)
+        return out
+
+    def refused(self, *args, says, code=1):
+        """A run that fails with exit `code` (the CLI host's: 1 error, 2 usage, 3 not
+        found), prints nothing on stdout and says each of `says` on stderr."""
+        status, out, err = self.wasi(*args)
+        self.assertEqual(status, code, f"{args}: {out!r} {err!r}")
+        self.assertEqual(out, b"")
+        for s in says:
+            self.assertIn(s, err.decode(), args)
+        return err.decode()
+
+    def tree_of(self, top):
+        """Every file and directory under `top`."""
+        return sorted(os.path.join(d, n) for d, dirs, files in os.walk(top) for n in dirs + files)
+
+
+class Scenario(Sandbox):
+    def test_the_scenario_prints_what_the_native_core_prints(self):
+        file = f"{SESSIONS}/s.jsonl"
+        first = json.loads(self.ok("--agent-dir", AGENT, "append", file, "--json", user("hello"),
+                                   "--cwd", PROJECT))["id"]
+        # A second entry through stdin (`--json -`), as the CLI host reads it.
+        second = json.loads(self.ok("append", file, "--json", "-", "--cwd", PROJECT,
+                                    "--agent-dir", AGENT, stdin=reply("hi there").encode()))["id"]
+        self.assertRegex(first, r"^[0-9a-f]{8}$")
+        host_file = self.host(file)
+        lines = read(host_file).decode().splitlines()
+        self.assertEqual(len(lines), 3)
+        self.assertEqual(json.loads(lines[0])["cwd"], PROJECT)
+        self.assertEqual(json.loads(lines[2])["parentId"], first)
+
+        show = self.ok("--agent-dir", AGENT, "show", file, "--json")
+        self.assertEqual(show, native("show", host_file))
+        self.assertEqual(json.loads(show)["leafId"], second)
+        self.assertEqual(self.ok("--agent-dir", AGENT, "context", file), native("context", host_file))
+        self.refused("--agent-dir", AGENT, "context", file, "--leaf", "nope", says=["Entry nope not found"], code=3)
+        at_first = self.ok("--agent-dir", AGENT, "context", file, "--leaf", first)
+        self.assertEqual(at_first, native("context", host_file, first))
+        self.assertEqual(len(json.loads(at_first)["messages"]), 1)
+
+        tree = json.loads(self.ok("--agent-dir", AGENT, "tree", file))
+        self.assertEqual([n["entry"]["id"] for n in tree], [first])
+        self.assertEqual([c["entry"]["id"] for c in tree[0]["children"]], [second])
+        self.assertEqual(tree[0]["children"][0]["entry"], json.loads(lines[2]))
+
+        fork = json.loads(self.ok("--agent-dir", AGENT, "fork", file))
+        self.assertEqual(fork["oldFile"], file)
+        self.assertEqual(os.path.dirname(fork["newFile"]), SESSIONS)
+        host_fork = self.host(fork["newFile"])
+        self.assertTrue(os.path.isfile(host_fork))
+        # Reopened: the copy shows and builds its context as the native core reads it.
+        self.assertEqual(self.ok("--agent-dir", AGENT, "show", fork["newFile"]), native("show", host_fork))
+        self.assertEqual(self.ok("--agent-dir", AGENT, "context", fork["newFile"]),
+                         native("context", host_fork))
+
+        listed = json.loads(self.ok("--agent-dir", AGENT, "list", "--cwd", PROJECT))
+        self.assertEqual(sorted(i["path"] for i in listed), sorted([file, fork["newFile"]]))
+        self.assertEqual(json.loads(self.ok("--agent-dir", AGENT, "list", "--all")), listed)
+        recent = json.loads(self.ok("--agent-dir", AGENT, "recent", "--cwd", PROJECT, "--limit", "1"))
+        self.assertEqual(len(recent), 1)
+        # Nothing but the sessions was written: no lock or temp file left behind.
+        self.assertEqual(sorted(os.listdir(self.host(SESSIONS))),
+                         sorted([os.path.basename(file), os.path.basename(fork["newFile"])]))
+
+    def test_a_v1_file_is_migrated_in_place_with_a_backup(self):
+        shutil.copy(FIXTURE, os.path.join(self.box, "old.jsonl"))
+        before = read(FIXTURE)
+        self.assertTrue(json.loads(self.ok("--agent-dir", AGENT, "show", "/data/old.jsonl"))["migrationNeeded"])
+        self.assertEqual(read(os.path.join(self.box, "old.jsonl")), before,
+                         "show changed the file")
+        report = json.loads(self.ok("--agent-dir", AGENT, "migrate", "/data/old.jsonl"))
+        self.assertEqual(report["migration"]["fromVersion"], 1)
+        backup = self.host(report["backupPath"])
+        self.assertEqual(read(backup), before)
+        host_file = os.path.join(self.box, "old.jsonl")
+        show = self.ok("--agent-dir", AGENT, "show", "/data/old.jsonl")
+        self.assertFalse(json.loads(show)["migrationNeeded"])
+        self.assertEqual(show, native("show", host_file))
+        self.assertEqual(self.ok("--agent-dir", AGENT, "context", "/data/old.jsonl"),
+                         native("context", host_file))
+
+
+class Refusals(Sandbox):
+    def test_paths_outside_the_preopen_are_refused_and_nothing_is_written_there(self):
+        with open(os.path.join(self.outside, "secret.jsonl"), "w") as f:
+            f.write('{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/x"}\n')
+        before = self.tree_of(self.outside)
+        outside = ["permission denied", "outside the preopened directories: /data"]
+        self.refused("show", "/etc/passwd", says=["/etc/passwd", *outside])
+        self.refused("show", "/data/../etc/passwd", says=["/etc/passwd", *outside])
+        self.refused("context", "/data/../outside/secret.jsonl",
+                     says=["/outside/secret.jsonl", *outside])
+        self.refused("append", "/data/../outside/new.jsonl", "--json", user("x"), "--cwd", PROJECT,
+                     says=["/outside/new.jsonl", *outside])
+        self.refused("append", "/etc/xcsh-wasi-test.jsonl", "--json", user("x"), "--cwd", PROJECT,
+                     says=["/etc/xcsh-wasi-test.jsonl", *outside])
+        self.assertFalse(os.path.exists("/etc/xcsh-wasi-test.jsonl"))
+        # A symlink inside the preopen that leads outside: the runtime refuses to follow it.
+        os.symlink(self.outside, os.path.join(self.box, "link"))
+        self.refused("show", "/data/link/secret.jsonl", says=["/data/link/secret.jsonl", "permission denied"])
+        self.refused("append", "/data/link/new.jsonl", "--json", user("x"), "--cwd", PROJECT,
+                     says=["/data/link/new.jsonl", "permission denied"])
+        self.assertEqual(self.tree_of(self.outside), before)
+        self.assertEqual(os.listdir(self.box), ["link"])
+
+    def test_a_missing_file_is_not_created_by_the_commands_that_read(self):
+        for cmd in ("show", "context", "tree", "migrate"):
+            err = self.refused(cmd, "/data/missing.jsonl", says=[], code=3)
+            self.assertEqual(err, "Session file /data/missing.jsonl not found\n")
+        self.assertEqual(os.listdir(self.box), [])
+
+    def test_bad_json_gets_a_clear_error_and_changes_nothing(self):
+        self.ok("append", "/data/s.jsonl", "--json", user("hello"), "--cwd", PROJECT)
+        before = read(os.path.join(self.box, "s.jsonl"))
+        err = self.refused("append", "/data/s.jsonl", "--json", '{"type":"message",', "--cwd", PROJECT,
+                           says=[])
+        self.assertRegex(err, r"(?i)json")
+        self.assertEqual(err.count("\n"), 1, err)
+        self.assertEqual(read(os.path.join(self.box, "s.jsonl")), before)
+        # A session file that is not JSON at all: read leniently, every bad line reported,
+        # exactly as the native core reports it (the header it stands in for the missing
+        # one has a fresh id and time, so that part differs).
+        with open(os.path.join(self.box, "junk.jsonl"), "w") as f:
+            f.write("not json\n{\"type\":\n")
+        show = json.loads(self.ok("show", "/data/junk.jsonl"))
+        reference = json.loads(native("show", os.path.join(self.box, "junk.jsonl")))
+        del show["header"], reference["header"]
+        self.assertEqual(show, reference)
+        self.assertEqual([i["line"] for i in show["report"]["issues"]], [1, 2])
+
+    def test_a_lock_left_behind_is_reported_and_not_taken_over(self):
+        self.ok("append", "/data/s.jsonl", "--json", user("hello"), "--cwd", PROJECT)
+        file, lock = os.path.join(self.box, "s.jsonl"), os.path.join(self.box, "s.jsonl.lock")
+        before = read(file)
+        with open(lock, "w") as f:  # what a killed run of this command leaves
+            f.write('{"pid":0,"host":"wasi","startedAt":"2026-01-01T00:00:00.000Z","token":"t"}\n')
+        self.refused("append", "/data/s.jsonl", "--json", user("again"), "--cwd", PROJECT,
+                     says=["session /data/s.jsonl is being written by another process "
+                           "(pid 0 on wasi since 2026-01-01T00:00:00.000Z)"])
+        self.assertEqual(read(file), before)
+        self.assertTrue(os.path.exists(lock))
+        os.unlink(lock)
+        self.ok("append", "/data/s.jsonl", "--json", user("again"), "--cwd", PROJECT)
+        self.assertEqual(sorted(os.listdir(self.box)), ["s.jsonl"], "the lock is released")
+
+    def test_usage_help_and_missing_settings(self):
+        code, out, err = self.wasi("--help")
+        self.assertEqual((code, err), (0, b""))
+        self.assertIn(b"Usage: xcsh-session [--agent-dir DIR] <COMMAND>", out)
+        self.refused("frobnicate", says=["error: unrecognized subcommand 'frobnicate'", "--help"], code=2)
+        self.refused("append", "/data/s.jsonl", says=["--json <ENTRY-JSON | ->"], code=2)
+        self.refused("context", "/data/s.jsonl", "--leaf", says=["a value is required"], code=2)
+        code, out, err = self.wasi("show", "/data/s.jsonl", env=())
+        self.assertEqual((code, out, err), (1, b"", b"xcsh-session: HOME is not set; pass --agent-dir\n"))
+        self.refused("show", "s.jsonl", says=["relative path", "absolute guest path"])
+        self.refused("append", "/data/s.jsonl", "--json", user("x"), says=["pass --cwd"])
+        self.assertEqual(os.listdir(self.box), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
