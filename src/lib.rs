@@ -46,6 +46,8 @@ mod scan;
 pub mod session;
 pub mod storage;
 mod time;
+/// WASI `datetime` (seconds, nanoseconds) to epoch milliseconds, for the wasm shells.
+pub use time::ms_from_secs_nanos;
 mod urls;
 
 pub use artifacts::{AgentOutputManager, ArtifactManager};

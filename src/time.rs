@@ -24,6 +24,15 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
+/// Epoch milliseconds of a time given as whole seconds and nanoseconds (a WASI
+/// `datetime`), saturating instead of overflowing.
+pub fn ms_from_secs_nanos(seconds: u64, nanoseconds: u32) -> i64 {
+    i64::try_from(seconds)
+        .unwrap_or(i64::MAX / 1000)
+        .saturating_mul(1000)
+        .saturating_add(i64::from(nanoseconds / 1_000_000))
+}
+
 /// `new Date(ms).toISOString()`.
 pub fn iso_from_ms(ms: i64) -> String {
     let days = ms.div_euclid(86_400_000);
@@ -112,6 +121,16 @@ pub fn ms_from_iso(s: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ms_from_secs_nanos_rounds_down_and_saturates() {
+        assert_eq!(
+            ms_from_secs_nanos(1_700_000_000, 999_999_999),
+            1_700_000_000_999
+        );
+        assert_eq!(ms_from_secs_nanos(0, 0), 0);
+        assert_eq!(ms_from_secs_nanos(u64::MAX, 999_000_000), i64::MAX);
+    }
 
     #[test]
     fn iso_round_trip() {

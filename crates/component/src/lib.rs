@@ -145,10 +145,7 @@ impl Storage for WitStorage {
 impl Environment for WitStorage {
     fn now_ms(&self) -> i64 {
         let t = wasi::clocks::wall_clock::now();
-        i64::try_from(t.seconds)
-            .unwrap_or(i64::MAX / 1000)
-            .saturating_mul(1000)
-            .saturating_add(i64::from(t.nanoseconds / 1_000_000))
+        xcsh_session::ms_from_secs_nanos(t.seconds, t.nanoseconds)
     }
 
     fn random_u64(&self) -> u64 {

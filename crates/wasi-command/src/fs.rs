@@ -350,10 +350,7 @@ impl Storage for WasiFsStorage {
             .stat_at(PathFlags::SYMLINK_FOLLOW, &rel)
             .map_err(|e| fs_error(path, e))?;
         let mtime_ms = st.data_modification_timestamp.map_or(0, |t| {
-            i64::try_from(t.seconds)
-                .unwrap_or(i64::MAX / 1000)
-                .saturating_mul(1000)
-                .saturating_add(i64::from(t.nanoseconds / 1_000_000))
+            xcsh_session::ms_from_secs_nanos(t.seconds, t.nanoseconds)
         });
         Ok(FileStat {
             size: st.size,
@@ -441,10 +438,7 @@ pub const HOST_NAME: &str = "wasi";
 impl Environment for WasiEnv {
     fn now_ms(&self) -> i64 {
         let t = wasi::clocks::wall_clock::now();
-        i64::try_from(t.seconds)
-            .unwrap_or(i64::MAX / 1000)
-            .saturating_mul(1000)
-            .saturating_add(i64::from(t.nanoseconds / 1_000_000))
+        xcsh_session::ms_from_secs_nanos(t.seconds, t.nanoseconds)
     }
 
     fn random_u64(&self) -> u64 {
