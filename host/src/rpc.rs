@@ -57,22 +57,21 @@ fn refused(message: impl Into<String>) -> Refused {
 /// The open resources, by handle (`session#1`, `output-sink#2`).
 struct Handles {
     next: u64,
-    live: HashMap<String, (ResourceAny, String)>,
+    live: HashMap<String, ResourceAny>,
 }
 
 impl Handles {
     fn add(&mut self, resource: ResourceAny, type_name: &str) -> String {
         self.next += 1;
         let handle = format!("{type_name}#{}", self.next);
-        self.live
-            .insert(handle.clone(), (resource, type_name.to_string()));
+        self.live.insert(handle.clone(), resource);
         handle
     }
 
     fn get(&self, handle: &str) -> Result<ResourceAny, Refused> {
         self.live
             .get(handle)
-            .map(|(r, _)| *r)
+            .copied()
             .ok_or_else(|| refused(format!("no open resource {handle:?}")))
     }
 }
@@ -137,7 +136,7 @@ impl<'a> Driver<'a> {
 
     /// Drop every open resource (a session releases its lock).
     fn drop_all(&mut self) -> Result<()> {
-        let live: Vec<ResourceAny> = self.handles.live.drain().map(|(_, (r, _))| r).collect();
+        let live: Vec<ResourceAny> = self.handles.live.drain().map(|(_, r)| r).collect();
         for resource in live {
             resource.resource_drop(&mut *self.store)?;
         }
@@ -237,7 +236,7 @@ impl<'a> Driver<'a> {
             return Ok(Err(refused("drop needs \"self\": the handle to drop")));
         };
         match self.handles.live.remove(handle) {
-            Some((resource, _)) => {
+            Some(resource) => {
                 resource.resource_drop(&mut *self.store)?;
                 Ok(Ok(Value::Null))
             }
