@@ -20,7 +20,7 @@ import { nodeStorage as fsStorage } from '../pkg/node-storage.mjs';
 import { contextJson } from './baseline.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const pkgPath = process.env.XCSH_BENCH_PKG || path.join(here, '..', 'pkg', 'xcsh_session.js');
+const pkgPath = process.env.XCSH_BENCH_PKG || path.join(here, '..', 'pkg', 'node.cjs');
 
 // Keep a handle on the package's wasm instance to read its linear memory size: the
 // package does not export it, so the constructor is wrapped while the package loads.

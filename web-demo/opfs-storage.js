@@ -11,7 +11,7 @@
 //      edit the page has seen acknowledged is on disk.
 // A failed commit poisons the backend: later writes throw until the page is reloaded
 // (the mirror may then be ahead of the disk; reloading re-reads the disk).
-import { MemoryStorage, baseName, joinPath, parentOf, storageError } from './memory-storage.js';
+import { MemoryStorage, baseName, joinPath, parentOf, storageError } from './pkg/memory-storage.mjs';
 
 export class OpfsStorage extends MemoryStorage {
   /** @param {{root: string}} options  the mirrored subtree, e.g. `/xcsh` */

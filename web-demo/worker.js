@@ -18,7 +18,7 @@
 // before. Requests run one at a time, in order; for opfs, each request's writes are on
 // disk (journal committed) before its answer is posted.
 import init, * as pkg from './pkg/xcsh_session.js';
-import { MemoryStorage, baseName, normPath } from './memory-storage.js';
+import { MemoryStorage, baseName, normPath } from './pkg/memory-storage.mjs';
 import { OpfsStorage } from './opfs-storage.js';
 import { describeEntry } from './describe.js';
 import { errMsg } from './errors.js';

@@ -21,7 +21,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FIXTURES = resolve(ROOT, 'tests', 'fixtures', 'real');
 const NAMES = ['before-compaction', 'historical-compact', 'historical-session', 'large-session'];
 const require = createRequire(import.meta.url);
-const pkg = require(join(ROOT, 'pkg', 'xcsh_session.js'));
+const pkg = require(join(ROOT, 'pkg', 'node.cjs'));
 const sha = (s) => createHash('sha256').update(s).digest('hex');
 const scratch = mkdtempSync(join(tmpdir(), 'xcsh-cross-'));
 const agentDir = join(scratch, 'agent');

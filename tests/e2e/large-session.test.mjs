@@ -19,8 +19,8 @@ const MAX_FRAME_GAP_MS = 500;
 
 /** Writes a v3 session of about `mb` MB; returns {file, entries, bytes, lastId}. */
 async function generate(dir, mb) {
-  const pkgFile = join(ROOT, 'pkg', 'xcsh_session.js');
-  assert.ok(existsSync(pkgFile), 'pkg/xcsh_session.js (the Node build) is missing: run scripts/build-js');
+  const pkgFile = join(ROOT, 'pkg', 'node.mjs');
+  assert.ok(existsSync(pkgFile), 'pkg/node.mjs (the package) is missing: run scripts/build-js');
   const { Session } = await import(pkgFile);
   const source = await readFile(join(ROOT, 'web-demo', 'samples', 'large-session.jsonl'), 'utf8');
   const s = Session.fromText(source);

@@ -19,11 +19,10 @@ const DEPS = 'Upgrade the dependencies';
 
 /** Reopens a session text with the Node package, as the agent would open the file. */
 async function reopenWithPackage(path, text) {
-  const pkgFile = join(ROOT, 'pkg', 'xcsh_session.js');
-  assert.ok(existsSync(pkgFile), 'pkg/xcsh_session.js (the Node build) is missing: run scripts/build-js');
-  const { Session } = await import(pkgFile);
-  const { MemoryStorage } = await import(join(ROOT, 'web-demo', 'memory-storage.js'));
-  const storage = new MemoryStorage({ readOnly: true });
+  const pkgFile = join(ROOT, 'pkg', 'node.mjs');
+  assert.ok(existsSync(pkgFile), 'pkg/node.mjs (the package) is missing: run scripts/build-js');
+  const { Session, memoryStorage } = await import(pkgFile);
+  const storage = memoryStorage({ readOnly: true });
   storage.put(path, new TextEncoder().encode(text));
   return Session.open(storage, path, { readOnly: true });
 }

@@ -37,7 +37,7 @@ describe('session viewer', { timeout: 180_000 }, () => {
       ['', 'text/html'],
       ['app.js', 'text/javascript'],
       ['worker.js', 'text/javascript'],
-      ['memory-storage.js', 'text/javascript'],
+      ['pkg/memory-storage.mjs', 'text/javascript'],
       ['opfs-storage.js', 'text/javascript'],
       ['pkg/xcsh_session.js', 'text/javascript'],
       ['style.css', 'text/css'],

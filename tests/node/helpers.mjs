@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export * from '../../pkg/xcsh_session.js';
+export * from '../../pkg/node.mjs';
 
 /** `tests/fixtures/real/`: the four real session files kept in the repository. */
 export const FIXTURES_DIR = new URL('../fixtures/real/', import.meta.url);

@@ -173,7 +173,7 @@ test('storage errors map by code: ENOENT is not-found, others are storage failur
   storage.read = () => {
     throw 'plain string';
   };
-  assert.throws(() => Session.open(storage, '/s/f.jsonl'), { kind: 'storage', message: 'plain string' });
+  assert.throws(() => Session.open(storage, '/s/f.jsonl'), { kind: 'storage', message: 'storage.read(/s/f.jsonl) failed: plain string' });
 });
 
 test('the storage clock and entropy are used when present', () => {
@@ -186,11 +186,28 @@ test('the storage clock and entropy are used when present', () => {
   const again = Session.create(new MemoryJsStorage({ startMs: Date.UTC(2030, 4, 6, 7, 8, 9, 0) }), { agentDir: '/agent', cwd: '/w' });
   assert.equal(again.sessionId, s.sessionId);
   assert.equal(again.appendMessage(user('x')), id);
-  // Without them: Date.now and Math.random.
+  // Without them: Date.now and the host's crypto.getRandomValues (never Math.random).
   const before = Date.now();
-  const m = Session.inMemory('/w');
-  assert.ok(Date.parse(m.header().timestamp) >= before - 1);
-  assert.notEqual(Session.inMemory('/w').sessionId, m.sessionId);
+  const getRandomValues = crypto.getRandomValues;
+  const random = Math.random;
+  let draws = 0;
+  crypto.getRandomValues = (array) => {
+    draws++;
+    return getRandomValues.call(crypto, array);
+  };
+  Math.random = () => {
+    throw new Error('Math.random is not a source of ids');
+  };
+  try {
+    const m = Session.inMemory('/w');
+    assert.ok(Date.parse(m.header().timestamp) >= before - 1);
+    assert.notEqual(Session.inMemory('/w').sessionId, m.sessionId);
+    m.appendMessage(user('x'));
+    assert.ok(draws >= 3, `crypto.getRandomValues drawn ${draws} times`);
+  } finally {
+    crypto.getRandomValues = getRandomValues;
+    Math.random = random;
+  }
 });
 
 test('a failing write surfaces as persistence on that call and every later append', () => {

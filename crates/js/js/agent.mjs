@@ -18,7 +18,7 @@ import {
   buildSessionContext as contextOfText, continueRecent, deleteSession, fileRecords,
   findMostRecentSession as newestIn, findResumableSession, listSessions, mergeLegacySessionDir,
   migrateRecords, parseRecords, recentSessions, sessionDirForCwd, terminalId,
-} from './xcsh_session.js';
+} from './node.mjs';
 import { nodeStorage } from './node-storage.mjs';
 import { nodeHistoryStore } from './node-history.mjs';
 

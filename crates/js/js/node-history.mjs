@@ -6,7 +6,7 @@
 // package's `PromptHistory` over `<agentDir>/history.db`.
 import fs from 'node:fs';
 import path from 'node:path';
-import { PromptHistory, historyQueries, historySchemaUpgrade } from './xcsh_session.js';
+import { PromptHistory, historyQueries, historySchemaUpgrade } from './node.mjs';
 
 export const BACKEND = 'node:sqlite';
 

@@ -38,7 +38,7 @@ pub fn session_files(
     #[wasm_bindgen(js_name = agentDir)] agent_dir: &str,
     path: &str,
 ) -> JsResult<Vec<String>> {
-    session::session_files(&JsPort::new(storage), agent_dir, path).map_err(storage_error)
+    session::session_files(&JsPort::new(storage)?, agent_dir, path).map_err(storage_error)
 }
 
 /// Copy a session's files into another agent directory, at the same relative paths.
@@ -51,10 +51,10 @@ pub fn copy_session(
     #[wasm_bindgen(js_name = toAgentDir)] to_agent_dir: &str,
 ) -> JsResult<JsValue> {
     copied(session::copy_session(
-        &JsPort::new(from),
+        &JsPort::new(from)?,
         from_agent_dir,
         path,
-        &JsPort::new(to),
+        &JsPort::new(to)?,
         to_agent_dir,
     ))
 }
@@ -68,7 +68,7 @@ pub fn import_session_text(
     #[wasm_bindgen(js_name = fileName)] file_name: &str,
 ) -> JsResult<JsValue> {
     copied(session::import_session_text(
-        &JsPort::new(storage),
+        &JsPort::new(storage)?,
         agent_dir,
         text,
         file_name,
@@ -82,7 +82,7 @@ pub fn delete_session(
     #[wasm_bindgen(js_name = agentDir)] agent_dir: &str,
     path: &str,
 ) -> JsResult<()> {
-    session::delete_session(&JsPort::new(storage), agent_dir, path).map_err(js_error)
+    session::delete_session(&JsPort::new(storage)?, agent_dir, path).map_err(js_error)
 }
 
 /// Every session file of an agent directory (`.jsonl` anywhere under `sessions/`).
@@ -91,7 +91,7 @@ pub fn session_file_paths(
     storage: JsStorage,
     #[wasm_bindgen(js_name = agentDir)] agent_dir: &str,
 ) -> JsResult<Vec<String>> {
-    listing::session_file_paths(&JsPort::new(storage), agent_dir).map_err(storage_error)
+    listing::session_file_paths(&JsPort::new(storage)?, agent_dir).map_err(storage_error)
 }
 
 /// The cwd of the most recently modified session of an agent directory.
@@ -99,8 +99,11 @@ pub fn session_file_paths(
 pub fn newest_session_cwd(
     storage: JsStorage,
     #[wasm_bindgen(js_name = agentDir)] agent_dir: &str,
-) -> Option<String> {
-    listing::newest_session_cwd(&JsPort::new(storage), agent_dir)
+) -> JsResult<Option<String>> {
+    Ok(listing::newest_session_cwd(
+        &JsPort::new(storage)?,
+        agent_dir,
+    ))
 }
 
 /// The name a viewer shows for a listed session (a recent, list or search record).
@@ -171,7 +174,7 @@ pub fn session_prompts(
         .map(|s| Ok((string(&s, "path")?, opt_string(&s, "cwd")?)))
         .collect::<JsResult<Vec<_>>>()?;
     let on_progress = on_progress.dyn_into::<js_sys::Function>().ok();
-    let found = history::prompts_of_sessions(&JsPort::new(storage), &list, &mut |done, total| {
+    let found = history::prompts_of_sessions(&JsPort::new(storage)?, &list, &mut |done, total| {
         crate::session::report_progress(&on_progress, done, total)
     });
     parse(&record(&found))

@@ -19,6 +19,7 @@ mod history;
 mod output;
 mod session;
 mod storage;
+mod storage_shape;
 mod store;
 
 pub use session::JsSession;

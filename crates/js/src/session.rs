@@ -34,7 +34,7 @@ pub(crate) fn storage_option(options: &JsValue) -> JsResult<Rc<dyn Storage>> {
     if storage.is_undefined() || storage.is_null() {
         Ok(Rc::new(LocalStorage::default()))
     } else if storage.is_object() {
-        Ok(Rc::new(JsPort::new(storage.unchecked_into())))
+        Ok(Rc::new(JsPort::new(storage.unchecked_into())?))
     } else {
         Err(convert::invalid(
             "storage must be an object implementing JsStorage",
@@ -101,7 +101,7 @@ impl JsSession {
         };
         Ok(JsSession {
             inner: core(CoreSession::open_with_progress(
-                Rc::new(JsPort::new(storage)),
+                Rc::new(JsPort::new(storage)?),
                 path,
                 &options,
                 &mut progress,
@@ -121,7 +121,7 @@ impl JsSession {
             parent_session: opt_string(&options, "parentSession")?,
         };
         Ok(JsSession {
-            inner: CoreSession::create(Rc::new(JsPort::new(storage)), &options),
+            inner: CoreSession::create(Rc::new(JsPort::new(storage)?), &options),
         })
     }
 

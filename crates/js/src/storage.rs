@@ -2,6 +2,7 @@
 //! object with the synchronous methods works, Node's `fs.*Sync` errors included.
 
 use crate::convert::{fill_spare, number};
+use crate::storage_shape;
 use js_sys::{BigInt, Function, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -21,23 +22,23 @@ extern "C" {
     #[wasm_bindgen(method, catch, js_name = readPrefix)]
     fn read_prefix(this: &JsStorage, path: &str, max_bytes: f64) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
-    fn write(this: &JsStorage, path: &str, data: &Uint8Array) -> Result<(), JsValue>;
+    fn write(this: &JsStorage, path: &str, data: &Uint8Array) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
-    fn append(this: &JsStorage, path: &str, data: &Uint8Array) -> Result<(), JsValue>;
+    fn append(this: &JsStorage, path: &str, data: &Uint8Array) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
-    fn rename(this: &JsStorage, from: &str, to: &str) -> Result<(), JsValue>;
+    fn rename(this: &JsStorage, from: &str, to: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
-    fn unlink(this: &JsStorage, path: &str) -> Result<(), JsValue>;
+    fn unlink(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch, js_name = listDir)]
     fn list_dir(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
     fn stat(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch, js_name = mkdirAll)]
-    fn mkdir_all(this: &JsStorage, path: &str) -> Result<(), JsValue>;
+    fn mkdir_all(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
-    fn fsync(this: &JsStorage, path: &str) -> Result<(), JsValue>;
+    fn fsync(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
-    fn rmdir(this: &JsStorage, path: &str) -> Result<(), JsValue>;
+    fn rmdir(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
 }
 
 /// The optional methods, looked up once.
@@ -64,8 +65,9 @@ fn method(obj: &JsValue, name: &str) -> Option<Function> {
         .and_then(|f| f.dyn_into::<Function>().ok())
 }
 
-/// A thrown JS value as a storage error: `code` decides the variant.
-fn storage_error(err: JsValue, path: &str) -> StorageError {
+/// A thrown JS value as a storage error: `code` decides the variant; any other failure
+/// names the method and the path.
+fn storage_error(err: JsValue, method: &str, path: &str) -> StorageError {
     let code = Reflect::get(&err, &JsValue::from_str("code"))
         .ok()
         .and_then(|c| c.as_string());
@@ -73,8 +75,18 @@ fn storage_error(err: JsValue, path: &str) -> StorageError {
         Some("ENOENT") => StorageError::NotFound(path.to_string()),
         Some("EEXIST") => StorageError::AlreadyExists(path.to_string()),
         Some("EACCES" | "EPERM") => StorageError::PermissionDenied(path.to_string()),
-        _ => StorageError::Other(crate::convert::error_message(&err)),
+        _ => StorageError::Other(format!(
+            "storage.{method}({path}) failed: {}",
+            crate::convert::error_message(&err)
+        )),
     }
+}
+
+/// What a storage method answered: its value, or the failure naming the method (a thrown
+/// error, or a Promise where a value was due).
+fn answer(result: Result<JsValue, JsValue>, method: &str, path: &str) -> StorageResult<JsValue> {
+    let value = result.map_err(|e| storage_error(e, method, path))?;
+    storage_shape::settled(value, method).map_err(StorageError::Other)
 }
 
 /// The bytes a storage method returned (a `Uint8Array`, or a string taken as UTF-8).
@@ -95,7 +107,12 @@ fn flag(obj: &JsValue, key: &str) -> bool {
 }
 
 impl JsPort {
-    pub fn new(js: JsStorage) -> JsPort {
+    /// `js` as a port, once [`storage_shape::problem`] finds nothing wrong with it (else
+    /// an `invalidInput` error naming the method; nothing has been read or written).
+    pub fn new(js: JsStorage) -> Result<JsPort, JsValue> {
+        if let Some(problem) = storage_shape::problem(&js) {
+            return Err(crate::convert::invalid(problem));
+        }
         let optional = Optional {
             read_into: method(&js, "readInto"),
             now_ms: method(&js, "nowMs"),
@@ -106,7 +123,7 @@ impl JsPort {
             process_identity: method(&js, "processIdentity"),
             process_alive: method(&js, "processAlive"),
         };
-        JsPort { js, optional }
+        Ok(JsPort { js, optional })
     }
 }
 
@@ -126,17 +143,19 @@ impl JsPort {
             let position = JsValue::from_f64(buf.len() as f64);
             let n = fill_spare(&mut buf, |view| {
                 let spare = view.length() as usize;
-                read_into
-                    .call3(&self.js, &js_path, view, &position)
-                    .map_err(|e| storage_error(e, path))?
-                    .as_f64()
-                    .filter(|n| *n >= 0.0 && n.fract() == 0.0 && *n as usize <= spare)
-                    .map(|n| n as usize)
-                    .ok_or_else(|| {
-                        StorageError::Other(format!(
-                            "storage.readInto did not return a byte count between 0 and {spare}"
-                        ))
-                    })
+                answer(
+                    read_into.call3(&self.js, &js_path, view, &position),
+                    "readInto",
+                    path,
+                )?
+                .as_f64()
+                .filter(|n| *n >= 0.0 && n.fract() == 0.0 && *n as usize <= spare)
+                .map(|n| n as usize)
+                .ok_or_else(|| {
+                    StorageError::Other(format!(
+                        "storage.readInto did not return a byte count between 0 and {spare}"
+                    ))
+                })
             })?;
             if n == 0 {
                 return Ok(buf);
@@ -150,44 +169,43 @@ impl Storage for JsPort {
         if let Some(read_into) = &self.optional.read_into {
             return self.read_direct(read_into, path);
         }
-        bytes(
-            self.js.read(path).map_err(|e| storage_error(e, path))?,
-            "read",
-        )
+        bytes(answer(self.js.read(path), "read", path)?, "read")
     }
 
     fn read_prefix(&self, path: &str, max_bytes: u64) -> StorageResult<Vec<u8>> {
-        let data = self
-            .js
-            .read_prefix(path, max_bytes as f64)
-            .map_err(|e| storage_error(e, path))?;
+        let data = answer(
+            self.js.read_prefix(path, max_bytes as f64),
+            "readPrefix",
+            path,
+        )?;
         let mut data = bytes(data, "readPrefix")?;
         data.truncate(max_bytes as usize);
         Ok(data)
     }
 
     fn write(&self, path: &str, data: &[u8]) -> StorageResult<()> {
-        self.js
-            .write(path, &Uint8Array::from(data))
-            .map_err(|e| storage_error(e, path))
+        answer(self.js.write(path, &Uint8Array::from(data)), "write", path).map(|_| ())
     }
 
     fn append(&self, path: &str, data: &[u8]) -> StorageResult<()> {
-        self.js
-            .append(path, &Uint8Array::from(data))
-            .map_err(|e| storage_error(e, path))
+        answer(
+            self.js.append(path, &Uint8Array::from(data)),
+            "append",
+            path,
+        )
+        .map(|_| ())
     }
 
     fn rename(&self, from: &str, to: &str) -> StorageResult<()> {
-        self.js.rename(from, to).map_err(|e| storage_error(e, from))
+        answer(self.js.rename(from, to), "rename", from).map(|_| ())
     }
 
     fn unlink(&self, path: &str) -> StorageResult<()> {
-        self.js.unlink(path).map_err(|e| storage_error(e, path))
+        answer(self.js.unlink(path), "unlink", path).map(|_| ())
     }
 
     fn list_dir(&self, path: &str) -> StorageResult<Vec<DirEntry>> {
-        let list = self.js.list_dir(path).map_err(|e| storage_error(e, path))?;
+        let list = answer(self.js.list_dir(path), "listDir", path)?;
         let Some(list) = list.dyn_ref::<js_sys::Array>() else {
             return Err(StorageError::Other(
                 "storage.listDir did not return an array".into(),
@@ -210,7 +228,7 @@ impl Storage for JsPort {
     }
 
     fn stat(&self, path: &str) -> StorageResult<FileStat> {
-        let stat = self.js.stat(path).map_err(|e| storage_error(e, path))?;
+        let stat = answer(self.js.stat(path), "stat", path)?;
         if !stat.is_object() {
             return Err(StorageError::Other(
                 "storage.stat did not return an object".into(),
@@ -224,27 +242,29 @@ impl Storage for JsPort {
     }
 
     fn mkdir_all(&self, path: &str) -> StorageResult<()> {
-        self.js.mkdir_all(path).map_err(|e| storage_error(e, path))
+        answer(self.js.mkdir_all(path), "mkdirAll", path).map(|_| ())
     }
 
     fn fsync(&self, path: &str) -> StorageResult<()> {
-        self.js.fsync(path).map_err(|e| storage_error(e, path))
+        answer(self.js.fsync(path), "fsync", path).map(|_| ())
     }
 
     fn rmdir(&self, path: &str) -> StorageResult<()> {
-        self.js.rmdir(path).map_err(|e| storage_error(e, path))
+        answer(self.js.rmdir(path), "rmdir", path).map(|_| ())
     }
 
     fn create_new(&self, path: &str, data: &[u8]) -> StorageResult<()> {
         match &self.optional.create_new {
-            Some(f) => f
-                .call2(
+            Some(f) => answer(
+                f.call2(
                     &self.js,
                     &JsValue::from_str(path),
                     &Uint8Array::from(data).into(),
-                )
-                .map(|_| ())
-                .map_err(|e| storage_error(e, path)),
+                ),
+                "createNew",
+                path,
+            )
+            .map(|_| ()),
             None => port::create_new_checked(self, path, data),
         }
     }
@@ -331,9 +351,12 @@ impl BlobHooks for JsPort {
             JsValue::from_str(hash),
             Uint8Array::from(data).into(),
         ];
-        f.call3(&self.js, &args[0], &args[1], &args[2])
-            .map(|_| ())
-            .map_err(|e| storage_error(e, hash))
+        answer(
+            f.call3(&self.js, &args[0], &args[1], &args[2]),
+            "blobPut",
+            hash,
+        )
+        .map(|_| ())
     }
 
     fn get(&self, blobs_dir: &str, hash: &str) -> StorageResult<Option<Vec<u8>>> {
@@ -345,14 +368,24 @@ impl BlobHooks for JsPort {
             &JsValue::from_str(blobs_dir),
             &JsValue::from_str(hash),
         );
-        match value.map_err(|e| storage_error(e, hash))? {
+        match answer(value, "blobGet", hash)? {
             v if v.is_null() || v.is_undefined() => Ok(None),
             v => bytes(v, "blobGet").map(Some),
         }
     }
 }
 
-/// The JS clock (`Date.now`) and `Math.random`.
+#[wasm_bindgen]
+extern "C" {
+    /// The host's cryptographic generator: browsers, workers, Node 20+, Deno and Bun all
+    /// have `globalThis.crypto` (the call getrandom's `js` backend makes, without its
+    /// fallback for older Node, which measured 2 kB more gzipped).
+    #[wasm_bindgen(js_namespace = crypto, js_name = getRandomValues)]
+    fn get_random_values(dest: &mut [u8]);
+}
+
+/// The JS clock (`Date.now`) and the host's cryptographic generator
+/// (`crypto.getRandomValues`).
 pub struct JsEnv;
 
 impl Environment for JsEnv {
@@ -361,8 +394,9 @@ impl Environment for JsEnv {
     }
 
     fn random_u64(&self) -> u64 {
-        let half = || (js_sys::Math::random() * 4_294_967_296.0) as u64;
-        (half() << 32) | half()
+        let mut bytes = [0u8; 8];
+        get_random_values(&mut bytes);
+        u64::from_le_bytes(bytes)
     }
 }
 

@@ -22,8 +22,8 @@ fn api_error(e: ApiError) -> JsValue {
     error.into()
 }
 
-fn port(storage: JsStorage) -> Rc<dyn Storage> {
-    Rc::new(JsPort::new(storage))
+fn port(storage: JsStorage) -> JsResult<Rc<dyn Storage>> {
+    Ok(Rc::new(JsPort::new(storage)?))
 }
 
 fn done(r: api::ApiResult) -> JsResult<JsValue> {
@@ -73,7 +73,7 @@ pub fn merge_legacy_session_dir(
     options: JsValue,
 ) -> JsResult<JsValue> {
     done(api::merge_legacy_dir(
-        port(storage),
+        port(storage)?,
         &string(&options, "agentDir")?,
         &string(&options, "cwd")?,
         &string(&options, "sessionDir")?,
@@ -100,7 +100,7 @@ pub fn find_most_recent_session(
     storage: JsStorage,
     #[wasm_bindgen(js_name = sessionDir)] session_dir: &str,
 ) -> JsResult<Option<String>> {
-    xcsh_session::listing::find_most_recent_session(&*port(storage), session_dir)
+    xcsh_session::listing::find_most_recent_session(&*port(storage)?, session_dir)
         .map_err(|e| crate::convert::js_error(e.into()))
 }
 
@@ -117,10 +117,10 @@ pub fn recent_sessions(
     let limit =
         opt_usize(&options, "limit")?.unwrap_or(xcsh_session::listing::DEFAULT_RECENT_LIMIT);
     if let Some(dir) = opt_string(&options, "sessionDir")? {
-        return done(api::recent_in_dir(port(storage), &dir, limit));
+        return done(api::recent_in_dir(port(storage)?, &dir, limit));
     }
     done(api::recent(
-        port(storage),
+        port(storage)?,
         &string(&options, "agentDir")?,
         &string(&options, "cwd")?,
         limit,
@@ -138,10 +138,10 @@ pub fn list_sessions(
     options: JsValue,
 ) -> JsResult<JsValue> {
     if let Some(dir) = opt_string(&options, "sessionDir")? {
-        return done(api::list_in_dir(port(storage), &dir));
+        return done(api::list_in_dir(port(storage)?, &dir));
     }
     done(api::list(
-        port(storage),
+        port(storage)?,
         &string(&options, "agentDir")?,
         opt_string(&options, "cwd")?.as_deref(),
     ))
@@ -155,7 +155,7 @@ pub fn search_sessions(
     options: JsValue,
 ) -> JsResult<JsValue> {
     done(api::search(
-        port(storage),
+        port(storage)?,
         &string(&options, "agentDir")?,
         opt_string(&options, "cwd")?.as_deref(),
         &string(&options, "query")?,
@@ -174,7 +174,7 @@ pub fn resolve_resume(
 ) -> JsResult<JsValue> {
     let confirm = opt_bool(&options, "confirm")?.unwrap_or(false);
     done(api::resume(
-        port(storage),
+        port(storage)?,
         &string(&options, "agentDir")?,
         &string(&options, "cwd")?,
         &string(&options, "arg")?,
@@ -198,7 +198,7 @@ pub fn find_resumable_session(
     options: JsValue,
 ) -> JsResult<JsValue> {
     done(api::find_resumable(
-        port(storage),
+        port(storage)?,
         &string(&options, "agentDir")?,
         &string(&options, "sessionDir")?,
         !opt_bool(&options, "localOnly")?.unwrap_or(false),
@@ -217,7 +217,7 @@ pub fn continue_recent(
     options: JsValue,
 ) -> JsResult<JsValue> {
     done(api::continue_recent(
-        port(storage),
+        port(storage)?,
         &string(&options, "agentDir")?,
         &string(&options, "cwd")?,
         opt_string(&options, "sessionDir")?.as_deref(),
@@ -250,7 +250,7 @@ pub fn resolve_url(
     #[wasm_bindgen(unchecked_optional_param_type = "{ offset?: number, limit?: number }")] options: JsValue,
 ) -> JsResult<JsValue> {
     done(api::resolve_url(
-        port(storage),
+        port(storage)?,
         session_file,
         url,
         opt_usize(&options, "offset")?,
@@ -265,7 +265,7 @@ pub fn blob_put(
     #[wasm_bindgen(js_name = agentDir)] agent_dir: &str,
     data: &[u8],
 ) -> JsResult<JsValue> {
-    done(api::blob_put(port(storage), agent_dir, data))
+    done(api::blob_put(port(storage)?, agent_dir, data))
 }
 
 /// A blob's bytes by hash or `blob:sha256:` reference.
@@ -275,7 +275,7 @@ pub fn blob_get(
     #[wasm_bindgen(js_name = agentDir)] agent_dir: &str,
     hash: &str,
 ) -> JsResult<Vec<u8>> {
-    api::blob_get(port(storage), agent_dir, hash).map_err(api_error)
+    api::blob_get(port(storage)?, agent_dir, hash).map_err(api_error)
 }
 
 /// Fork a session file: `{oldFile, newFile, warnings}`.
@@ -285,7 +285,7 @@ pub fn fork_session(
     #[wasm_bindgen(js_name = agentDir)] agent_dir: &str,
     file: &str,
 ) -> JsResult<JsValue> {
-    done(api::fork(port(storage), agent_dir, file))
+    done(api::fork(port(storage)?, agent_dir, file))
 }
 
 /// Move a session (file and artifacts) to another cwd's directory: `{newFile}`.
@@ -296,7 +296,7 @@ pub fn move_session(
     file: &str,
     #[wasm_bindgen(js_name = toCwd)] to_cwd: &str,
 ) -> JsResult<JsValue> {
-    done(api::move_session(port(storage), agent_dir, file, to_cwd))
+    done(api::move_session(port(storage)?, agent_dir, file, to_cwd))
 }
 
 /// Delete blobs no session references (dry run unless `dryRun: false`).
@@ -306,5 +306,5 @@ pub fn collect_garbage(
     #[wasm_bindgen(js_name = agentDir)] agent_dir: &str,
     #[wasm_bindgen(js_name = dryRun)] dry_run: Option<bool>,
 ) -> JsResult<JsValue> {
-    done(api::gc(port(storage), agent_dir, dry_run.unwrap_or(true)))
+    done(api::gc(port(storage)?, agent_dir, dry_run.unwrap_or(true)))
 }

@@ -45,7 +45,7 @@ export interface JsStorage {
   rmdir(path: string): void;
   /** Wall clock in epoch ms; default `Date.now()`. */
   nowMs?(): number;
-  /** Entropy for ids; default from `Math.random()`. */
+  /** Entropy for ids; default `crypto.getRandomValues` (cryptographic in every host). */
   randomU64?(): bigint | number;
   /** A blob store of your own instead of the files `<blobsDir>/<hash>` (each defaults
    * to those files). Directory copies and atomic writes are always built on the file

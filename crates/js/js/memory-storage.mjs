@@ -1,14 +1,12 @@
-// A synchronous, Map-based implementation of the package's storage port (`JsStorage` in
-// pkg/xcsh_session.d.ts). Paths are absolute and `/`-separated. Errors carry a Node-style
-// `code` (`ENOENT`, `EEXIST`, `EACCES`, ...), which the package maps to its error kinds.
+// `memoryStorage()`: a synchronous, Map-based storage (`JsStorage` in xcsh_session.d.ts),
+// shipped by the package for every runtime: tests, a browser tab that keeps nothing, the
+// mirror under a storage of your own. Paths are absolute and `/`-separated. Errors carry a
+// Node-style `code` (`ENOENT`, `EEXIST`, `EACCES`, ...), which the package maps to its
+// error kinds.
 //
-// Used three ways by the viewer's worker:
-//   - read-only (`readOnly: true`): what the user opened from disk, and the bundled samples.
-//     The viewer never rewrites a file it only shows; the loaders (`put`) bypass the flag.
-//   - writable: the "memory (not kept)" backend.
-//   - as the synchronous mirror under the OPFS backend (opfs-storage.js).
-//
-// Files grow by doubling, so appending to a large session does not copy it each time.
+// `readOnly: true` refuses every write (EACCES) while the loaders (`put`, `putDir`) still
+// fill it: the viewer shows files opened from disk and its samples that way. Files grow by
+// doubling, so appending to a large session does not copy it each time.
 
 export function storageError(code, message) {
   const e = new Error(`${code}: ${message}`);
@@ -37,6 +35,11 @@ export function normPath(path) {
 }
 
 const EMPTY = new Uint8Array(0);
+
+/** A new, empty memory storage (`options`: `readOnly`, `clock`). */
+export function memoryStorage(options = {}) {
+  return new MemoryStorage(options);
+}
 
 export class MemoryStorage {
   /**

@@ -1,0 +1,5 @@
+// Declarations of `xcsh-session/slim` (slim.mjs): call `init` or `initSync` first.
+export { default as init, initSync } from './xcsh_session.js';
+export type { InitInput, InitOutput, SyncInitInput } from './xcsh_session.js';
+export * from './xcsh_session.js';
+export { memoryStorage, MemoryStorage } from './memory-storage.mjs';

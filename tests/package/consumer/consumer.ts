@@ -1,0 +1,16 @@
+// A typed consumer, checked by tsc --strict: the package's types as a TS user meets them.
+import { Session, nodeStorage, memoryStorage, type JsStorage, type SessionContext } from 'xcsh-session';
+import { init, initSync } from 'xcsh-session/slim';
+import { SessionManager } from 'xcsh-session/agent';
+
+const storages: JsStorage[] = [nodeStorage(), memoryStorage({ readOnly: false })];
+const s: Session = Session.create(storages[1], { agentDir: '/agent', cwd: '/w' });
+const id: string = s.appendMessage({ role: 'user', content: 'hi', timestamp: 1 });
+const context: SessionContext = s.context();
+const roles: string[] = context.messages.map((m) => m.role);
+const later: Promise<unknown> = init();
+const now: unknown = initSync;
+const manager: SessionManager = SessionManager.inMemory('/w');
+// @ts-expect-error: a storage needs every required method
+const broken: JsStorage = { read: () => new Uint8Array() };
+export { id, roles, later, now, manager, broken };

@@ -1,0 +1,151 @@
+// The npm package as its users meet it: `npm pack` of pkg/, installed from the tarball
+// into a fresh project, then used from an ES module and a CommonJS script in Node (the
+// machine's and Node 22), `tsc --strict` on typed consumers (nodenext and bundler
+// resolution), an esbuild bundle for the browser loaded in headless Chromium, an esbuild
+// bundle for Node, Deno and Bun. Every consumer runs tests/package/consumer/scenario.mjs
+// with the shipped storages and must see the same thing.
+//
+// Needs XCSH_PACKAGE_TARBALL (the packed package) and XCSH_PKGTEST_BIN (where deno, bun,
+// esbuild and tsc are: scripts/setup test installs them); scripts/test-package sets both.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(here, '..', '..');
+const TARBALL = process.env.XCSH_PACKAGE_TARBALL;
+const BIN = process.env.XCSH_PKGTEST_BIN;
+const NODE22 = process.env.XCSH_NODE22;
+assert.ok(TARBALL && fs.existsSync(TARBALL), 'XCSH_PACKAGE_TARBALL: the packed package (run scripts/test-package)');
+assert.ok(BIN && fs.existsSync(path.join(BIN, 'esbuild')), 'XCSH_PKGTEST_BIN: deno, bun, esbuild and tsc (scripts/setup test)');
+
+/** What the scenario sees in every host. */
+const SEEN = {
+  version: true,
+  messages: ['user', 'assistant'],
+  text: 'hi from a consumer',
+  label: 'start',
+  entries: 3,
+  idsDiffer: true,
+};
+const BOTH = { onDisk: SEEN, files: 1, inMemory: SEEN };
+
+let project;
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { cwd: project, encoding: 'utf8', timeout: 120_000, ...opts });
+  assert.equal(r.status, 0, `${path.basename(cmd)} ${args.join(' ')} exited ${r.status}:\n${r.stdout}\n${r.stderr}`);
+  return r.stdout;
+}
+
+const lastJson = (out) => JSON.parse(out.trim().split('\n').at(-1));
+
+before(() => {
+  project = fs.mkdtempSync(path.join(os.tmpdir(), 'xcsh-package-'));
+  fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  fs.cpSync(path.join(here, 'consumer'), project, { recursive: true });
+  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', TARBALL]);
+});
+
+after(() => fs.rmSync(project, { recursive: true, force: true }));
+
+describe('the packed package in a fresh project', { timeout: 600_000 }, () => {
+  test('the tarball holds the package and nothing else', () => {
+    const list = run('tar', ['tzf', TARBALL]).trim().split('\n').map((f) => f.replace(/^package\//, '')).sort();
+    for (const f of ['package.json', 'LICENSE', 'README.md', 'xcsh_session_bg.wasm', 'xcsh_session.js', 'xcsh_session.d.ts', 'node.mjs', 'node.cjs', 'browser.mjs', 'slim.mjs', 'node-storage.mjs', 'memory-storage.mjs']) {
+      assert.ok(list.includes(f), `${f} is in the tarball`);
+    }
+    assert.deepEqual(list.filter((f) => f.endsWith('.wasm')), ['xcsh_session_bg.wasm'], 'one .wasm for every host');
+    const pkg = JSON.parse(fs.readFileSync(path.join(project, 'node_modules', 'xcsh-session', 'package.json'), 'utf8'));
+    assert.equal(pkg.type, 'module');
+    assert.equal(pkg.license, 'MIT');
+    assert.ok(Array.isArray(pkg.sideEffects));
+    assert.deepEqual(Object.keys(pkg.exports['.']), ['node', 'browser', 'default']);
+  });
+
+  test('Node: an ES module imports it, ready without an init call', () => {
+    assert.deepEqual(lastJson(run(process.execPath, ['esm.mjs'])), BOTH);
+  });
+
+  test('Node: a CommonJS script requires it', () => {
+    assert.deepEqual(lastJson(run(process.execPath, ['cjs.cjs'])), BOTH);
+  });
+
+  test('Node 22: ES module and CommonJS', () => {
+    assert.ok(NODE22, 'XCSH_NODE22: Node 22 (scripts/setup test)');
+    assert.deepEqual(lastJson(run(NODE22, ['esm.mjs'])), BOTH);
+    assert.deepEqual(lastJson(run(NODE22, ['cjs.cjs'])), BOTH);
+  });
+
+  test('TypeScript: tsc --strict accepts a typed consumer (nodenext and bundler resolution)', () => {
+    run(path.join(BIN, 'tsc'), ['-p', 'tsconfig.json']);
+    run(path.join(BIN, 'tsc'), ['-p', 'tsconfig.bundler.json']);
+  });
+
+  test('TypeScript: a wrong use is an error, so the check can fail', () => {
+    fs.writeFileSync(path.join(project, 'wrong.ts'), "import { Session } from 'xcsh-session';\nconst n: number = Session.inMemory('/w').sessionId;\nexport { n };\n");
+    fs.writeFileSync(path.join(project, 'tsconfig.wrong.json'), JSON.stringify({ extends: './tsconfig.json', files: ['wrong.ts'] }));
+    const r = spawnSync(path.join(BIN, 'tsc'), ['-p', 'tsconfig.wrong.json'], { cwd: project, encoding: 'utf8' });
+    assert.notEqual(r.status, 0);
+    assert.match(r.stdout, /wrong\.ts.*Type 'string' is not assignable to type 'number'/);
+  });
+
+  test('esbuild for Node: the bundle runs with the .wasm beside it', () => {
+    run(path.join(BIN, 'esbuild'), ['esm.mjs', '--bundle', '--platform=node', '--format=esm', '--outfile=dist-node/app.mjs', '--log-level=warning']);
+    fs.copyFileSync(path.join(project, 'node_modules', 'xcsh-session', 'xcsh_session_bg.wasm'), path.join(project, 'dist-node', 'xcsh_session_bg.wasm'));
+    assert.deepEqual(lastJson(run(process.execPath, ['dist-node/app.mjs'])), BOTH);
+  });
+
+  test('esbuild for the browser: no node: import in the bundle, and it runs in headless Chromium', async () => {
+    run(path.join(BIN, 'esbuild'), ['browser.mjs', '--bundle', '--platform=browser', '--format=esm', '--target=es2022', '--outfile=dist/app.js', '--log-level=warning']);
+    const bundle = fs.readFileSync(path.join(project, 'dist', 'app.js'), 'utf8');
+    assert.doesNotMatch(bundle, /["']node:(fs|os|path)["']/);
+    fs.copyFileSync(path.join(project, 'node_modules', 'xcsh-session', 'xcsh_session_bg.wasm'), path.join(project, 'dist', 'xcsh_session_bg.wasm'));
+    fs.copyFileSync(path.join(project, 'index.html'), path.join(project, 'dist', 'index.html'));
+    const server = spawn(process.execPath, [path.join(ROOT, 'scripts', 'serve.mjs'), '--port', '0', '--root', path.join(project, 'dist')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let browser;
+    try {
+      const url = await new Promise((ok, fail) => {
+        let out = '';
+        server.stdout.on('data', (d) => {
+          out += d;
+          const m = out.match(/(http:\/\/127\.0\.0\.1:\d+\/)/);
+          if (m) ok(m[1]);
+        });
+        server.on('exit', (c) => fail(new Error(`serve.mjs exited ${c}`)));
+      });
+      browser = await chromium.launch({
+        executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+        args: ['--no-sandbox', '--disable-gpu', '--no-first-run'],
+      });
+      const page = await browser.newPage();
+      const errors = [];
+      page.on('pageerror', (e) => errors.push(String(e)));
+      await page.goto(url);
+      await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 30_000 });
+      const result = await page.evaluate(() => window.__result);
+      assert.deepEqual(errors, []);
+      assert.deepEqual(result, { inMemory: SEEN });
+    } finally {
+      await browser?.close();
+      server.kill('SIGTERM');
+    }
+  });
+
+  test('Deno runs the ES module from node_modules', () => {
+    const out = run(path.join(BIN, 'deno'), ['run', '--quiet', '--allow-read', '--allow-write', '--allow-env', '--allow-sys', 'esm.mjs'], {
+      env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', DENO_DIR: path.join(project, '.deno') },
+    });
+    assert.deepEqual(lastJson(out), BOTH);
+  });
+
+  test('Bun runs the ES module and the CommonJS script', () => {
+    assert.deepEqual(lastJson(run(path.join(BIN, 'bun'), ['esm.mjs'])), BOTH);
+    assert.deepEqual(lastJson(run(path.join(BIN, 'bun'), ['cjs.cjs'])), BOTH);
+  });
+});
