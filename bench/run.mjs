@@ -299,6 +299,19 @@ results.append.resource = {
   ...viaResource,
   medianMs: { appendFlush: median(viaResource.appendFlushMs), append: median(viaResource.appendMs) },
 };
+log(`the same with jco's JCO_DEBUG check read once (scripts/bench patches the glue): ${CFG.session}, ${CFG.appendReps} rep(s)`);
+const viaPatched = json(process.execPath, [path.join(here, 'resource-append.mjs'), path.join(BENCH_DIR, 'jco-debug-once'), big.path, path.join(TMP, 'resource-append'), String(CFG.appendReps)]);
+results.append.resourceDebugOnce = {
+  ...viaPatched,
+  medianMs: { appendFlush: median(viaPatched.appendFlushMs), append: median(viaPatched.appendMs) },
+};
+
+log(`append through the CLI host, xcsh-session session (JSON lines on a pipe): ${CFG.session}, ${CFG.appendReps} rep(s)`);
+const viaCli = json(process.execPath, [path.join(here, 'cli-append.mjs'), CLI, COMPONENT, AOT_CACHE, big.path, path.join(TMP, 'cli-append'), String(CFG.appendReps)]);
+results.append.cli = {
+  ...viaCli,
+  medianMs: { appendFlush: median(viaCli.appendFlushMs), append: median(viaCli.appendMs) },
+};
 
 log(`recent list: ${listing.files} files in ${listing.projects} projects, ${CFG.recentReps} rep(s)`);
 const recent = json(NATIVE, ['recent', listing.agentDir, listing.projectDirs[0], String(CFG.recentReps)]);
@@ -384,6 +397,12 @@ row('append.only', `Append 1 entry, no fsync: ${S} (vs 1 KB)`, a.bigAppend, fmtM
 const ra = results.append.resource.medianMs;
 row('append.resource', `Append 1 entry + flush to ${S}: component session resource in jco (vs native)`, ra.appendFlush, fmtMs, a.bigFlush, { limit: 2, target: '≤ 2×' });
 row('append.resourceOnly', `Append 1 entry, no fsync, to ${S}: component session resource in jco (vs native)`, ra.append, fmtMs, a.bigAppend, {});
+const rd = results.append.resourceDebugOnce.medianMs;
+row('append.resourceDebugOnce', `Append 1 entry + flush to ${S}: resource in jco, its JCO_DEBUG check read once (vs native)`, rd.appendFlush, fmtMs, a.bigFlush, {});
+row('append.resourceDebugOnceOnly', `Append 1 entry, no fsync, to ${S}: resource in jco, JCO_DEBUG read once (vs native)`, rd.append, fmtMs, a.bigAppend, {});
+const rc = results.append.cli.medianMs;
+row('append.cli', `Append 1 entry + flush to ${S}: xcsh-session session, request to answer on a pipe (vs native)`, rc.appendFlush, fmtMs, a.bigFlush, { limit: 2, target: '≤ 2×' });
+row('append.cliOnly', `Append 1 entry, no fsync, to ${S}: xcsh-session session (vs native)`, rc.append, fmtMs, a.bigAppend, {});
 row('recent.one', `Recent list, one project (${recent.one.files} files) (vs raw 4 KiB reads)`, recent.one.medianMs, fmtMs, recent.one.floorMedianMs, {});
 row('recent.all', `Recent list, all projects (${recent.all.files} files) (vs raw 4 KiB reads)`, recent.all.medianMs, fmtMs, recent.all.floorMedianMs, {});
 row('recent.bytesPerFile', 'Recent list: bytes read per file', recent.all.bytesPerFile, (b) => `${Math.round(b)} B`, null, { limit: 4096, on: 'value', target: '≤ 4096 B' });

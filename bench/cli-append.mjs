@@ -1,0 +1,76 @@
+// Append + flush through the CLI host: `xcsh-session session`, the component's `session`
+// resource driven over JSON lines (host/src/rpc.rs). A program in any language that holds
+// a session open this way pays, per append, one request line and one answer line on a
+// pipe plus the component's append. Prints JSON like resource-append.mjs:
+//   {"openMs", "appendMs": [..], "appendFlushMs": [..], "coldAppendMs": [..],
+//    "coldAppendFlushMs": [..], "warmupAppends"}
+// Each sample is the time from writing the request to reading its answer.
+// Usage: node cli-append.mjs <cli> <component.wasm> <aot-cache-dir> <session.jsonl> <tmp-dir> <reps>
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+const [cli, component, cacheDir, source, tmp, repsArg] = process.argv.slice(2);
+const reps = Number(repsArg);
+
+fs.rmSync(tmp, { recursive: true, force: true });
+fs.mkdirSync(tmp, { recursive: true });
+const file = path.join(tmp, 'big.jsonl');
+const agentDir = path.join(tmp, 'agent');
+fs.copyFileSync(source, file);
+const fd = fs.openSync(file, 'r');
+fs.fsyncSync(fd); // the copy is durable before timing: the appends' fsync must not pay for it
+fs.closeSync(fd);
+
+const child = spawn(cli, ['--agent-dir', agentDir, '--component', component, 'session', '--dir', tmp], {
+  env: { ...process.env, XCSH_SESSION_CACHE_DIR: cacheDir },
+  stdio: ['pipe', 'pipe', 'inherit'],
+});
+const answers = createInterface({ input: child.stdout });
+const waiting = [];
+answers.on('line', (line) => waiting.shift()(JSON.parse(line)));
+let nextId = 1;
+/** One request; resolves with its `ok` value, rejects with its error. */
+function call(name, args, self) {
+  const id = nextId++;
+  child.stdin.write(`${JSON.stringify(self ? { id, call: name, self, args } : { id, call: name, args })}\n`);
+  return new Promise((resolve, reject) => waiting.push((a) => {
+    if (a.id !== id) reject(new Error(`answer ${a.id} to request ${id}`));
+    else if (a.error) reject(new Error(`${name}: ${a.error.kind}: ${a.error.message}`));
+    else resolve(a.ok);
+  }));
+}
+
+let t = performance.now();
+const s = await call('session.open', [file, agentDir, '/work/bench', false]);
+const openMs = performance.now() - t;
+const appendMs = [];
+const appendFlushMs = [];
+const coldAppendMs = [];
+const coldAppendFlushMs = [];
+const coldFrom = 2;
+const warmupAppends = Math.max(500, coldFrom + reps);
+for (let i = 0; i < warmupAppends + reps; i++) {
+  const message = JSON.stringify({
+    role: 'user', content: [{ type: 'text', text: `Benchmark append ${i}: please run the tests again and summarize the failures.` }],
+    timestamp: 1_767_700_000_000 + i,
+  });
+  t = performance.now();
+  await call('session.append-message', [message], s);
+  const appended = performance.now() - t;
+  await call('session.flush', [], s);
+  const flushed = performance.now() - t;
+  if (i >= warmupAppends) {
+    appendMs.push(appended);
+    appendFlushMs.push(flushed);
+  } else if (i >= coldFrom && i < coldFrom + reps) {
+    coldAppendMs.push(appended);
+    coldAppendFlushMs.push(flushed);
+  }
+}
+await call('drop', [], s);
+child.stdin.end();
+const code = await new Promise((resolve) => child.on('close', resolve));
+if (code !== 0) throw new Error(`xcsh-session session exited with ${code}`);
+process.stdout.write(`${JSON.stringify({ openMs, appendMs, appendFlushMs, coldAppendMs, coldAppendFlushMs, warmupAppends })}\n`);
