@@ -49,7 +49,7 @@ test('a storage missing a method is refused before anything is read or written, 
     assert.throws(attempt, (e) => {
       assert.equal(e.kind, 'invalidInput');
       assert.match(e.message, /^invalid input: storage is missing the methods mkdirAll\(path\), fsync\(path\): a storage needs read, readPrefix, write/);
-      assert.match(e.message, /nodeStorage\(\) and memoryStorage\(\)/);
+      assert.match(e.message, /nodeStorage\(\), nodeAsyncStorage\(\), memoryStorage\(\) and opfsStorage\(\) are ready ones/);
       return true;
     });
   }

@@ -10,3 +10,5 @@ await init({ module_or_path: new URL('./xcsh_session_bg.wasm', import.meta.url) 
 
 export * from './xcsh_session.js';
 export { memoryStorage, MemoryStorage } from './memory-storage.mjs';
+export { opfsStorage } from './opfs-storage.mjs';
+export { AsyncSession } from './async-session.mjs';

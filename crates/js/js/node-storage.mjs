@@ -3,7 +3,17 @@
 // `code` ('ENOENT', 'EEXIST', 'EACCES') is what the package looks at. Large sessions are
 // read straight into wasm memory (`readInto`); writer locks use exclusive create.
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import os from 'node:os';
+
+function syncPath(path) {
+  const fd = fs.openSync(path, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
 
 export function nodeStorage() {
   return {
@@ -41,16 +51,80 @@ export function nodeStorage() {
       return { size: s.size, mtimeMs: s.mtimeMs, isDir: s.isDirectory() };
     },
     mkdirAll: (path) => fs.mkdirSync(path, { recursive: true }),
+    // The file, then its directory: only the directory's sync makes a rename, or a new
+    // file, durable (as the native core's FsStorage does).
     fsync(path) {
-      const fd = fs.openSync(path, 'r');
+      syncPath(path);
+      const i = path.lastIndexOf('/');
       try {
-        fs.fsyncSync(fd);
-      } finally {
-        fs.closeSync(fd);
+        syncPath(i > 0 ? path.slice(0, i) : '/');
+      } catch {
+        // a directory that cannot be opened or synced: nothing more this host can do
       }
     },
     rmdir: (path) => fs.rmdirSync(path),
     createNew: (path, data) => fs.writeFileSync(path, data, { flag: 'wx' }),
+    processIdentity: () => ({ pid: process.pid, host: os.hostname() }),
+    processAlive(pid) {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch (e) {
+        return e.code === 'EPERM';
+      }
+    },
+  };
+}
+
+/**
+ * `nodeAsyncStorage()`: the same storage over `node:fs/promises` (Node, Deno, Bun), for
+ * `AsyncSession`: no call blocks the event loop. `fsync` syncs the file, then its
+ * directory (which makes a rename or a new file durable).
+ */
+export function nodeAsyncStorage() {
+  const sync = async (path) => {
+    const fh = await fsp.open(path, 'r');
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  };
+  return {
+    read: (path) => fsp.readFile(path),
+    async readPrefix(path, maxBytes) {
+      const fh = await fsp.open(path, 'r');
+      try {
+        const buf = Buffer.alloc(Math.min(maxBytes, (await fh.stat()).size));
+        const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+        return buf.subarray(0, bytesRead);
+      } finally {
+        await fh.close();
+      }
+    },
+    write: (path, data) => fsp.writeFile(path, data),
+    append: (path, data) => fsp.appendFile(path, data),
+    rename: (from, to) => fsp.rename(from, to),
+    unlink: (path) => fsp.unlink(path),
+    listDir: async (path) => (await fsp.readdir(path, { withFileTypes: true })).map((d) => ({ name: d.name, isDir: d.isDirectory() })),
+    async stat(path) {
+      const s = await fsp.stat(path);
+      return { size: s.size, mtimeMs: s.mtimeMs, isDir: s.isDirectory() };
+    },
+    mkdirAll: async (path) => {
+      await fsp.mkdir(path, { recursive: true });
+    },
+    async fsync(path) {
+      await sync(path);
+      const i = path.lastIndexOf('/');
+      try {
+        await sync(i > 0 ? path.slice(0, i) : '/');
+      } catch {
+        // a directory that cannot be opened or synced: nothing more this host can do
+      }
+    },
+    rmdir: (path) => fsp.rmdir(path),
+    createNew: (path, data) => fsp.writeFile(path, data, { flag: 'wx' }),
     processIdentity: () => ({ pid: process.pid, host: os.hostname() }),
     processAlive(pid) {
       try {

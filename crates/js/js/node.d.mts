@@ -1,4 +1,5 @@
 // Declarations of `xcsh-session` in Node, Deno and Bun (node.mjs).
 export * from './xcsh_session.js';
-export { nodeStorage } from './node-storage.mjs';
+export { nodeStorage, nodeAsyncStorage } from './node-storage.mjs';
+export { AsyncSession, type AsyncStorage } from './async-session.mjs';
 export { memoryStorage, MemoryStorage } from './memory-storage.mjs';

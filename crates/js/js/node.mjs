@@ -8,5 +8,6 @@ import { initSync } from './xcsh_session.js';
 initSync({ module: readFileSync(new URL('./xcsh_session_bg.wasm', import.meta.url)) });
 
 export * from './xcsh_session.js';
-export { nodeStorage } from './node-storage.mjs';
+export { nodeStorage, nodeAsyncStorage } from './node-storage.mjs';
+export { AsyncSession } from './async-session.mjs';
 export { memoryStorage, MemoryStorage } from './memory-storage.mjs';

@@ -5,3 +5,5 @@
 export { default as init, initSync } from './xcsh_session.js';
 export * from './xcsh_session.js';
 export { memoryStorage, MemoryStorage } from './memory-storage.mjs';
+export { opfsStorage } from './opfs-storage.mjs';
+export { AsyncSession } from './async-session.mjs';

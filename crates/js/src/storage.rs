@@ -110,7 +110,7 @@ impl JsPort {
     /// `js` as a port, once [`storage_shape::problem`] finds nothing wrong with it (else
     /// an `invalidInput` error naming the method; nothing has been read or written).
     pub fn new(js: JsStorage) -> Result<JsPort, JsValue> {
-        if let Some(problem) = storage_shape::problem(&js) {
+        if let Some(problem) = storage_shape::problem(&js, false) {
             return Err(crate::convert::invalid(problem));
         }
         let optional = Optional {

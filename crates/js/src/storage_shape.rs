@@ -38,8 +38,28 @@ pub const OPTIONAL: [&str; 8] = [
     "processAlive",
 ];
 
-/// Why `storage` cannot be used, or `None` when it can.
-pub fn problem(storage: &JsValue) -> Option<String> {
+/// Check a storage before use: the same check `Session.open` and the other entry points
+/// make (with `allowAsync`, as `AsyncSession` does, `async` methods are accepted). Throws
+/// an `invalidInput` error naming the method.
+#[wasm_bindgen(js_name = checkStorage)]
+pub fn check_storage(
+    storage: JsValue,
+    #[wasm_bindgen(js_name = allowAsync)] allow_async: Option<bool>,
+) -> Result<(), JsValue> {
+    if !storage.is_object() {
+        return Err(crate::convert::invalid(
+            "storage must be an object implementing JsStorage",
+        ));
+    }
+    match problem(&storage, allow_async.unwrap_or(false)) {
+        Some(p) => Err(crate::convert::invalid(p)),
+        None => Ok(()),
+    }
+}
+
+/// Why `storage` cannot be used, or `None` when it can (`allow_async`: Promise-returning
+/// methods are fine, as for `AsyncSession`).
+pub fn problem(storage: &JsValue, allow_async: bool) -> Option<String> {
     let missing: Vec<&str> = REQUIRED
         .iter()
         .filter(|(name, _)| get(storage, name).is_undefined())
@@ -49,7 +69,7 @@ pub fn problem(storage: &JsValue) -> Option<String> {
         let s = if missing.len() == 1 { "" } else { "s" };
         return Some(format!(
             "storage is missing the method{s} {}: a storage needs {} (see JsStorage; \
-             nodeStorage() and memoryStorage() are ready ones)",
+             nodeStorage(), nodeAsyncStorage(), memoryStorage() and opfsStorage() are ready ones)",
             missing.join(", "),
             REQUIRED.map(|(name, _)| name).join(", "),
         ));
@@ -66,11 +86,11 @@ pub fn problem(storage: &JsValue) -> Option<String> {
                 describe(&value)
             ));
         };
-        if is_async(f) {
+        if !allow_async && is_async(f) {
             return Some(format!(
                 "storage.{name} is an async function: storage methods must be synchronous \
                  and return their result, not a Promise (Node: the fs.*Sync functions, as \
-                 nodeStorage() does; a browser: a dedicated Worker with sync access handles)"
+                 nodeStorage() does); an async storage goes to AsyncSession"
             ));
         }
     }
@@ -93,7 +113,8 @@ pub fn settled(value: JsValue, method: &str) -> Result<JsValue, String> {
     let _ = then.call2(&value, &JsValue::UNDEFINED, &ignore);
     Err(format!(
         "storage.{method} returned a Promise: storage methods must be synchronous and \
-         return their result (Node: the fs.*Sync functions, as nodeStorage() does)"
+         return their result (Node: the fs.*Sync functions, as nodeStorage() does); an async \
+         storage goes to AsyncSession"
     ))
 }
 

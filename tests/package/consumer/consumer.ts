@@ -1,5 +1,5 @@
 // A typed consumer, checked by tsc --strict: the package's types as a TS user meets them.
-import { Session, nodeStorage, memoryStorage, type JsStorage, type SessionContext } from 'xcsh-session';
+import { AsyncSession, Session, nodeAsyncStorage, nodeStorage, memoryStorage, type AsyncStorage, type JsStorage, type SessionContext } from 'xcsh-session';
 import { init, initSync } from 'xcsh-session/slim';
 import { SessionManager } from 'xcsh-session/agent';
 
@@ -13,4 +13,8 @@ const now: unknown = initSync;
 const manager: SessionManager = SessionManager.inMemory('/w');
 // @ts-expect-error: a storage needs every required method
 const broken: JsStorage = { read: () => new Uint8Array() };
-export { id, roles, later, now, manager, broken };
+const asyncStorage: AsyncStorage = nodeAsyncStorage();
+const opened: Promise<AsyncSession> = AsyncSession.open(asyncStorage, '/agent/s.jsonl');
+const appended: Promise<string> = opened.then((a) => a.appendMessage({ role: 'user', content: 'hi', timestamp: 1 }));
+const read: Promise<SessionContext> = opened.then((a) => a.context());
+export { id, roles, later, now, manager, broken, appended, read };

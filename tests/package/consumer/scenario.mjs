@@ -19,3 +19,23 @@ export function scenario({ Session, version }, storage, agentDir) {
     idsDiffer: Session.inMemory('/w').sessionId !== Session.inMemory('/w').sessionId,
   };
 }
+
+/** The same with `AsyncSession` over an async storage: every write awaited. */
+export async function asyncScenario({ AsyncSession, Session, version }, storage, agentDir) {
+  const s = await AsyncSession.create(storage, { agentDir, cwd: '/work/consumer' });
+  const first = await s.appendMessage({ role: 'user', content: 'hi from a consumer', timestamp: 1 });
+  await s.appendMessage({ role: 'assistant', content: [{ type: 'text', text: 'hello' }], timestamp: 2 });
+  await s.appendLabelChange(first, 'start');
+  const file = s.file;
+  await s.close();
+  const again = await AsyncSession.open(storage, file, { readOnly: true });
+  const context = again.context();
+  return {
+    version: typeof version() === 'string',
+    messages: context.messages.map((m) => m.role),
+    text: context.messages[0].content,
+    label: again.label(first) ?? null,
+    entries: again.entries().length,
+    idsDiffer: Session.inMemory('/w').sessionId !== Session.inMemory('/w').sessionId,
+  };
+}

@@ -1,0 +1,5 @@
+// Declarations of `xcsh-session/opfs-storage` (opfs-storage.mjs).
+import type { AsyncStorage } from './async-session.mjs';
+
+/** An async storage over the Origin Private File System (browsers), for `AsyncSession`. */
+export function opfsStorage(): AsyncStorage;

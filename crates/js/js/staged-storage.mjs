@@ -1,0 +1,398 @@
+// The bridge from an async storage (methods returning Promises: fs/promises, OPFS, a
+// server) to the package's synchronous storage port, without mirroring the storage.
+//
+// The core decides what to read and write; this shell awaits the I/O around it:
+//   1. before an operation, `load()` awaits what it will read (the session file, its
+//      lock) and `refresh()` re-reads what may have changed on disk since (the lock, the
+//      file's size), so the core's checks (writer fence, outside changes) see the disk;
+//   2. the operation runs synchronously against what was loaded: reads answer from it,
+//      writes are applied to it and recorded in a journal, in order;
+//   3. `commit()` replays the journal on the storage, awaiting each call, before the
+//      caller's Promise resolves: an acknowledged append is on disk.
+// A read of something not loaded fails the operation with a `miss`; the caller loads
+// what was missed and runs it again (only where nothing has changed yet: opening, or a
+// listing), or reports it. A large file's bytes are dropped once it is open (the session
+// holds its own copy), so memory is the session's, not a second copy of the storage.
+
+/** Files up to this size keep their bytes after an operation (locks, small records). */
+const SMALL = 64 * 1024;
+/** How much of a file `readPrefix` loads at once. */
+const PREFIX = 4096;
+
+/** The error a read of something not loaded throws (its `code` is no errno). */
+export class StagedMiss extends Error {
+  constructor(op, path) {
+    super(`${op} ${path}: not loaded from the async storage yet`);
+    this.code = 'EXCSH_NOT_LOADED';
+    this.op = op;
+    this.path = path;
+  }
+}
+
+function fsError(code, op, path) {
+  const e = new Error(`${code}: ${op} '${path}'`);
+  e.code = code;
+  return e;
+}
+
+const parentOf = (path) => {
+  const i = path.lastIndexOf('/');
+  return i <= 0 ? '/' : path.slice(0, i);
+};
+const nameOf = (path) => path.slice(path.lastIndexOf('/') + 1);
+
+/** An error's errno-like code: Node's `code`, or a DOMException's name mapped. */
+function codeOf(e) {
+  if (e && typeof e.code === 'string') return e.code;
+  switch (e?.name) {
+    case 'NotFoundError': return 'ENOENT';
+    case 'TypeMismatchError': return 'ENOTDIR';
+    case 'InvalidModificationError': return 'ENOTEMPTY';
+    case 'NotAllowedError': case 'SecurityError': return 'EACCES';
+    default: return undefined;
+  }
+}
+
+const isMissing = (e) => ['ENOENT', 'ENOTDIR'].includes(codeOf(e));
+
+function copy(bytes) {
+  return bytes instanceof Uint8Array ? bytes.slice() : new TextEncoder().encode(String(bytes));
+}
+
+function equal(a, b) {
+  if (!a || !b || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function concat(a, b) {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
+}
+
+/**
+ * A synchronous storage (the `JsStorage` shape) over `backend`, whose methods may return
+ * Promises or values. What the core may see is what was loaded; see the file's head.
+ */
+export class StagedStorage {
+  #backend;
+  /** path → {kind: 'file', size, mtimeMs, bytes?, prefix?} | {kind: 'dir', names?: Map} | {kind: 'absent'} */
+  #entries = new Map();
+  #journal = [];
+  #misses = [];
+  #saved = null;
+
+  constructor(backend) {
+    this.#backend = backend;
+    for (const name of ['processIdentity', 'processAlive', 'nowMs', 'randomU64']) {
+      if (typeof backend[name] === 'function' && backend[name].constructor.name !== 'AsyncFunction') {
+        this[name] = (...args) => backend[name](...args);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------ the shell's side (async)
+
+  /** Start an operation: what it changes can be undone by `rollback()`. */
+  begin() {
+    this.#saved = new Map([...this.#entries].map(([k, v]) => [k, { ...v, names: v.names && new Map(v.names) }]));
+    this.#journal = [];
+    this.#misses = [];
+  }
+
+  /** Undo the operation's changes to what was loaded and forget its journal. */
+  rollback() {
+    if (this.#saved) this.#entries = this.#saved;
+    this.#saved = null;
+    this.#journal = [];
+  }
+
+  /** What the operation read without it being loaded. */
+  get misses() {
+    return this.#misses;
+  }
+
+  /** The journal's length: writes waiting for `commit()`. */
+  get pending() {
+    return this.#journal.length;
+  }
+
+  /** Bytes held for files (after an open: the lock and other small files only). */
+  heldBytes() {
+    let n = 0;
+    for (const e of this.#entries.values()) n += (e.bytes?.length ?? 0) + (e.prefix?.length ?? 0);
+    return n;
+  }
+
+  /** Those of `wanted` ({op, path}) that a read would miss now. */
+  unloaded(wanted) {
+    return wanted.filter(({ op, path }) => {
+      const e = this.#known(path);
+      if (!e) return true;
+      if (e.kind !== 'file') return op === 'list' && e.kind === 'dir' && !e.names;
+      return op === 'read' ? !e.bytes : op === 'readPrefix' ? !e.bytes && !e.prefix : false;
+    });
+  }
+
+  /** Load what the last operation missed (and anything else asked for). */
+  async load(wanted = this.#misses) {
+    const todo = [...wanted];
+    this.#misses = [];
+    for (const { op, path } of todo) {
+      if (op === 'list') await this.#loadDir(path);
+      else if (op === 'readPrefix') await this.#loadFile(path, { prefix: true });
+      else if (op === 'read') await this.#loadFile(path, { bytes: true });
+      else await this.#loadFile(path, {});
+    }
+  }
+
+  /**
+   * Re-read what the disk may have changed since the last operation: small files' bytes,
+   * large files' sizes (a size other than the one our own writes left means someone
+   * else wrote: the real size and mtime are shown, so the core notices).
+   */
+  async refresh() {
+    const jobs = [];
+    for (const [path, e] of this.#entries) {
+      if (e.kind !== 'file') continue;
+      jobs.push((async () => {
+        let st;
+        try {
+          st = await this.#backend.stat(path);
+        } catch (err) {
+          if (isMissing(err)) {
+            this.#entries.set(path, { kind: 'absent' });
+            return;
+          }
+          throw err;
+        }
+        const size = Number(st.size);
+        if (e.bytes || e.prefix) {
+          const fresh = { kind: 'file', size, mtimeMs: Number(st.mtimeMs) };
+          if (e.bytes) fresh.bytes = copy(await this.#backend.read(path));
+          else fresh.prefix = copy(await this.#backend.readPrefix(path, PREFIX));
+          if (fresh.bytes) fresh.size = fresh.bytes.length;
+          // The same bytes: what our own writes left, with the times the core saw.
+          const same = fresh.size === e.size && equal(fresh.bytes ?? fresh.prefix, e.bytes ?? e.prefix);
+          if (!same) this.#entries.set(path, fresh);
+        } else if (size !== e.size) {
+          this.#entries.set(path, { kind: 'file', size, mtimeMs: Number(st.mtimeMs) });
+        }
+      })());
+    }
+    await Promise.all(jobs);
+  }
+
+  /** Replay the journal on the storage, in order, each call awaited. */
+  async commit() {
+    const journal = this.#journal;
+    this.#journal = [];
+    this.#saved = null;
+    for (const [op, ...args] of journal) {
+      const f = this.#backend[op];
+      if (op === 'createNew' && typeof f !== 'function') {
+        await this.#createNewChecked(...args);
+        continue;
+      }
+      await f.apply(this.#backend, args);
+    }
+    // Large files keep their size only: the session holds their text.
+    for (const e of this.#entries.values()) {
+      if (e.kind === 'file' && e.bytes && e.bytes.length > SMALL) delete e.bytes;
+    }
+  }
+
+  async #createNewChecked(path, data) {
+    try {
+      await this.#backend.stat(path);
+      throw fsError('EEXIST', 'open', path);
+    } catch (e) {
+      if (!isMissing(e)) throw e;
+    }
+    await this.#backend.write(path, data);
+  }
+
+  async #loadFile(path, { bytes = false, prefix = false }) {
+    let st;
+    try {
+      st = await this.#backend.stat(path);
+    } catch (e) {
+      if (isMissing(e)) {
+        this.#entries.set(path, { kind: 'absent' });
+        return;
+      }
+      throw e;
+    }
+    if (st.isDir) {
+      const old = this.#entries.get(path);
+      this.#entries.set(path, { kind: 'dir', names: old?.kind === 'dir' ? old.names : undefined });
+      return;
+    }
+    const entry = { kind: 'file', size: Number(st.size), mtimeMs: Number(st.mtimeMs) };
+    const old = this.#entries.get(path);
+    if (bytes || (prefix && entry.size <= PREFIX)) {
+      entry.bytes = copy(await this.#backend.read(path));
+      entry.size = entry.bytes.length;
+    } else if (prefix) {
+      entry.prefix = copy(await this.#backend.readPrefix(path, PREFIX));
+    } else if (old?.kind === 'file' && old.size === entry.size) {
+      if (old.bytes) entry.bytes = old.bytes;
+      if (old.prefix) entry.prefix = old.prefix;
+    }
+    this.#entries.set(path, entry);
+  }
+
+  async #loadDir(path) {
+    let list;
+    try {
+      list = await this.#backend.listDir(path);
+    } catch (e) {
+      if (isMissing(e)) {
+        this.#entries.set(path, { kind: 'absent' });
+        return;
+      }
+      throw e;
+    }
+    const names = new Map(list.map((d) => [d.name, Boolean(d.isDir)]));
+    this.#entries.set(path, { kind: 'dir', names });
+    // A name not listed is known not to be there.
+    for (const [name, isDir] of names) {
+      const child = path === '/' ? `/${name}` : `${path}/${name}`;
+      if (isDir && !this.#entries.has(child)) this.#entries.set(child, { kind: 'dir' });
+    }
+  }
+
+  // ------------------------------------------------------------ the core's side (sync)
+
+  #miss(op, path) {
+    this.#misses.push({ op, path });
+    return new StagedMiss(op, path);
+  }
+
+  /** What is known of `path`: an entry, or `absent` when its directory was listed without it. */
+  #known(path) {
+    const e = this.#entries.get(path);
+    if (e) return e;
+    const dir = this.#entries.get(parentOf(path));
+    if (dir?.kind === 'absent') return { kind: 'absent' };
+    if (dir?.kind === 'dir' && dir.names && !dir.names.has(nameOf(path))) return { kind: 'absent' };
+    return undefined;
+  }
+
+  #file(op, path, want) {
+    const e = this.#known(path);
+    if (!e) throw this.#miss(want, path);
+    if (e.kind === 'absent') throw fsError('ENOENT', op, path);
+    if (e.kind === 'dir') throw fsError('EISDIR', op, path);
+    return e;
+  }
+
+  #touch(path, isDir) {
+    const dir = this.#entries.get(parentOf(path));
+    if (dir?.kind === 'dir' && dir.names) dir.names.set(nameOf(path), isDir);
+  }
+
+  #untouch(path) {
+    const dir = this.#entries.get(parentOf(path));
+    if (dir?.kind === 'dir' && dir.names) dir.names.delete(nameOf(path));
+  }
+
+  read(path) {
+    const e = this.#file('open', path, 'read');
+    if (!e.bytes) throw this.#miss('read', path);
+    return e.bytes.slice();
+  }
+
+  readPrefix(path, maxBytes) {
+    const e = this.#file('open', path, 'readPrefix');
+    if (e.bytes) return e.bytes.slice(0, maxBytes);
+    if (e.prefix && (maxBytes <= e.prefix.length || e.prefix.length >= e.size)) return e.prefix.slice(0, maxBytes);
+    throw this.#miss('readPrefix', path);
+  }
+
+  stat(path) {
+    const e = this.#known(path);
+    if (!e) throw this.#miss('stat', path);
+    if (e.kind === 'absent') throw fsError('ENOENT', 'stat', path);
+    if (e.kind === 'dir') return { size: 0, mtimeMs: 0, isDir: true };
+    return { size: e.size, mtimeMs: e.mtimeMs, isDir: false };
+  }
+
+  listDir(path) {
+    const e = this.#known(path);
+    if (e?.kind === 'absent') throw fsError('ENOENT', 'scandir', path);
+    if (!e || e.kind !== 'dir' || !e.names) throw this.#miss('list', path);
+    return [...e.names].map(([name, isDir]) => ({ name, isDir }));
+  }
+
+  write(path, data) {
+    const bytes = copy(data);
+    this.#entries.set(path, { kind: 'file', size: bytes.length, mtimeMs: Date.now(), bytes });
+    this.#touch(path, false);
+    this.#journal.push(['write', path, bytes]);
+  }
+
+  append(path, data) {
+    const e = this.#file('open', path, 'stat');
+    const bytes = copy(data);
+    const next = { kind: 'file', size: e.size + bytes.length, mtimeMs: Math.max(Date.now(), e.mtimeMs + 1) };
+    if (e.bytes) next.bytes = concat(e.bytes, bytes);
+    this.#entries.set(path, next);
+    this.#journal.push(['append', path, bytes]);
+  }
+
+  createNew(path, data) {
+    const e = this.#known(path);
+    if (!e) throw this.#miss('stat', path);
+    if (e.kind !== 'absent') throw fsError('EEXIST', 'open', path);
+    const bytes = copy(data);
+    this.#entries.set(path, { kind: 'file', size: bytes.length, mtimeMs: Date.now(), bytes });
+    this.#touch(path, false);
+    this.#journal.push(['createNew', path, bytes]);
+  }
+
+  rename(from, to) {
+    const e = this.#file('rename', from, 'stat');
+    this.#entries.set(to, e);
+    this.#entries.set(from, { kind: 'absent' });
+    this.#untouch(from);
+    this.#touch(to, e.kind === 'dir');
+    this.#journal.push(['rename', from, to]);
+  }
+
+  unlink(path) {
+    this.#file('unlink', path, 'stat');
+    this.#entries.set(path, { kind: 'absent' });
+    this.#untouch(path);
+    this.#journal.push(['unlink', path]);
+  }
+
+  mkdirAll(path) {
+    for (let p = path; ; p = parentOf(p)) {
+      const e = this.#entries.get(p);
+      if (e?.kind === 'dir') break;
+      if (e?.kind === 'file') throw fsError('EEXIST', 'mkdir', p);
+      // Made now (known empty) or there already (unknown contents).
+      this.#entries.set(p, e?.kind === 'absent' ? { kind: 'dir', names: new Map() } : { kind: 'dir' });
+      this.#touch(p, true);
+      if (p === '/') break;
+    }
+    this.#journal.push(['mkdirAll', path]);
+  }
+
+  fsync(path) {
+    this.#journal.push(['fsync', path]);
+  }
+
+  rmdir(path) {
+    const e = this.#known(path);
+    if (!e) throw this.#miss('list', path);
+    if (e.kind === 'absent') throw fsError('ENOENT', 'rmdir', path);
+    if (e.names && e.names.size > 0) throw fsError('ENOTEMPTY', 'rmdir', path);
+    this.#entries.set(path, { kind: 'absent' });
+    this.#untouch(path);
+    this.#journal.push(['rmdir', path]);
+  }
+}
