@@ -4,7 +4,8 @@
 // Storages ("sources"), each an agent directory (`<agentDir>/sessions/--<cwd>--/*.jsonl`):
 //   samples  the bundled samples/agent directory, read-only
 //   opened   a folder the user opened (directory picker, <input webkitdirectory>, drop), read-only
-//   opfs     the browser storage: OPFS through a synchronous mirror (opfs-storage.js), kept
+//   opfs     the browser storage: OPFS through the package's async opfsStorage() under a
+//            StagedStorage (opfs-source.js): kept, and never mirrored in memory
 //   memory   a writable in-memory directory, gone on reload ("don't keep")
 // Sessions of read-only sources are opened with Session.fromText (never written); edits
 // happen on copies imported into opfs or memory, opened with Session.open.
@@ -16,10 +17,11 @@
 // Protocol: the page posts {id, op, args}; the worker answers {id, ok, result} or
 // {id, ok: false, error: {message, kind, code}}, and may post {type: 'progress', id, ...}
 // before. Requests run one at a time, in order; for opfs, each request's writes are on
-// disk (journal committed) before its answer is posted.
+// disk (journal committed) before its answer is posted, and a request that only reads and
+// needed something not loaded yet is run again once that is loaded.
 import init, * as pkg from './pkg/xcsh_session.js';
 import { MemoryStorage, baseName, normPath } from './pkg/memory-storage.mjs';
-import { OpfsStorage } from './opfs-storage.js';
+import { openOpfsSource } from './opfs-source.js';
 import { describeEntry } from './describe.js';
 import { errMsg } from './errors.js';
 import { openMemoryHistory, openSqliteHistory } from './history-store.js';
@@ -34,7 +36,7 @@ const dec = new TextDecoder();
 const sources = new Map([
   ['samples', { key: 'samples', label: 'Samples', storage: new MemoryStorage({ readOnly: true }), agentDir: '/samples/agent', writable: false, persistent: false, available: false }],
   ['opened', { key: 'opened', label: 'Opened folder', storage: null, agentDir: '/opened/agent', writable: false, persistent: false, available: false, note: 'Open a folder: your agent directory (~/.xcsh/agent), its sessions/ directory or one project directory.' }],
-  ['opfs', { key: 'opfs', label: 'Browser storage', storage: new OpfsStorage({ root: OPFS_ROOT }), agentDir: `${OPFS_ROOT}/agent`, writable: true, persistent: true, available: false }],
+  ['opfs', { key: 'opfs', label: 'Browser storage', storage: null, agentDir: `${OPFS_ROOT}/agent`, writable: true, persistent: true, available: false }],
   ['memory', { key: 'memory', label: 'Memory (not kept)', storage: new MemoryStorage(), agentDir: '/memory/agent', writable: true, persistent: false, available: true }],
 ]);
 let opfsReady = null;
@@ -52,13 +54,33 @@ self.onmessage = (ev) => {
   queue = queue.then(() => run(id, op, args ?? {}));
 };
 
+/** Requests that write nothing: run again when they needed browser storage not loaded yet. */
+const RERUNNABLE = new Set(['sources', 'list', 'openPath', 'resolveUrl', 'entry', 'select', 'messages']);
+
 async function run(id, op, args) {
   const handler = HANDLERS[op];
   try {
     if (!handler) throw new Error(`unknown operation ${op}`);
-    const out = await handler(args, id);
-    // Whatever the call wrote (including a released writer lock) is on disk before the answer.
-    await commit(sources.get('opfs'));
+    let out;
+    for (let pass = 0; ; pass++) {
+      const opfs = sources.get('opfs').storage;
+      opfs?.begin();
+      let error;
+      try {
+        out = await handler(args, id);
+      } catch (e) {
+        error = e;
+      }
+      const missed = opfs ? [...opfs.misses] : [];
+      // Whatever the call wrote (including a released writer lock) is on disk before the answer.
+      await commit(sources.get('opfs'));
+      if (missed.length && RERUNNABLE.has(op) && pass < 8) {
+        await opfs.load(missed);
+        continue;
+      }
+      if (error) throw error;
+      break;
+    }
     const transfer = [];
     collectTransfer(out, transfer, 0);
     self.postMessage({ id, ok: true, result: out }, transfer);
@@ -136,14 +158,15 @@ async function loadOpfs() {
   const src = sources.get('opfs');
   try {
     if (!navigator.storage?.getDirectory) throw new Error('this browser has no Origin Private File System');
-    if (typeof FileSystemFileHandle === 'undefined' || !('createSyncAccessHandle' in FileSystemFileHandle.prototype)) {
-      throw new Error('this browser cannot write OPFS files synchronously (createSyncAccessHandle)');
-    }
     const locked = await acquireLock();
-    src.loaded = await src.storage.load();
-    src.storage.exclusive = locked;
+    const opfs = openOpfsSource({ root: OPFS_ROOT });
+    await opfs.disk.mkdirAll(OPFS_ROOT);
+    src.loaded = await opfs.load();
+    src.storage = opfs.storage;
+    src.disk = opfs.disk;
+    opfs.state.exclusive = locked;
     if (!locked) {
-      src.storage.readOnly = true;
+      opfs.state.readOnly = true;
       src.writable = false;
       src.note = 'Another tab of the viewer is using the browser storage: read-only here.';
     }
@@ -178,7 +201,12 @@ function sourceInfo(src) {
 }
 
 async function commit(src) {
-  if (src.storage instanceof OpfsStorage) await src.storage.commit();
+  if (src.disk && src.storage) await src.storage.commit();
+}
+
+/** Loads what a request reads whole from the browser storage (elsewhere it is all in memory). */
+async function prepare(src, wanted) {
+  if (src.disk) await src.storage.load(src.storage.unloaded(wanted));
 }
 
 // ---------------------------------------------------------------- opening sessions
@@ -197,6 +225,7 @@ function viewFromText(text, { src = null, path = null, name, size, reqId, t0, or
 /** Opens a session of a writable source for editing (migrates an old file: it is a copy). */
 async function viewWritable(src, path, reqId, t0 = performance.now()) {
   progress(reqId, 'open', 0, 0);
+  await prepare(src, [{ op: 'read', path }, { op: 'read', path: `${path}.lock` }]);
   const session = pkg.Session.open(src.storage, path, { agentDir: src.agentDir });
   session.close(); // release the writer lock between requests (a migration may have taken it)
   await commit(src);
@@ -438,6 +467,7 @@ async function list({ source: key, scope = 'project', cwd = null, query = '' }) 
   let items;
   let how;
   if (q) {
+    await prepare(src, pkg.sessionFilePaths(storage, agentDir).map((path) => ({ op: 'read', path })));
     items = pkg.searchSessions(storage, scope === 'project' && project ? { agentDir, cwd: project, query: q } : { agentDir, query: q });
     how = 'search';
   } else if (scope === 'project' && project) {
@@ -500,7 +530,8 @@ async function deleteSession({ source: key, path }) {
 
 /** Reloads the written file the way the agent would (Session.open) and compares. */
 async function verify(src, file, expect = {}) {
-  const text = src.storage instanceof OpfsStorage ? await src.storage.readFromDisk(file) : src.storage.text(file);
+  // The browser storage's file as OPFS holds it now, not as the worker last saw it.
+  const text = src.disk ? dec.decode(await src.disk.read(file)) : src.storage.text(file);
   const tmp = new MemoryStorage({ readOnly: true });
   tmp.put(file, enc.encode(text));
   const check = pkg.Session.open(tmp, file, { readOnly: true, agentDir: src.agentDir });
@@ -515,7 +546,7 @@ async function verify(src, file, expect = {}) {
       const got = check.label(expect.label.id) ?? null;
       if (got !== expect.label.value) problems.push(`label ${JSON.stringify(got)} instead of ${JSON.stringify(expect.label.value)}`);
     }
-    return { ok: problems.length === 0, problems, file, bytes: enc.encode(text).length, onDisk: src.storage instanceof OpfsStorage };
+    return { ok: problems.length === 0, problems, file, bytes: enc.encode(text).length, onDisk: Boolean(src.disk) };
   } finally {
     check.free();
   }
@@ -523,6 +554,8 @@ async function verify(src, file, expect = {}) {
 
 async function edit(reqId, what, fn, expect = {}) {
   const v = needWritable();
+  const file0 = v.session.file;
+  await prepare(v.src, [{ op: 'stat', path: file0 }, { op: 'read', path: `${file0}.lock` }]);
   const result = fn(v.session);
   v.session.close(); // fsync, release the writer lock until the next edit
   await commit(v.src);
@@ -603,6 +636,7 @@ async function historyImport(args, reqId) {
   const listed = await list(args);
   const src = await source(args.source);
   const sessions = listed.items.map((item) => ({ path: item.path, cwd: item.cwd || null }));
+  await prepare(src, sessions.map(({ path }) => ({ op: 'read', path })));
   const { prompts, unreadable } = pkg.sessionPrompts(src.storage, sessions, (done, total) => progress(reqId, 'import', done, total));
   let added = 0;
   let duplicates = 0;

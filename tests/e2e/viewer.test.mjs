@@ -38,7 +38,7 @@ describe('session viewer', { timeout: 180_000 }, () => {
       ['app.js', 'text/javascript'],
       ['worker.js', 'text/javascript'],
       ['pkg/memory-storage.mjs', 'text/javascript'],
-      ['opfs-storage.js', 'text/javascript'],
+      ['opfs-source.js', 'text/javascript'],
       ['pkg/xcsh_session.js', 'text/javascript'],
       ['style.css', 'text/css'],
       ['samples/index.json', 'application/json'],

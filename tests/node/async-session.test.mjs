@@ -220,3 +220,31 @@ test('sync storages work with AsyncSession too; a storage missing a method is re
   // Session itself still refuses async methods, and says where they go.
   assert.throws(() => Session.create(nodeAsyncStorage(), { agentDir: '/a', cwd: '/w' }), /returned a Promise|async function/);
 });
+
+test('StagedStorage.loadTree reads a tree\'s shape and 4 KiB heads only: enough for listings, no file whole', async () => {
+  const { StagedStorage } = await import('../../pkg/staged-storage.mjs');
+  const { recentSessions, listSessions } = await import('./helpers.mjs');
+  const { agentDir, file } = scratch();
+  fs.copyFileSync(fixturePath('historical-compact'), path.join(path.dirname(file), 'second.jsonl'));
+  const staged = new StagedStorage(nodeAsyncStorage());
+  const { files, bytes } = await staged.loadTree(agentDir, { head: (p) => p.endsWith('.jsonl') });
+  assert.equal(files, 2);
+  assert.equal(bytes, fs.statSync(file).size + fs.statSync(path.join(path.dirname(file), 'second.jsonl')).size);
+  assert.ok(staged.heldBytes() <= 2 * 4096, `held ${staged.heldBytes()} bytes`);
+  staged.begin();
+  const sync = recentSessions(nodeStorage(), { agentDir, cwd: '/w' });
+  assert.equal(sync.length, 2);
+  assert.deepEqual(recentSessions(staged, { agentDir, cwd: '/w' }), sync);
+  assert.deepEqual(staged.misses, [], 'the recent list reads only the heads loadTree loaded');
+  assert.throws(() => staged.read(file), { code: 'EXCSH_NOT_LOADED' });
+  // The full list reads whole files: what it missed is loaded, and it runs again.
+  staged.begin();
+  listSessions(staged, { agentDir });
+  assert.equal(staged.misses.length, 2);
+  await staged.load();
+  staged.begin();
+  assert.deepEqual(listSessions(staged, { agentDir }), listSessions(nodeStorage(), { agentDir }));
+  assert.deepEqual(staged.misses, []);
+  assert.equal(staged.exists(file), true);
+  assert.equal(staged.exists(`${file}.nope`), false);
+});

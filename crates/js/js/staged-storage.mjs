@@ -126,6 +126,49 @@ export class StagedStorage {
     return n;
   }
 
+  /**
+   * Load a whole tree's shape: every directory listed, every file's size, and the first
+   * 4 KiB of the files `head(path)` picks (what listings read). No file is read whole.
+   * Returns {files, bytes} (their count and total size).
+   */
+  async loadTree(dir, { head = () => false } = {}) {
+    let files = 0;
+    let bytes = 0;
+    const walk = async (path) => {
+      await this.#loadDir(path);
+      const e = this.#entries.get(path);
+      if (e?.kind !== 'dir' || !e.names) return;
+      const jobs = [];
+      for (const [name, isDir] of e.names) {
+        const child = path === '/' ? `/${name}` : `${path}/${name}`;
+        if (isDir) jobs.push(walk(child));
+        else {
+          jobs.push(this.#loadFile(child, { prefix: head(child) }).then(() => {
+            files++;
+            bytes += this.#entries.get(child)?.size ?? 0;
+          }));
+        }
+      }
+      await Promise.all(jobs);
+    };
+    await walk(dir);
+    return { files, bytes };
+  }
+
+  /** Whether `path` is there, as far as what was loaded says (`undefined`: not loaded). */
+  exists(path) {
+    const e = this.#known(path);
+    return e ? e.kind !== 'absent' : undefined;
+  }
+
+  /** The total size of the files known under `dir` (all by default). */
+  totalBytes(dir = '/') {
+    const prefix = dir === '/' ? '/' : `${dir}/`;
+    let n = 0;
+    for (const [path, e] of this.#entries) if (e.kind === 'file' && path.startsWith(prefix)) n += e.size;
+    return n;
+  }
+
   /** Those of `wanted` ({op, path}) that a read would miss now. */
   unloaded(wanted) {
     return wanted.filter(({ op, path }) => {
@@ -138,14 +181,17 @@ export class StagedStorage {
 
   /** Load what the last operation missed (and anything else asked for). */
   async load(wanted = this.#misses) {
-    const todo = [...wanted];
+    const seen = new Set();
+    const todo = wanted.filter(({ op, path }) => !seen.has(`${op} ${path}`) && seen.add(`${op} ${path}`));
     this.#misses = [];
-    for (const { op, path } of todo) {
-      if (op === 'list') await this.#loadDir(path);
-      else if (op === 'readPrefix') await this.#loadFile(path, { prefix: true });
-      else if (op === 'read') await this.#loadFile(path, { bytes: true });
-      else await this.#loadFile(path, {});
-    }
+    const one = ({ op, path }) => {
+      if (op === 'list') return this.#loadDir(path);
+      if (op === 'readPrefix') return this.#loadFile(path, { prefix: true });
+      if (op === 'read') return this.#loadFile(path, { bytes: true });
+      return this.#loadFile(path, {});
+    };
+    // A few at a time: a listing may miss thousands of heads at once.
+    for (let i = 0; i < todo.length; i += 32) await Promise.all(todo.slice(i, i + 32).map(one));
   }
 
   /**
