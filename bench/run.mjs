@@ -313,6 +313,23 @@ results.append.cli = {
   medianMs: { appendFlush: median(viaCli.appendFlushMs), append: median(viaCli.appendMs) },
 };
 
+// serde-wasm-bindgen vs JSON text + JSON.parse for objects crossing into JS (full runs).
+const SWB_PKG = path.join(BENCH_DIR, 'pkg-swb');
+if (!QUICK && fs.existsSync(path.join(SWB_PKG, 'xcsh_session.js'))) {
+  log('context() as JS objects: JSON.parse of the core\'s text vs serde-wasm-bindgen, real fixture and 10 MB');
+  results.convert = {};
+  for (const [key, file] of [['real', path.join(ROOT, 'tests', 'fixtures', 'real', 'before-compaction.jsonl')], ['10MB', manifest.sessions['10MB'].path]]) {
+    const r = json(process.execPath, [path.join(here, 'serde-wasm-bindgen.mjs'), SWB_PKG, file, '5']);
+    results.convert[key] = { ...r, medianMs: { jsonParse: median(r.jsonParseMs), serdeWasmBindgen: median(r.serdeWasmBindgenMs) } };
+  }
+}
+
+// The viewer with the big session opened from its browser storage (OPFS), in Chromium.
+if (!QUICK && fs.existsSync('/usr/bin/chromium')) {
+  log(`viewer: ${CFG.session} session opened from OPFS in headless Chromium (renderer memory)`);
+  results.viewer = json(process.execPath, [path.join(here, 'viewer-memory.mjs'), path.join(ROOT, 'web-demo'), big.path]);
+}
+
 log(`recent list: ${listing.files} files in ${listing.projects} projects, ${CFG.recentReps} rep(s)`);
 const recent = json(NATIVE, ['recent', listing.agentDir, listing.projectDirs[0], String(CFG.recentReps)]);
 for (const k of ['one', 'all']) {
@@ -403,6 +420,14 @@ row('append.resourceDebugOnceOnly', `Append 1 entry, no fsync, to ${S}: resource
 const rc = results.append.cli.medianMs;
 row('append.cli', `Append 1 entry + flush to ${S}: xcsh-session session, request to answer on a pipe (vs native)`, rc.appendFlush, fmtMs, a.bigFlush, { limit: 2, target: '≤ 2×' });
 row('append.cliOnly', `Append 1 entry, no fsync, to ${S}: xcsh-session session (vs native)`, rc.append, fmtMs, a.bigAppend, {});
+for (const [key, c] of Object.entries(results.convert ?? {})) {
+  const r = row(`convert.serdeWasmBindgen.${key}`, `context() as JS objects, ${c.file === 'before-compaction.jsonl' ? 'real fixture' : key} (${fmtBytes(c.contextBytes)} JSON): serde-wasm-bindgen (vs JSON.parse)${c.sameObjects ? '' : ', objects DIFFER'}`, c.medianMs.serdeWasmBindgen, fmtMs, c.medianMs.jsonParse, { limit: 1, target: '≤ 1× and same objects (else JSON.parse)' });
+  if (!c.sameObjects) {
+    r.ok = 'NO';
+    r.text[r.text.length - 1] = 'NO';
+  }
+}
+if (results.viewer) row('memory.viewerOpfs', `Peak renderer RSS, viewer with ${S} opened from OPFS (vs file size)`, results.viewer.rendererRssBytes, fmtBytes, results.viewer.fileBytes, {});
 row('recent.one', `Recent list, one project (${recent.one.files} files) (vs raw 4 KiB reads)`, recent.one.medianMs, fmtMs, recent.one.floorMedianMs, {});
 row('recent.all', `Recent list, all projects (${recent.all.files} files) (vs raw 4 KiB reads)`, recent.all.medianMs, fmtMs, recent.all.floorMedianMs, {});
 row('recent.bytesPerFile', 'Recent list: bytes read per file', recent.all.bytesPerFile, (b) => `${Math.round(b)} B`, null, { limit: 4096, on: 'value', target: '≤ 4096 B' });

@@ -2,7 +2,7 @@
 // into a fresh project, then used from an ES module and a CommonJS script in Node (the
 // machine's and Node 22), `tsc --strict` on typed consumers (nodenext and bundler
 // resolution), an esbuild bundle for the browser loaded in headless Chromium, an esbuild
-// bundle for Node, Deno and Bun. Every consumer runs tests/package/consumer/scenario.mjs
+// bundle for Node, Deno (also over Deno's own file API) and Bun. Every consumer runs tests/package/consumer/scenario.mjs
 // with the shipped storages and must see the same thing.
 //
 // Needs XCSH_PACKAGE_TARBALL (the packed package) and XCSH_PKGTEST_BIN (where deno, bun,
@@ -142,6 +142,13 @@ describe('the packed package in a fresh project', { timeout: 600_000 }, () => {
       env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', DENO_DIR: path.join(project, '.deno') },
     });
     assert.deepEqual(lastJson(out), BOTH);
+  });
+
+  test('Deno\'s own file API (no node:fs) works as an async storage', () => {
+    const out = run(path.join(BIN, 'deno'), ['run', '--quiet', '--allow-read', '--allow-write', '--allow-env', '--allow-sys', 'deno-native.mjs'], {
+      env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', DENO_DIR: path.join(project, '.deno') },
+    });
+    assert.deepEqual(lastJson(out), { native: SEEN });
   });
 
   test('Bun runs the ES module and the CommonJS script', () => {

@@ -250,6 +250,21 @@ impl JsSession {
         parse(&self.context_json(leaf_id)?)
     }
 
+    /// `context()` built by serde-wasm-bindgen from the parsed context instead of by
+    /// `JSON.parse` of its text: only in the bench build (feature
+    /// `serde-wasm-bindgen-bench`), for the row that compares the two.
+    #[cfg(feature = "serde-wasm-bindgen-bench")]
+    #[wasm_bindgen(js_name = contextViaSerdeWasmBindgen, skip_typescript)]
+    pub fn context_via_serde_wasm_bindgen(&self, leaf_id: JsValue) -> JsResult<JsValue> {
+        use serde::Serialize;
+        let text = self.context_json(leaf_id)?;
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| crate::convert::invalid(e.to_string()))?;
+        value
+            .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+            .map_err(JsValue::from)
+    }
+
     #[wasm_bindgen(js_name = contextJson)]
     pub fn context_json(
         &self,
