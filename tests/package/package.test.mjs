@@ -2,7 +2,7 @@
 // into a fresh project, then used from an ES module and a CommonJS script in Node (the
 // machine's and Node 22), `tsc --strict` on typed consumers (nodenext and bundler
 // resolution), an esbuild bundle for the browser loaded in headless Chromium, an esbuild
-// bundle for Node, Deno (also over Deno's own file API) and Bun. Every consumer runs tests/package/consumer/scenario.mjs
+// bundle for Node, Deno and Bun (each also over its own file API). Every consumer runs tests/package/consumer/scenario.mjs
 // with the shipped storages and must see the same thing.
 //
 // Needs XCSH_PACKAGE_TARBALL (the packed package) and XCSH_PKGTEST_BIN (where deno, bun,
@@ -154,5 +154,9 @@ describe('the packed package in a fresh project', { timeout: 600_000 }, () => {
   test('Bun runs the ES module and the CommonJS script', () => {
     assert.deepEqual(lastJson(run(path.join(BIN, 'bun'), ['esm.mjs'])), BOTH);
     assert.deepEqual(lastJson(run(path.join(BIN, 'bun'), ['cjs.cjs'])), BOTH);
+  });
+
+  test('Bun\'s own file API (Bun.file, Bun.write) works as an async storage', () => {
+    assert.deepEqual(lastJson(run(path.join(BIN, 'bun'), ['bun-native.mjs'])), { native: SEEN });
   });
 });
