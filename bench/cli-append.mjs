@@ -3,8 +3,10 @@
 // a session open this way pays, per append, one request line and one answer line on a
 // pipe plus the component's append. Prints JSON like resource-append.mjs:
 //   {"openMs", "appendMs": [..], "appendFlushMs": [..], "coldAppendMs": [..],
-//    "coldAppendFlushMs": [..], "warmupAppends"}
-// Each sample is the time from writing the request to reading its answer.
+//    "coldAppendFlushMs": [..], "warmupAppends", "inHostAppendMs": [..], "inHostAppendFlushMs": [..]}
+// Each sample is the time from writing the request to reading its answer; the `inHost`
+// ones are what the host itself spent (`--timings`: the component called in process, as
+// a host embedding wasmtime pays), without the pipe and this script's event loop.
 // Usage: node cli-append.mjs <cli> <component.wasm> <aot-cache-dir> <session.jsonl> <tmp-dir> <reps>
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,7 +25,7 @@ const fd = fs.openSync(file, 'r');
 fs.fsyncSync(fd); // the copy is durable before timing: the appends' fsync must not pay for it
 fs.closeSync(fd);
 
-const child = spawn(cli, ['--agent-dir', agentDir, '--component', component, 'session', '--dir', tmp], {
+const child = spawn(cli, ['--agent-dir', agentDir, '--component', component, 'session', '--timings', '--dir', tmp], {
   env: { ...process.env, XCSH_SESSION_CACHE_DIR: cacheDir },
   stdio: ['pipe', 'pipe', 'inherit'],
 });
@@ -38,17 +40,19 @@ function call(name, args, self) {
   return new Promise((resolve, reject) => waiting.push((a) => {
     if (a.id !== id) reject(new Error(`answer ${a.id} to request ${id}`));
     else if (a.error) reject(new Error(`${name}: ${a.error.kind}: ${a.error.message}`));
-    else resolve(a.ok);
+    else resolve({ ok: a.ok, us: a.us });
   }));
 }
 
 let t = performance.now();
-const s = await call('session.open', [file, agentDir, '/work/bench', false]);
+const s = (await call('session.open', [file, agentDir, '/work/bench', false])).ok;
 const openMs = performance.now() - t;
 const appendMs = [];
 const appendFlushMs = [];
 const coldAppendMs = [];
 const coldAppendFlushMs = [];
+const inHostAppendMs = [];
+const inHostAppendFlushMs = [];
 const coldFrom = 2;
 const warmupAppends = Math.max(500, coldFrom + reps);
 for (let i = 0; i < warmupAppends + reps; i++) {
@@ -57,13 +61,15 @@ for (let i = 0; i < warmupAppends + reps; i++) {
     timestamp: 1_767_700_000_000 + i,
   });
   t = performance.now();
-  await call('session.append-message', [message], s);
+  const a = await call('session.append-message', [message], s);
   const appended = performance.now() - t;
-  await call('session.flush', [], s);
+  const f = await call('session.flush', [], s);
   const flushed = performance.now() - t;
   if (i >= warmupAppends) {
     appendMs.push(appended);
     appendFlushMs.push(flushed);
+    inHostAppendMs.push(a.us / 1000);
+    inHostAppendFlushMs.push((a.us + f.us) / 1000);
   } else if (i >= coldFrom && i < coldFrom + reps) {
     coldAppendMs.push(appended);
     coldAppendFlushMs.push(flushed);
@@ -73,4 +79,4 @@ await call('drop', [], s);
 child.stdin.end();
 const code = await new Promise((resolve) => child.on('close', resolve));
 if (code !== 0) throw new Error(`xcsh-session session exited with ${code}`);
-process.stdout.write(`${JSON.stringify({ openMs, appendMs, appendFlushMs, coldAppendMs, coldAppendFlushMs, warmupAppends })}\n`);
+process.stdout.write(`${JSON.stringify({ openMs, appendMs, appendFlushMs, coldAppendMs, coldAppendFlushMs, warmupAppends, inHostAppendMs, inHostAppendFlushMs })}\n`);

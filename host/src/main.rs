@@ -250,6 +250,11 @@ enum Command {
         /// unless --root replaces both).
         #[arg(long = "dir", value_name = "DIR")]
         dirs: Vec<PathBuf>,
+        /// Add to each answer `"us"`: the microseconds the host spent on the request
+        /// (arguments converted, the component called, its result converted), without
+        /// the reading and writing of the lines.
+        #[arg(long)]
+        timings: bool,
     },
 }
 
@@ -656,6 +661,7 @@ fn serve_session(
     engine: &Engine,
     component: &aot::Source,
     dirs: &[PathBuf],
+    timings: bool,
 ) -> Result<ExitCode> {
     let t = target(cli, &[], true)?;
     let roots = match &cli.root {
@@ -676,7 +682,7 @@ fn serve_session(
     SessionComponent::add_to_linker::<_, HasSelf<fshost::FsHost>>(&mut linker, |h| h)?;
     let mut store = Store::new(engine, fshost::FsHost::new(roots, true));
     let instance = linker.instantiate(&mut store, &component)?;
-    rpc::Driver::new(&mut store, instance)?
+    rpc::Driver::new(&mut store, instance, timings)?
         .serve(std::io::stdin().lock(), std::io::stdout().lock())?;
     store
         .data_mut()
@@ -696,8 +702,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         return precompile(&cli, &engine, &component);
     }
 
-    if let Command::Session { dirs } = &cli.command {
-        return serve_session(&cli, &engine, &component, dirs);
+    if let Command::Session { dirs, timings } = &cli.command {
+        return serve_session(&cli, &engine, &component, dirs, *timings);
     }
 
     let (mut files, writable) = plan(&cli.command);

@@ -15,7 +15,7 @@
 //!   its writer lock)
 //!
 //! Answers: `{"id": 1, "ok": VALUE}` or `{"id": 1, "error": {"kind", "message",
-//! "details"?}}`. WIT values map to JSON one to one: records are objects with the WIT
+//! "details"?}}`, with `"us"` (the host's microseconds for the request) under `--timings`. WIT values map to JSON one to one: records are objects with the WIT
 //! (kebab-case) field names, enums and payload-less cases are strings, options are the
 //! value or `null`, lists and tuples are arrays, a variant with a payload is `{"case":
 //! value}`, a resource is its handle string. JSON text the core writes (entries,
@@ -84,11 +84,17 @@ pub struct Driver<'a> {
     handles: Handles,
     /// Each resource type of the interface, with its WIT name.
     resource_names: Vec<(ResourceType, String)>,
+    /// Whether each answer says how long the host spent on it (`"us"`).
+    timings: bool,
 }
 
 impl<'a> Driver<'a> {
     /// A driver over `instance`, which must export `session-api`.
-    pub fn new(store: &'a mut Store<FsHost>, instance: Instance) -> Result<Driver<'a>> {
+    pub fn new(
+        store: &'a mut Store<FsHost>,
+        instance: Instance,
+        timings: bool,
+    ) -> Result<Driver<'a>> {
         let interface = instance
             .get_export_index(&mut *store, None, INTERFACE)
             .with_context(|| format!("the component does not export {INTERFACE}"))?;
@@ -101,6 +107,7 @@ impl<'a> Driver<'a> {
                 live: HashMap::new(),
             },
             resource_names: Vec::new(),
+            timings,
         };
         for name in ["session", "output-sink"] {
             let ty = driver
@@ -156,10 +163,17 @@ impl<'a> Driver<'a> {
             }
         };
         let id = request.get("id").cloned().unwrap_or(Value::Null);
-        Ok(match self.call(&request)? {
+        let started = std::time::Instant::now();
+        let outcome = self.call(&request)?;
+        let us = started.elapsed().as_micros() as u64;
+        let mut answer = match outcome {
             Ok(value) => json!({ "id": id, "ok": value }),
             Err(r) => error_answer(&id, &r),
-        })
+        };
+        if self.timings {
+            answer["us"] = json!(us);
+        }
+        Ok(answer)
     }
 
     fn call(&mut self, request: &Value) -> Result<Result<Value, Refused>> {

@@ -371,3 +371,38 @@ fn files_outside_the_roots_are_refused_and_dir_adds_a_root() {
     assert!(d.finish().success());
     assert!(Path::new(outside).exists(), "--dir allows it");
 }
+
+#[test]
+fn timings_add_the_hosts_microseconds_to_each_answer_and_nothing_else() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let agent = std::fs::canonicalize(dir.path())
+        .expect("canonical")
+        .join("agent");
+    let mut plain = Driver::start(&agent, &[]);
+    let mut timed = Driver::start(&agent, &["--timings"]);
+    for d in [&mut plain, &mut timed] {
+        let s = d.ok("session.in-memory", None, json!(["/w"]));
+        d.ok(
+            "session.append-message",
+            text(&s).into(),
+            json!([user("hi")]),
+        );
+    }
+    let a = plain.raw(r#"{"id": 7, "call": "session.leaf-id", "self": "session#1"}"#);
+    let b = timed.raw(r#"{"id": 7, "call": "session.leaf-id", "self": "session#1"}"#);
+    assert_eq!(a.get("us"), None, "no timings unless asked for");
+    let us = b
+        .get("us")
+        .and_then(Value::as_u64)
+        .expect("a number of microseconds");
+    assert!(us < 10_000_000, "{us} µs for a leaf id");
+    let mut b = b;
+    b.as_object_mut().expect("object").remove("us");
+    assert_eq!(a.get("id"), b.get("id"));
+    assert!(a.get("ok").is_some() && b.get("ok").is_some());
+    // An error answer is timed too.
+    let e =
+        timed.raw(r#"{"id": 8, "call": "session.branch", "self": "session#1", "args": ["nope"]}"#);
+    assert!(e.get("error").is_some() && e.get("us").is_some(), "{e}");
+    assert!(plain.finish().success() && timed.finish().success());
+}
