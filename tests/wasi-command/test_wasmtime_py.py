@@ -233,5 +233,94 @@ class Refusals(Sandbox):
         self.assertEqual(os.listdir(self.box), [])
 
 
+class Finding(Sandbox):
+    """search, resume, move and gc: the commands that find and move sessions."""
+
+    def session(self, cwd, *texts):
+        """A session of project `cwd` with a user prompt and a reply per text; its guest path."""
+        sessions = f"{AGENT}/sessions/--{cwd.strip('/').replace('/', '-')}--"
+        file = None
+        for text in texts:
+            made = json.loads(self.ok("--agent-dir", AGENT, "append", file or f"{sessions}/{text}.jsonl",
+                                      "--json", user(text), "--cwd", cwd))
+            self.assertIn("id", made)
+            file = file or f"{sessions}/{text}.jsonl"
+            self.ok("--agent-dir", AGENT, "append", file, "--json", reply(f"about {text}"), "--cwd", cwd)
+        return file
+
+    def header_id(self, file):
+        return json.loads(read(self.host(file)).decode().splitlines()[0])["id"]
+
+    def test_search_ranks_the_sessions_of_a_project_or_of_all(self):
+        pasta = self.session(PROJECT, "pasta")
+        self.session(PROJECT, "bicycles")
+        other = self.session("/work/other", "pasta-sauce")
+        hits = json.loads(self.ok("--agent-dir", AGENT, "search", "pasta", "--cwd", PROJECT))
+        self.assertEqual([h["path"] for h in hits], [pasta])
+        self.assertTrue(all("score" in h for h in hits))
+        everywhere = json.loads(self.ok("--agent-dir", AGENT, "search", "pasta", "--all"))
+        self.assertEqual(sorted(h["path"] for h in everywhere), sorted([pasta, other]))
+        self.refused("search", "x", "--cwd", PROJECT, "--all", says=["cannot be used with '--all'"], code=2)
+
+    def test_resume_by_prefix_path_ambiguity_and_another_project(self):
+        first = self.session(PROJECT, "first")
+        second = self.session(PROJECT, "second")
+        other = self.session("/work/other", "elsewhere")
+        before = self.tree_of(self.box)
+        prefix = self.header_id(first)  # ids made in the same second share their start
+        self.assertEqual(self.ok("--agent-dir", AGENT, "resume", prefix, "--cwd", PROJECT).decode(), first + "\n")
+        self.assertEqual(json.loads(self.ok("--agent-dir", AGENT, "resume", prefix, "--cwd", PROJECT, "--json")),
+                         {"path": first})
+        self.assertEqual(self.ok("--agent-dir", AGENT, "resume", second, "--cwd", PROJECT).decode(), second + "\n")
+        # Another project's session: exit 4 without --yes, nothing written.
+        status, out, err = self.wasi("--agent-dir", AGENT, "resume", self.header_id(other), "--cwd", PROJECT)
+        self.assertEqual(status, 4, err)
+        self.assertEqual(self.tree_of(self.box), before)
+        # --yes forks it into this project.
+        copy = self.ok("--agent-dir", AGENT, "resume", self.header_id(other), "--cwd", PROJECT, "--yes").decode().strip()
+        self.assertEqual(os.path.dirname(copy), SESSIONS)
+        self.assertEqual(json.loads(read(self.host(copy)).decode().splitlines()[0])["cwd"], PROJECT)
+        self.refused("--agent-dir", AGENT, "resume", "ffffffff", "--cwd", PROJECT, says=["ffffffff"], code=3)
+
+    def test_an_ambiguous_prefix_prints_the_candidates_and_exits_2(self):
+        a = self.session(PROJECT, "alpha")
+        b = self.session(PROJECT, "beta")
+        # Make both ids start alike: rewrite the headers' ids (the file names keep theirs).
+        for f, new in ((a, "abcd0000-0000-4000-8000-000000000001"), (b, "abcd0000-0000-4000-8000-000000000002")):
+            lines = read(self.host(f)).decode().splitlines()
+            header = json.loads(lines[0])
+            header["id"] = new
+            with open(self.host(f), "w") as out:
+                out.write("\n".join([json.dumps(header)] + lines[1:]) + "\n")
+        code, out, err = self.wasi("--agent-dir", AGENT, "resume", "abcd", "--cwd", PROJECT)
+        self.assertEqual(code, 2, err)
+        self.assertEqual(sorted(c["path"] for c in json.loads(out)), sorted([a, b]))
+        self.assertIn("abcd", err.decode())
+
+    def test_move_puts_a_session_in_another_project(self):
+        file = self.session(PROJECT, "moving")
+        moved = json.loads(self.ok("--agent-dir", AGENT, "move", file, "--to-cwd", "/work/new"))
+        self.assertEqual(os.path.dirname(moved["newFile"]), f"{AGENT}/sessions/--work-new--")
+        self.assertFalse(os.path.exists(self.host(file)))
+        self.assertEqual(json.loads(read(self.host(moved["newFile"])).decode().splitlines()[0])["cwd"], "/work/new")
+        self.refused("--agent-dir", AGENT, "move", file, says=["--to-cwd <DIR>"], code=2)
+
+    def test_gc_reports_by_default_and_deletes_only_when_asked(self):
+        self.session(PROJECT, "kept")
+        blobs = os.path.join(self.host(AGENT), "blobs")
+        os.makedirs(blobs)
+        orphan = os.path.join(blobs, "0" * 64)
+        with open(orphan, "wb") as f:
+            f.write(b"nobody refers to me")
+        os.utime(orphan, (0, 0))  # older than the hour gc leaves alone
+        dry = json.loads(self.ok("--agent-dir", AGENT, "gc"))
+        self.assertTrue(dry["dryRun"])
+        self.assertTrue(os.path.exists(orphan))
+        done = json.loads(self.ok("--agent-dir", AGENT, "gc", "--delete"))
+        self.assertFalse(done["dryRun"])
+        self.assertFalse(os.path.exists(orphan))
+        self.refused("gc", "--dry-run", "--delete", says=["cannot be used with '--delete'"], code=2)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -18,6 +18,13 @@ Commands:
   recent [--cwd DIR] [--limit N] [--json]   newest sessions of a project (default limit 3)
   list [--cwd DIR | --all] [--json]         SessionInfo of a project or of all projects
   fork <FILE>                               copy a session next to it; prints {\"oldFile\", \"newFile\", \"warnings\"}
+  search <QUERY> [--cwd DIR | --all] [--json]
+                                            the sessions ranked for QUERY, best first, each with a score
+  resume <ID-PREFIX|PATH> [--cwd DIR] [--yes] [--json]
+                                            the session file to resume; several matches: exit 2 and the
+                                            candidates on stdout; another project's: exit 4 (--yes forks it)
+  move <FILE> --to-cwd DIR                  move a session to another project; prints {\"newFile\"}
+  gc [--dry-run | --delete]                 blobs no session references (older than an hour); --delete deletes
 
 Options:
   --agent-dir DIR   the agent directory (blobs in DIR/blobs, sessions in DIR/sessions);
@@ -27,7 +34,7 @@ Options:
 Paths are guest paths: absolute, or relative to the host's initial directory if it reports
 one. --cwd defaults to that directory. show, context, tree, recent and list never write.
 Errors go to stderr; exit code 3 when the file or entry does not exist, 2 for usage
-errors, 1 otherwise.";
+errors or several resume matches, 4 for a session of another project, 1 otherwise.";
 
 /// One subcommand and its arguments, as given (paths not yet made absolute).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +59,23 @@ pub enum Command {
     List { cwd: Option<String>, all: bool },
     /// `fork FILE`.
     Fork { file: String },
+    /// `search QUERY [--cwd DIR | --all]`.
+    Search {
+        query: String,
+        cwd: Option<String>,
+        all: bool,
+    },
+    /// `resume ARG [--cwd DIR] [--yes] [--json]`.
+    Resume {
+        arg: String,
+        cwd: Option<String>,
+        yes: bool,
+        json: bool,
+    },
+    /// `move FILE --to-cwd DIR`.
+    Move { file: String, to_cwd: String },
+    /// `gc [--dry-run | --delete]`.
+    Gc { delete: bool },
 }
 
 /// What the command line asks for.
@@ -106,6 +130,26 @@ fn spec(name: &str) -> Option<Spec> {
             positionals: file,
             values: &[],
             flags: &[],
+        },
+        "search" => Spec {
+            positionals: &["QUERY"],
+            values: &["cwd"],
+            flags: &["json", "all"],
+        },
+        "resume" => Spec {
+            positionals: &["ID-PREFIX|PATH"],
+            values: &["cwd"],
+            flags: &["json", "yes"],
+        },
+        "move" => Spec {
+            positionals: file,
+            values: &["to-cwd"],
+            flags: &[],
+        },
+        "gc" => Spec {
+            positionals: &[],
+            values: &[],
+            flags: &["dry-run", "delete"],
         },
         _ => return None,
     })
@@ -241,6 +285,36 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
             Command::List {
                 cwd,
                 all: has("all"),
+            }
+        }
+        "search" => {
+            let cwd = take("cwd");
+            if cwd.is_some() && has("all") {
+                return Err("the argument '--cwd <DIR>' cannot be used with '--all'".into());
+            }
+            Command::Search {
+                query: file,
+                cwd,
+                all: has("all"),
+            }
+        }
+        "resume" => Command::Resume {
+            arg: file,
+            cwd: take("cwd"),
+            yes: has("yes"),
+            json: has("json"),
+        },
+        "move" => Command::Move {
+            file,
+            to_cwd: take("to-cwd")
+                .ok_or("the following required arguments were not provided: --to-cwd <DIR>")?,
+        },
+        "gc" => {
+            if has("dry-run") && has("delete") {
+                return Err("the argument '--dry-run' cannot be used with '--delete'".into());
+            }
+            Command::Gc {
+                delete: has("delete"),
             }
         }
         _ => Command::Fork { file },
@@ -426,5 +500,42 @@ mod tests {
             absolute_file("/d/f.jsonl", None).as_deref(),
             Ok("/d/f.jsonl")
         );
+    }
+
+    #[test]
+    fn the_finding_commands_parse_as_the_cli_hosts() {
+        assert_eq!(
+            run(&["search", "pasta", "--all"]).1,
+            Command::Search {
+                query: "pasta".into(),
+                cwd: None,
+                all: true
+            }
+        );
+        assert_eq!(
+            run(&["resume", "abcd", "--cwd", "/w", "--yes", "--json"]).1,
+            Command::Resume {
+                arg: "abcd".into(),
+                cwd: Some("/w".into()),
+                yes: true,
+                json: true
+            }
+        );
+        assert_eq!(
+            run(&["move", "/d/s.jsonl", "--to-cwd", "/x"]).1,
+            Command::Move {
+                file: "/d/s.jsonl".into(),
+                to_cwd: "/x".into()
+            }
+        );
+        assert_eq!(run(&["gc"]).1, Command::Gc { delete: false });
+        assert_eq!(run(&["gc", "--delete"]).1, Command::Gc { delete: true });
+        for bad in [
+            &["gc", "--dry-run", "--delete"][..],
+            &["move", "/d/s.jsonl"],
+            &["search", "q", "--cwd", "/w", "--all"],
+        ] {
+            assert!(parse(&args(bad)).is_err(), "{bad:?}");
+        }
     }
 }

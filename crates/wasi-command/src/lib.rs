@@ -76,6 +76,14 @@ fn report(f: Failure) -> Exit {
         Failure::Api(e) => {
             let code = match e.kind {
                 ErrorKind::EntryNotFound | ErrorKind::NotFound => output::EXIT_NOT_FOUND,
+                ErrorKind::Ambiguous => {
+                    // The candidates, for a script to choose from (as the CLI host).
+                    if let Some(details) = &e.details {
+                        let _ = output::print_line(details);
+                    }
+                    output::EXIT_USAGE
+                }
+                ErrorKind::OtherProject => output::EXIT_OTHER_PROJECT,
                 _ => output::EXIT_ERROR,
             };
             output::fail(&e.message, code)
@@ -114,12 +122,18 @@ fn project_dir(dir: Option<&str>, cwd: Option<&str>) -> Result<String, Failure> 
     }
 }
 
-/// Whether a command may change files: show, context, tree, recent and list never
-/// write, and run over a storage that refuses to.
+/// Whether a command may change files: show, context, tree, recent, list, search, a
+/// resume without --yes and a gc without --delete never write, and run over a storage
+/// that refuses to.
 fn writes(command: &Command) -> bool {
     matches!(
         command,
-        Command::Migrate { .. } | Command::Append { .. } | Command::Fork { .. }
+        Command::Migrate { .. }
+            | Command::Append { .. }
+            | Command::Fork { .. }
+            | Command::Move { .. }
+            | Command::Gc { delete: true }
+            | Command::Resume { yes: true, .. }
     )
 }
 
@@ -162,5 +176,38 @@ fn execute(agent_dir_arg: Option<String>, command: Command) -> Result<String, Fa
             api::list(storage, &agent, project.as_deref())?
         }
         Command::Fork { file: f } => api::fork(storage, &agent, &file(f)?)?,
+        Command::Search {
+            query,
+            cwd: dir,
+            all,
+        } => {
+            let project = match all {
+                true => None,
+                false => Some(project_dir(dir.as_deref(), cwd)?),
+            };
+            api::search(storage, &agent, project.as_deref(), query)?
+        }
+        Command::Resume {
+            arg,
+            cwd: dir,
+            yes,
+            json,
+        } => {
+            let project = project_dir(dir.as_deref(), cwd)?;
+            // Path-like arguments (the core's rule) are made absolute, as the CLI host does.
+            let arg = match arg.contains('/') || arg.contains('\\') || arg.ends_with(".jsonl") {
+                true => absolute(arg, cwd).map_err(Failure::Host)?,
+                false => arg.clone(),
+            };
+            match json {
+                true => api::resume(storage, &agent, &project, &arg, *yes)?,
+                false => api::resume_path(storage, &agent, &project, &arg, *yes)?,
+            }
+        }
+        Command::Move { file: f, to_cwd } => {
+            let to = absolute(to_cwd, cwd).map_err(Failure::Host)?;
+            api::move_session(storage, &agent, &file(f)?, &to)?
+        }
+        Command::Gc { delete } => api::gc(storage, &agent, !*delete)?,
     })
 }

@@ -8,13 +8,16 @@ use wasi::io::streams::StreamError;
 
 use crate::fs::write_all;
 
-/// The CLI host's exit codes (`host/src/main.rs`): 1 for errors, 2 for usage errors, 3
-/// when an entry or a file does not exist.
+/// The CLI host's exit codes (`host/src/main.rs`): 1 for errors, 2 for usage errors and
+/// ambiguous resume prefixes, 3 when an entry or a file does not exist, 4 for a session of
+/// another project.
 pub const EXIT_ERROR: u8 = 1;
 /// A usage error (bad arguments).
 pub const EXIT_USAGE: u8 = 2;
 /// An entry or a session file that does not exist.
 pub const EXIT_NOT_FOUND: u8 = 3;
+/// A session of another project (`resume` without `--yes`).
+pub const EXIT_OTHER_PROJECT: u8 = 4;
 
 /// How the command ended, as the `result` of `wasi:cli/run` (`Err` only when the host
 /// returned from `exit-with-code`, which it should not).
