@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { appendSamples } from './append-samples.mjs';
 
 const [cli, component, cacheDir, source, tmp, repsArg] = process.argv.slice(2);
 const reps = Number(repsArg);
@@ -47,36 +48,12 @@ function call(name, args, self) {
 let t = performance.now();
 const s = (await call('session.open', [file, agentDir, '/work/bench', false])).ok;
 const openMs = performance.now() - t;
-const appendMs = [];
-const appendFlushMs = [];
-const coldAppendMs = [];
-const coldAppendFlushMs = [];
-const inHostAppendMs = [];
-const inHostAppendFlushMs = [];
-const coldFrom = 2;
-const warmupAppends = Math.max(500, coldFrom + reps);
-for (let i = 0; i < warmupAppends + reps; i++) {
-  const message = JSON.stringify({
-    role: 'user', content: [{ type: 'text', text: `Benchmark append ${i}: please run the tests again and summarize the failures.` }],
-    timestamp: 1_767_700_000_000 + i,
-  });
-  t = performance.now();
-  const a = await call('session.append-message', [message], s);
-  const appended = performance.now() - t;
-  const f = await call('session.flush', [], s);
-  const flushed = performance.now() - t;
-  if (i >= warmupAppends) {
-    appendMs.push(appended);
-    appendFlushMs.push(flushed);
-    inHostAppendMs.push(a.us / 1000);
-    inHostAppendFlushMs.push((a.us + f.us) / 1000);
-  } else if (i >= coldFrom && i < coldFrom + reps) {
-    coldAppendMs.push(appended);
-    coldAppendFlushMs.push(flushed);
-  }
-}
+const samples = await appendSamples(reps, (m) => call('session.append-message', [m], s), () => call('session.flush', [], s));
 await call('drop', [], s);
 child.stdin.end();
 const code = await new Promise((resolve) => child.on('close', resolve));
 if (code !== 0) throw new Error(`xcsh-session session exited with ${code}`);
-process.stdout.write(`${JSON.stringify({ openMs, appendMs, appendFlushMs, coldAppendMs, coldAppendFlushMs, warmupAppends, inHostAppendMs, inHostAppendFlushMs })}\n`);
+const { extra, ...times } = samples;
+const inHostAppendMs = extra.map(([a]) => a.us / 1000);
+const inHostAppendFlushMs = extra.map(([a, f]) => (a.us + f.us) / 1000);
+process.stdout.write(`${JSON.stringify({ openMs, ...times, inHostAppendMs, inHostAppendFlushMs })}\n`);

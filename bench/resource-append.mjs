@@ -6,13 +6,14 @@
 // `appendMs` / `appendFlushMs` are the steady state, timed after `warmupAppends` appends:
 // jco's glue is JavaScript that V8 only optimizes after a few hundred calls (until then
 // an append costs about twice as much), and a session host lives for many appends. The
-// `cold…` samples are the first appends after open (after 2 untimed ones), kept to show
-// what a short-lived host pays.
+// `cold…` samples are the first appends after open, kept to show what a short-lived host
+// pays (bench/append-samples.mjs).
 // Usage: node resource-append.mjs <jco-out-dir> <session.jsonl> <tmp-dir> <reps>
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { storage, history } from '../tests/jco/host.mjs';
+import { appendSamples } from './append-samples.mjs';
 
 const [out, source, tmp, repsArg] = process.argv.slice(2);
 const reps = Number(repsArg);
@@ -47,31 +48,8 @@ fs.closeSync(fd);
 let t = performance.now();
 const s = Session.open(file, path.join(tmp, 'agent'), '/work/bench', false);
 const openMs = performance.now() - t;
-const appendMs = [];
-const appendFlushMs = [];
-const coldAppendMs = [];
-const coldAppendFlushMs = [];
-// Appends 0-1 untimed, the next `reps` the cold samples, untimed up to `warmupAppends`,
-// then the `reps` timed ones.
-const coldFrom = 2;
-const warmupAppends = Math.max(500, coldFrom + reps);
-for (let i = 0; i < warmupAppends + reps; i++) {
-  const message = JSON.stringify({
-    role: 'user', content: [{ type: 'text', text: `Benchmark append ${i}: please run the tests again and summarize the failures.` }],
-    timestamp: 1_767_700_000_000 + i,
-  });
-  t = performance.now();
-  s.appendMessage(message);
-  const appended = performance.now() - t;
-  s.flush();
-  const flushed = performance.now() - t;
-  if (i >= warmupAppends) {
-    appendMs.push(appended);
-    appendFlushMs.push(flushed);
-  } else if (i >= coldFrom && i < coldFrom + reps) {
-    coldAppendMs.push(appended);
-    coldAppendFlushMs.push(flushed);
-  }
-}
+// A synchronous append is timed as it is: `await` of a plain value adds a microtask (~1 µs).
+const samples = await appendSamples(reps, (m) => s.appendMessage(m), () => s.flush());
 s.close();
-process.stdout.write(`${JSON.stringify({ openMs, appendMs, appendFlushMs, coldAppendMs, coldAppendFlushMs, warmupAppends })}\n`);
+const { extra, ...times } = samples;
+process.stdout.write(`${JSON.stringify({ openMs, ...times })}\n`);

@@ -8,9 +8,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
+import { startServer } from '../scripts/lib/start-server.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(here, '..');
@@ -20,16 +20,7 @@ const fileBytes = fs.statSync(session).size;
 const served = path.join(webRoot, 'bench-memory-session.jsonl');
 fs.copyFileSync(session, served);
 
-const server = spawn(process.execPath, [path.join(ROOT, 'scripts', 'serve.mjs'), '--port', '0', '--root', webRoot], { stdio: ['ignore', 'pipe', 'inherit'] });
-const url = await new Promise((ok, fail) => {
-  let out = '';
-  server.stdout.on('data', (d) => {
-    out += d;
-    const m = out.match(/(http:\/\/127\.0\.0\.1:\d+\/)/);
-    if (m) ok(m[1]);
-  });
-  server.on('exit', (c) => fail(new Error(`serve.mjs exited ${c}`)));
-});
+const { child: server, url } = await startServer({ root: webRoot });
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'xcsh-viewer-memory-'));
 const context = await chromium.launchPersistentContext(profile, {
   executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',

@@ -2,7 +2,6 @@
 // Chromium (/usr/bin/chromium, never a downloaded browser) with a fresh profile, and the
 // list of problems (page errors, console errors, failed requests) every test must keep empty.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,32 +25,7 @@ export const CHROMIUM_FLAGS = [
 ];
 export const TIMEOUT = 30_000;
 
-/** Starts scripts/serve.mjs on a free port; resolves with the URL it prints. */
-export function startServer() {
-  const child = spawn(process.execPath, [join(ROOT, 'scripts', 'serve.mjs'), '--port', '0'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stderr.on('data', (d) => (err += d));
-  return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve.mjs printed no URL within 10 s:\n${out}${err}`)), 10_000);
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/^Serving the session viewer at (http:\/\/127\.0\.0\.1:(\d+)\/)$/m);
-      if (m) {
-        clearTimeout(timer);
-        assert.notEqual(m[2], '0', 'the printed port is the real one');
-        resolvePromise({ child, url: m[1] });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve.mjs exited with ${code}:\n${out}${err}`));
-    });
-  });
-}
+export { startServer } from '../../scripts/lib/start-server.mjs';
 
 /** SIGTERM the server and return its exit code (it must exit cleanly). */
 export function stopServer(child) {

@@ -9,12 +9,13 @@
 // esbuild and tsc are: scripts/setup test installs them); scripts/test-package sets both.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { startServer } from '../../scripts/lib/start-server.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(here, '..', '..');
@@ -107,18 +108,9 @@ describe('the packed package in a fresh project', { timeout: 600_000 }, () => {
     assert.doesNotMatch(bundle, /["']node:(fs|os|path)["']/);
     fs.copyFileSync(path.join(project, 'node_modules', 'xcsh-session', 'xcsh_session_bg.wasm'), path.join(project, 'dist', 'xcsh_session_bg.wasm'));
     fs.copyFileSync(path.join(project, 'index.html'), path.join(project, 'dist', 'index.html'));
-    const server = spawn(process.execPath, [path.join(ROOT, 'scripts', 'serve.mjs'), '--port', '0', '--root', path.join(project, 'dist')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const { child: server, url } = await startServer({ root: path.join(project, 'dist') });
     let browser;
     try {
-      const url = await new Promise((ok, fail) => {
-        let out = '';
-        server.stdout.on('data', (d) => {
-          out += d;
-          const m = out.match(/(http:\/\/127\.0\.0\.1:\d+\/)/);
-          if (m) ok(m[1]);
-        });
-        server.on('exit', (c) => fail(new Error(`serve.mjs exited ${c}`)));
-      });
       browser = await chromium.launch({
         executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
         args: ['--no-sandbox', '--disable-gpu', '--no-first-run'],

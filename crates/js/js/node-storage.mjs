@@ -1,7 +1,10 @@
-// `nodeStorage()`: a JsStorage over Node's synchronous `node:fs` API, shipped in the Node
-// build of the package as `node-storage.mjs`. fs errors are thrown as they are: their
-// `code` ('ENOENT', 'EEXIST', 'EACCES') is what the package looks at. Large sessions are
-// read straight into wasm memory (`readInto`); writer locks use exclusive create.
+// `nodeStorage()`: a JsStorage over Node's synchronous `node:fs` API, and
+// `nodeAsyncStorage()`, the same over `node:fs/promises` for `AsyncSession` (Node, Deno,
+// Bun). fs errors are thrown as they are: their `code` ('ENOENT', 'EEXIST', 'EACCES') is
+// what the package looks at. Large sessions are read straight into wasm memory
+// (`readInto`); writer locks use exclusive create; `fsync` syncs the file, then its
+// directory: only the directory's sync makes a rename, or a new file, durable (as the
+// native core's FsStorage does).
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
@@ -14,6 +17,33 @@ function syncPath(path) {
     fs.closeSync(fd);
   }
 }
+
+async function syncPathAsync(path) {
+  const fh = await fsp.open(path, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+const parentOf = (path) => {
+  const i = path.lastIndexOf('/');
+  return i > 0 ? path.slice(0, i) : '/';
+};
+
+/** The writer identity both storages record in locks, and whether a writer still runs. */
+const identity = {
+  processIdentity: () => ({ pid: process.pid, host: os.hostname() }),
+  processAlive(pid) {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (e) {
+      return e.code === 'EPERM';
+    }
+  },
+};
 
 export function nodeStorage() {
   return {
@@ -51,45 +81,22 @@ export function nodeStorage() {
       return { size: s.size, mtimeMs: s.mtimeMs, isDir: s.isDirectory() };
     },
     mkdirAll: (path) => fs.mkdirSync(path, { recursive: true }),
-    // The file, then its directory: only the directory's sync makes a rename, or a new
-    // file, durable (as the native core's FsStorage does).
     fsync(path) {
       syncPath(path);
-      const i = path.lastIndexOf('/');
       try {
-        syncPath(i > 0 ? path.slice(0, i) : '/');
+        syncPath(parentOf(path));
       } catch {
         // a directory that cannot be opened or synced: nothing more this host can do
       }
     },
     rmdir: (path) => fs.rmdirSync(path),
     createNew: (path, data) => fs.writeFileSync(path, data, { flag: 'wx' }),
-    processIdentity: () => ({ pid: process.pid, host: os.hostname() }),
-    processAlive(pid) {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch (e) {
-        return e.code === 'EPERM';
-      }
-    },
+    ...identity,
   };
 }
 
-/**
- * `nodeAsyncStorage()`: the same storage over `node:fs/promises` (Node, Deno, Bun), for
- * `AsyncSession`: no call blocks the event loop. `fsync` syncs the file, then its
- * directory (which makes a rename or a new file durable).
- */
+/** `nodeAsyncStorage()`: the same storage over `node:fs/promises`; no call blocks the event loop. */
 export function nodeAsyncStorage() {
-  const sync = async (path) => {
-    const fh = await fsp.open(path, 'r');
-    try {
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-  };
   return {
     read: (path) => fsp.readFile(path),
     async readPrefix(path, maxBytes) {
@@ -115,24 +122,13 @@ export function nodeAsyncStorage() {
       await fsp.mkdir(path, { recursive: true });
     },
     async fsync(path) {
-      await sync(path);
-      const i = path.lastIndexOf('/');
-      try {
-        await sync(i > 0 ? path.slice(0, i) : '/');
-      } catch {
+      await syncPathAsync(path);
+      await syncPathAsync(parentOf(path)).catch(() => {
         // a directory that cannot be opened or synced: nothing more this host can do
-      }
+      });
     },
     rmdir: (path) => fsp.rmdir(path),
     createNew: (path, data) => fsp.writeFile(path, data, { flag: 'wx' }),
-    processIdentity: () => ({ pid: process.pid, host: os.hostname() }),
-    processAlive(pid) {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch (e) {
-        return e.code === 'EPERM';
-      }
-    },
+    ...identity,
   };
 }

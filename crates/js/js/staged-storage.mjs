@@ -204,16 +204,8 @@ export class StagedStorage {
     for (const [path, e] of this.#entries) {
       if (e.kind !== 'file') continue;
       jobs.push((async () => {
-        let st;
-        try {
-          st = await this.#backend.stat(path);
-        } catch (err) {
-          if (isMissing(err)) {
-            this.#entries.set(path, { kind: 'absent' });
-            return;
-          }
-          throw err;
-        }
+        const st = await this.#statOrAbsent(path);
+        if (!st) return;
         const size = Number(st.size);
         if (e.bytes || e.prefix) {
           const fresh = { kind: 'file', size, mtimeMs: Number(st.mtimeMs) };
@@ -260,17 +252,20 @@ export class StagedStorage {
     await this.#backend.write(path, data);
   }
 
-  async #loadFile(path, { bytes = false, prefix = false }) {
-    let st;
+  /** The storage's stat of `path`, or `null` (and `path` known absent) when it is not there. */
+  async #statOrAbsent(path) {
     try {
-      st = await this.#backend.stat(path);
+      return await this.#backend.stat(path);
     } catch (e) {
-      if (isMissing(e)) {
-        this.#entries.set(path, { kind: 'absent' });
-        return;
-      }
-      throw e;
+      if (!isMissing(e)) throw e;
+      this.#entries.set(path, { kind: 'absent' });
+      return null;
     }
+  }
+
+  async #loadFile(path, { bytes = false, prefix = false }) {
+    const st = await this.#statOrAbsent(path);
+    if (!st) return;
     if (st.isDir) {
       const old = this.#entries.get(path);
       this.#entries.set(path, { kind: 'dir', names: old?.kind === 'dir' ? old.names : undefined });

@@ -1,7 +1,7 @@
 // Deno's own file API (Deno.readFile, Deno.open, Deno.rename, ...; no node:fs) as an async
 // storage for AsyncSession: any storage whose methods return Promises works.
 import * as pkg from 'xcsh-session';
-import { asyncScenario } from './scenario.mjs';
+import { scenario } from './scenario.mjs';
 
 const code = (e) => (e instanceof Deno.errors.NotFound ? 'ENOENT' : e instanceof Deno.errors.AlreadyExists ? 'EEXIST' : e instanceof Deno.errors.PermissionDenied ? 'EACCES' : undefined);
 const mapped = (f) => async (...args) => {
@@ -52,6 +52,6 @@ const denoStorage = {
 };
 
 const dir = await Deno.makeTempDir({ prefix: 'xcsh-deno-' });
-const native = await asyncScenario(pkg, denoStorage, `${dir}/agent`);
+const native = await scenario(pkg, pkg.AsyncSession, denoStorage, `${dir}/agent`);
 await Deno.remove(dir, { recursive: true });
 console.log(JSON.stringify({ native }));
