@@ -73,6 +73,16 @@ pub fn is_under_sessions_root(agent_dir: &str, file: &str) -> bool {
         .is_some_and(|rest| rest.starts_with('/') && !rest.split('/').any(|c| c == ".."))
 }
 
+/// The agent directory of a session file laid out as the agent lays them out,
+/// `<agentDir>/sessions/<project>/<file>`; `None` for a file anywhere else.
+pub fn agent_dir_of_session(file: &str) -> Option<&str> {
+    let (dir, name) = file.rsplit_once('/')?;
+    let (sessions, project) = dir.rsplit_once('/')?;
+    let (agent, last) = sessions.rsplit_once('/')?;
+    let plain = |c: &str| !c.is_empty() && c != "." && c != "..";
+    (last == "sessions" && plain(project) && plain(name) && !agent.is_empty()).then_some(agent)
+}
+
 pub fn terminal_sessions_dir(agent_dir: &str) -> String {
     join(agent_dir, "terminal-sessions")
 }
@@ -332,6 +342,30 @@ pub fn session_dirs_for_cwd(agent_dir: &str, cwd: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_session_in_the_agents_layout_names_its_agent_directory() {
+        let of = agent_dir_of_session;
+        assert_eq!(
+            of("/home/u/.xcsh/agent/sessions/--work-pi--/s.jsonl"),
+            Some("/home/u/.xcsh/agent")
+        );
+        assert_eq!(of("/a/sessions/-proj/x.jsonl"), Some("/a"));
+        assert_eq!(of("/home/u/notes/s.jsonl"), None);
+        assert_eq!(
+            of("/sessions/--w--/s.jsonl"),
+            None,
+            "no agent directory above sessions/"
+        );
+        assert_eq!(
+            of("/a/sessions/s.jsonl"),
+            None,
+            "a file straight in sessions/"
+        );
+        assert_eq!(of("/a/sessions/../s.jsonl"), None);
+        assert_eq!(of("s.jsonl"), None);
+    }
+
     use super::*;
 
     #[test]

@@ -47,6 +47,13 @@ impl Session {
         prepare_for_persistence(
             entry.json(),
             &mut |bytes: &[u8]| {
+                if self.agent_dir.is_empty() {
+                    return Err(StorageError::Other(
+                        "this session keeps images in the agent directory's blob store, and it \
+                         was opened without one (pass agentDir)"
+                            .into(),
+                    ));
+                }
                 self.note_referrer()?;
                 store.put(bytes).map(|p| p.reference).map_err(|e| match e {
                     blob::BlobError::Storage(s) => s,

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Session, MemoryJsStorage, user, assistant, lines } from './helpers.mjs';
+import { Session, MemoryJsStorage, user, assistant, lines, fixturePath } from './helpers.mjs';
 import { nodeStorage as fsStorage } from '../../pkg/node-storage.mjs';
 
 const STORAGES = {
@@ -504,4 +504,29 @@ test('displayTitle: the header title, else the first user message, capped; null 
   s.setSessionName('Parser work', 'user');
   assert.equal(s.displayTitle(), 'Parser work');
   assert.throws(() => s.displayTitle(0), (e) => e.kind === 'invalidInput' && /maxChars/.test(e.message));
+});
+
+test('Session.open without agentDir takes the one the file\'s place names; elsewhere, writing images says to pass one', () => {
+  // historical-compact holds images inline: its first write keeps them in the blob store.
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'xcsh-agentdir-'));
+  const inLayout = path.join(root, 'agent', 'sessions', '--w--', 's.jsonl');
+  fs.mkdirSync(path.dirname(inLayout), { recursive: true });
+  fs.copyFileSync(fixturePath('historical-compact'), inLayout);
+  const s = Session.open(fsStorage(), inLayout);
+  s.appendMessage(user('after the images'));
+  s.close();
+  assert.ok(fs.readdirSync(path.join(root, 'agent', 'blobs')).length > 0, 'the images are in <agentDir>/blobs');
+  assert.equal(fs.existsSync('blob-referrers.jsonl'), false, 'nothing written relative to the process');
+
+  const loose = path.join(root, 'loose', 's.jsonl');
+  fs.mkdirSync(path.dirname(loose), { recursive: true });
+  fs.copyFileSync(fixturePath('historical-compact'), loose);
+  const before = fs.readFileSync(loose);
+  const l = Session.open(fsStorage(), loose);
+  assert.throws(() => l.appendMessage(user('x')), { kind: 'persistence', message: /opened without one \(pass agentDir\)/ });
+  assert.throws(() => l.close(), { kind: 'persistence' }, 'the failure stays latched');
+  assert.equal(fs.existsSync(`${loose}.lock`), false, 'close released the lock all the same');
+  assert.deepEqual(fs.readFileSync(loose), before, 'the file is as it was');
+  assert.equal(fs.existsSync(path.join(root, 'loose', 'blobs')), false);
+  fs.rmSync(root, { recursive: true, force: true });
 });

@@ -96,7 +96,14 @@ impl JsSession {
             } else {
                 Persistence::Persistent
             },
-            agent_dir: opt_string(&options, "agentDir")?.unwrap_or_default(),
+            // Without one: the agent directory the file's place names, if it is in the
+            // agent's layout (`<agentDir>/sessions/<project>/<file>`).
+            agent_dir: match opt_string(&options, "agentDir")? {
+                Some(dir) => dir,
+                None => xcsh_session::paths::agent_dir_of_session(path)
+                    .unwrap_or_default()
+                    .to_string(),
+            },
             cwd: opt_string(&options, "cwd")?.unwrap_or_default(),
         };
         Ok(JsSession {

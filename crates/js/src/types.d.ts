@@ -290,6 +290,9 @@ export interface FromTextOptions {
 export interface OpenOptions {
   /** Never write, not even a migration. */
   readOnly?: boolean;
+  /** Where blobs (images) are kept: `<agentDir>/blobs`. Default: the agent directory the
+   * file's place names (`<agentDir>/sessions/<project>/<file>`); a file elsewhere has
+   * none, and writing images it holds inline fails with a message saying to pass one. */
   agentDir?: string;
   /** cwd for a header that has to be created (missing or unreadable file). */
   cwd?: string;
