@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { startServer } from '../../scripts/lib/start-server.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const ROOT = resolve(HERE, '..', '..');
@@ -25,7 +26,7 @@ export const CHROMIUM_FLAGS = [
 ];
 export const TIMEOUT = 30_000;
 
-export { startServer } from '../../scripts/lib/start-server.mjs';
+export { startServer };
 
 /** SIGTERM the server and return its exit code (it must exit cleanly). */
 export function stopServer(child) {
