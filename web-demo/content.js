@@ -1,7 +1,7 @@
 // Message content: text (clamped, with inline code and internal links), tool calls, images and JSON blocks.
 
 import { CLAMP_CHARS, CLAMP_LINES } from './state.js';
-import { fmtBytes, fmtNum, h, shortId } from './dom.js';
+import { fmtBytes, fmtCount, fmtNum, h, shortId } from './dom.js';
 
 /** Renders a content string or an array of blocks into `body`. */
 export function renderContent(body, content, { monospace = false } = {}) {
@@ -26,7 +26,7 @@ export function renderContent(body, content, { monospace = false } = {}) {
           h(
             'details',
             { class: 'thinking' },
-            h('summary', null, h('span', null, 'Thinking'), h('span', { class: 'muted' }, ` · ${fmtNum(text.length)} chars${b.redacted ? ' · redacted' : ''}`)),
+            h('summary', null, h('span', null, 'Thinking'), h('span', { class: 'muted' }, ` · ${fmtCount(text.length, 'char')}${b.redacted ? ' · redacted' : ''}`)),
             clampBlock(text, { markdown: true }),
           ),
         );
@@ -117,7 +117,7 @@ export function clampBlock(text, { monospace = false, markdown = false, lines = 
         wrap.replaceChildren(make(text));
       },
     },
-    `Show all · ${fmtNum(totalLines)} lines, ${fmtNum(text.length)} chars`,
+    `Show all · ${fmtCount(totalLines, 'line')}, ${fmtCount(text.length, 'char')}`,
   );
   wrap.classList.add('clamped');
   wrap.append(make(text.slice(0, cut)), more);

@@ -2,7 +2,7 @@
 
 import { MSG_CHUNK, state } from './state.js';
 import { call } from './rpc.js';
-import { $, fmtNum, fmtTime, fmtTok, h, shortId } from './dom.js';
+import { $, fmtCount, fmtNum, fmtTime, fmtTok, h, shortId } from './dom.js';
 import { inspectEntry, selectEntry } from './tree.js';
 import { clampBlock, jsonDetails, renderContent, renderText } from './content.js';
 
@@ -54,11 +54,11 @@ function updateSentinels() {
   const top = conv.querySelector('.sentinel-top');
   const bottom = conv.querySelector('.sentinel-bottom');
   if (top) {
-    top.replaceChildren(state.win.start > 0 ? h('button', { type: 'button', class: 'btn btn-small', onclick: loadEarlier }, `Show ${fmtNum(state.win.start)} earlier messages`) : '');
+    top.replaceChildren(state.win.start > 0 ? h('button', { type: 'button', class: 'btn btn-small', onclick: loadEarlier }, `Show ${fmtCount(state.win.start, 'earlier message')}`) : '');
   }
   if (bottom) {
     const rest = n - state.win.end;
-    bottom.replaceChildren(rest > 0 ? h('button', { type: 'button', class: 'btn btn-small', onclick: loadLater }, `Show ${fmtNum(rest)} more messages`) : '');
+    bottom.replaceChildren(rest > 0 ? h('button', { type: 'button', class: 'btn btn-small', onclick: loadLater }, `Show ${fmtCount(rest, 'more message')}`) : '');
   }
 }
 
@@ -177,7 +177,7 @@ function renderMessage(m, index, entryId) {
       break;
     }
     case 'compactionSummary':
-      if (m.tokensBefore) meta.append(h('span', null, `${fmtNum(m.tokensBefore)} tokens compacted`));
+      if (m.tokensBefore) meta.append(h('span', null, `${fmtCount(m.tokensBefore, 'token')} compacted`));
       if (m.shortSummary) body.append(h('div', { class: 'short-summary' }, String(m.shortSummary)));
       body.append(h('div', { class: 'compaction-note' }, 'Earlier messages were replaced by this summary in the model’s context.'));
       body.append(clampBlock(String(m.summary ?? ''), { markdown: true }));

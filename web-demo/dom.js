@@ -41,6 +41,9 @@ function append(el, kids) {
 const nf = new Intl.NumberFormat('en-US');
 export const fmtNum = (n) => (typeof n === 'number' && Number.isFinite(n) ? nf.format(n) : String(n ?? ''));
 
+/** `1 message`, `2 messages`: a count and its noun (`plural` when not just noun + s). */
+export const fmtCount = (n, noun, plural = `${noun}s`) => `${fmtNum(n)} ${n === 1 ? noun : plural}`;
+
 const nfCompact = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 1 });
 export const fmtTok = (n) => (typeof n === 'number' && Number.isFinite(n) ? nfCompact.format(n) : String(n ?? ''));
 

@@ -93,7 +93,7 @@ async function doRefreshHistory() {
   } else {
     const n = hist.items.length;
     const parts = [h('span', null, `${fmtNum(n)} match${n === 1 ? '' : 'es'}, best first (bm25)`), where];
-    if (plain) parts.push(h('span', { class: 'muted' }, ' · FTS5 query ', h('code', { dataset: { testid: 'history-fts-query' } }, res.query || '(no words)')));
+    if (res.words) parts.push(h('span', { class: 'muted' }, ' · FTS5 query ', h('code', { dataset: { testid: 'history-fts-query' } }, res.query || '(no words)')));
     info.replaceChildren(...parts);
   }
   renderHistoryList(error, query.trim(), res?.how);
@@ -104,7 +104,8 @@ function renderHistoryBackend(info) {
   const el = $('history-backend');
   const memory = !info.persistent; // SQLite in memory (or no history at all)
   el.className = `history-backend ${memory ? 'mem' : 'ok'}`;
-  const bits = [info.backend];
+  // In words a reader knows; the backend's own name is in the tooltip.
+  const bits = [memory ? 'this tab only' : 'saved in this browser'];
   if (!memory) {
     if (info.sqliteVersion) bits.push(`SQLite ${info.sqliteVersion}`);
     if (info.file) bits.push(info.file.replace(/^\//, ''));
@@ -115,8 +116,8 @@ function renderHistoryBackend(info) {
   }
   el.textContent = bits.join(' · ');
   el.title = memory
-    ? 'The prompt history is in this tab only (SQLite in memory): it is gone on reload.'
-    : `Kept in the browser's Origin Private File System (opfs-sahpool VFS, directory ${info.directory ?? ''}), npm @sqlite.org/sqlite-wasm ${info.packageVersion ?? ''}`;
+    ? `The prompt history is in this tab only (SQLite in memory, ${info.backend}): it is gone on reload.`
+    : `Kept in this browser's private storage (${info.backend}: SQLite ${info.packageVersion ?? ''} in the Origin Private File System, folder ${info.directory ?? ''})`;
   const fb = $('history-fallback');
   fb.hidden = !memory;
   const none = info.backend === 'unavailable';

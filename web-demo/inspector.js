@@ -2,7 +2,7 @@
 
 import { HIGHLIGHT_MAX, state } from './state.js';
 import { call } from './rpc.js';
-import { $, errMsg, fmtBytes, fmtNum, fmtTime, h } from './dom.js';
+import { $, errMsg, fmtBytes, fmtCount, fmtNum, fmtTime, h } from './dom.js';
 import { setUrl } from './open.js';
 import { inspectEntry, selectEntry } from './tree.js';
 import { editTarget, importCurrent, runEdit } from './sessionbar.js';
@@ -44,7 +44,7 @@ export async function renderInspector(id) {
     h('dt', null, 'children'),
     h('dd', null, String(r.kids[i] ?? 0)),
     h('dt', null, 'branch'),
-    h('dd', null, id === state.selected ? `the leaf · ${fmtNum(state.onPath)} entries on this path` : onPath ? 'on the shown branch' : 'on another branch'),
+    h('dd', null, id === state.selected ? `the leaf · ${fmtCount(state.onPath, 'entry', 'entries')} on this path` : onPath ? 'on the shown branch' : 'on another branch'),
     label ? [h('dt', null, 'label'), h('dd', null, h('span', { class: 'label-pill', dataset: { testid: 'inspector-label' } }, String(label)))] : null,
   );
   box.replaceChildren(facts, entryActions(e, label), highlightJson(JSON.stringify(e, null, 2)));

@@ -2,7 +2,7 @@
 
 import { DEFAULT_SAMPLE, state } from './state.js';
 import { call } from './rpc.js';
-import { $, clearBanner, errMsg, fmtBytes, fmtNum, hideProgress, setProgress, showBanner, showProgress, toast } from './dom.js';
+import { $, clearBanner, errMsg, fmtBytes, fmtCount, fmtNum, hideProgress, setProgress, showBanner, showProgress, toast } from './dom.js';
 import { applySelection } from './tree.js';
 import { renderSessionBar } from './sessionbar.js';
 import { openPicker } from './picker.js';
@@ -152,7 +152,7 @@ export function applyOpen(out, { keepScroll = false } = {}) {
   else if (n === 0 && report.issues?.length) showBanner('warn', `No session could be read from ${view.name}: none of its lines is a session record.`);
   else clearBanner();
   renderSessionBar();
-  $('tree-meta').textContent = `${fmtNum(n)} entries`;
+  $('tree-meta').textContent = fmtCount(n, 'entry', 'entries');
   if (!keepScroll) $('tree').scrollTop = 0;
   applySelection(sel, { conv: keepScroll ? 'end' : 'start', scrollTree: keepScroll });
   document.title = `${view.header?.title || view.name} · xcsh session viewer`;

@@ -2,7 +2,7 @@
 
 import { SOURCE_NAMES, state } from './state.js';
 import { call } from './rpc.js';
-import { $, errMsg, fmtBytes, fmtNum, fmtTime, h, oneLine, refreshView, showBanner, toast } from './dom.js';
+import { $, errMsg, fmtBytes, fmtCount, fmtNum, fmtTime, h, oneLine, refreshView, showBanner, toast } from './dom.js';
 import { openPath } from './open.js';
 import { editTarget } from './sessionbar.js';
 
@@ -171,7 +171,7 @@ function renderPickerList(src, error, query) {
       const bits = [];
       if (picker.scope === 'all' || query) bits.push(h('code', { class: 'cwd' }, it.cwd));
       bits.push(h('span', null, it.timeAgo ?? fmtTime(it.modified)));
-      if (typeof it.messageCount === 'number') bits.push(h('span', null, `${fmtNum(it.messageCount)} messages`));
+      if (typeof it.messageCount === 'number') bits.push(h('span', null, fmtCount(it.messageCount, 'message')));
       bits.push(h('span', { class: 'mono' }, String(it.id).slice(0, 8)));
       if (typeof it.score === 'number') bits.push(h('span', { class: 'score', title: 'fuzzy match score' }, `score ${fmtNum(it.score)}`));
       const preview = it.firstMessage && it.title && it.firstMessage !== it.name ? h('div', { class: 'pi-preview' }, oneLine(it.firstMessage, 160)) : null;

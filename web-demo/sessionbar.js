@@ -2,7 +2,7 @@
 
 import { DEFAULT_SAMPLE, SOURCE_NAMES, state } from './state.js';
 import { call } from './rpc.js';
-import { $, errMsg, fmtBytes, fmtNum, fmtTime, h, hideProgress, oneLine, setProgress, showBanner, showProgress, toast } from './dom.js';
+import { $, errMsg, fmtBytes, fmtCount, fmtNum, fmtTime, h, hideProgress, oneLine, setProgress, showBanner, showProgress, toast } from './dom.js';
 import { applyOpen, openSample, setUrl } from './open.js';
 
 export function editTarget() {
@@ -37,7 +37,7 @@ export function renderSessionBar() {
       h('span', { class: 'chip-k' }, 'version'),
       h('span', { class: 'chip-v' }, migration ? migratedText : `v${version}`),
     ),
-    migration && !v.writable ? h('span', { class: 'badge badge-warn', dataset: { testid: 'migration-needed' } }, 'migration needed') : null,
+    migration && !v.writable ? h('span', { class: 'badge badge-info', dataset: { testid: 'older-format' }, title: 'An older format, read as the current one in memory; the file is not changed. An imported copy is written in the current format.' }, 'older format') : null,
     chip('file', v.size ? `${v.name} · ${fmtBytes(v.size)}` : v.name),
     chip('parsed', `${Math.round(v.loadMs)} ms`),
     header.parentSession ? chip('parent', header.parentSession, 'mono') : null,
@@ -102,7 +102,7 @@ function collectWarnings(report, extra) {
 
 export function renderConvMeta() {
   const ctx = state.meta ?? {};
-  const parts = [`${fmtNum(state.count)} messages`];
+  const parts = [fmtCount(state.count, 'message')];
   if (ctx.thinkingLevel) parts.push(`thinking ${ctx.thinkingLevel}`);
   const model = ctx.models?.default ?? Object.values(ctx.models ?? {})[0];
   if (model) parts.push(String(model));
@@ -117,7 +117,7 @@ export async function runEdit(op, args, done) {
     applyOpen(out, { keepScroll: true });
     const check = out.saved?.check;
     const where = SOURCE_NAMES[out.view.source] ?? out.view.source;
-    toast(`${done} · saved to ${where}${check?.ok ? ` · ${check.onDisk ? 'read back from disk' : 'reloaded'} with Session.open ✓` : ''}`, 'ok', 'save-status');
+    toast(`${done} · saved to ${where}${check?.ok ? ` · ${check.onDisk ? 'checked on disk' : 'checked'} ✓` : ''}`, 'ok', 'save-status');
     return out;
   } catch (e) {
     showBanner('error', `${done.replace(/^[A-Z]/, (c) => c.toLowerCase())} failed: ${errMsg(e)}`);

@@ -219,6 +219,13 @@ function viewFromText(text, { src = null, path = null, name, size, reqId, t0, or
     options.agentDir = src.agentDir;
   }
   const session = pkg.Session.fromText(text, options);
+  // Nothing read as a header and no entry at all: not a session file (a plain text file,
+  // say). Shown as an error, not as a session with an invented id and date.
+  const headerProblem = session.leafId == null ? session.report().headerProblem : null;
+  if (headerProblem) {
+    session.free();
+    throw fail(`${name} is not a session file: ${headerProblem}`, 'invalidInput');
+  }
   return setView({ session, src, path, name, size, t0, reqId, text: src ? null : text, origin });
 }
 
@@ -616,15 +623,23 @@ function historyInfo(h) {
 
 const HISTORY_LIMIT = 100;
 
-/** Search (FTS5 syntax, or plain words made a prefix query) or, for an empty field, recent. */
+/** FTS5 syntax in a query: quotes, `*`, parentheses, `col:`, `^`, or an operator word. */
+const FTS_SYNTAX = /["*():^]|(^|\s)(AND|OR|NOT|NEAR)(\s|$)/;
+
+/**
+ * Search or, for an empty field, recent. A query of plain words (no FTS5 syntax) is made a
+ * prefix query, each word a prefix (`pars` finds "parser"); "plain words" takes any text
+ * that way; anything else is FTS5 syntax as typed.
+ */
 async function historyQuery({ query = '', plain = false, cwd = null, limit = HISTORY_LIMIT }) {
   const h = await historyState();
   const text = String(query ?? '').trim();
   const options = { limit, ...(cwd ? { cwd } : {}) };
   if (!text) return { how: 'recent', query: '', items: h.history.recent(options), info: historyInfo(h) };
-  const fts = plain ? pkg.PromptHistory.prefixQuery(text) : text;
+  const words = plain || !FTS_SYNTAX.test(text);
+  const fts = words ? pkg.PromptHistory.prefixQuery(text) : text;
   const items = fts ? h.history.search(fts, options) : [];
-  return { how: 'search', query: fts, items, info: historyInfo(h) };
+  return { how: 'search', query: fts, words, items, info: historyInfo(h) };
 }
 
 /**

@@ -18,7 +18,8 @@ const C = 'Phrase the error exactly: exact words, phrase later';
 const D = 'Refactor the tokenizer';
 const DEMO = '/work/demo';
 const OTHER = '/work/other';
-const BACKEND = 'sqlite-wasm (opfs-sahpool)';
+const BACKEND = 'saved in this browser';
+const BACKEND_NAME = 'sqlite-wasm (opfs-sahpool)';
 
 describe('prompt history (SQLite wasm on OPFS)', { timeout: 240_000 }, () => {
   let b;
@@ -88,6 +89,7 @@ describe('prompt history (SQLite wasm on OPFS)', { timeout: 240_000 }, () => {
     await openHistoryBox();
     const backend = await page.locator('[data-testid=history-backend]').innerText();
     assert.ok(backend.startsWith(BACKEND), `backend shown: ${backend}`);
+    assert.match(await page.locator('[data-testid=history-backend]').getAttribute('title'), new RegExp(BACKEND_NAME.replace(/[()]/g, '\\$&')), 'the backend named in the tooltip');
     assert.match(backend, /SQLite 3\.\d+/);
     assert.match(backend, /history\.db/);
     assert.equal(await page.locator('#history-fallback').isHidden(), true, 'no fallback note');
@@ -133,6 +135,13 @@ describe('prompt history (SQLite wasm on OPFS)', { timeout: 240_000 }, () => {
     await search('pars* NOT quotes');
     await waitList([B]);
     await page.screenshot({ path: join(SCREENSHOTS, 'history-search-phrase.png') });
+
+    // A query of plain words is a prefix query by default: `pars` finds "parser".
+    await search('pars');
+    await waitList([A, A, B], { sorted: true });
+    assert.equal(await page.locator('[data-testid=history-fts-query]').innerText(), '"pars"*');
+    await search('nested quotes');
+    await waitList([A, A], { sorted: true });
 
     // Plain words: each word a prefix term, FTS5 syntax taken literally.
     await search('pars', { plain: true });
@@ -241,7 +250,7 @@ describe('prompt history (SQLite wasm on OPFS)', { timeout: 240_000 }, () => {
       const fallback = page2.locator('[data-testid=history-fallback]');
       await fallback.waitFor();
       assert.match(await fallback.innerText(), /^History kept in memory only: another tab of the viewer has the history database open/);
-      assert.match(await page2.locator('[data-testid=history-backend]').innerText(), /^memory/);
+      assert.match(await page2.locator('[data-testid=history-backend]').innerText(), /^this tab only/);
       assert.match(await page2.locator('[data-testid=history-backend]').innerText(), /SQLite 3\.\d+/, 'the fallback is SQLite in memory');
       // The in-memory history works the same way.
       await page2.locator('#history-add-text').fill('Parse the flags in memory');

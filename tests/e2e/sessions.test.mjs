@@ -199,7 +199,7 @@ describe('session picker and browser storage', { timeout: 240_000 }, () => {
     await page.keyboard.press('Enter'); // runs the pending search first
 
     await fileChip(page, 'ffae836b-9420-4060-ac13-7745215f90ff.jsonl');
-    assert.equal(await page.locator('[data-testid=migration-needed]').count(), 1);
+    assert.equal(await page.locator('[data-testid=older-format]').count(), 1);
     assert.match(await page.locator('#tree-meta').innerText(), /1,002 entries/);
     await page.screenshot({ path: join(SCREENSHOTS, 'opened-folder-fixture.png') });
 
@@ -247,7 +247,7 @@ describe('session picker and browser storage', { timeout: 240_000 }, () => {
     await page.locator('[data-testid=label-save]').click();
     const status = page.locator('[data-testid=save-status]');
     await status.filter({ hasText: 'Labelled 7e1d0006' }).waitFor();
-    assert.match(await status.innerText(), /read back from disk with Session\.open/);
+    assert.match(await status.innerText(), /checked on disk ✓/);
     await page.locator('#node-7e1d0006 .label-pill', { hasText: 'root cause' }).waitFor();
     await page.screenshot({ path: join(SCREENSHOTS, 'opfs-labelled.png') });
 
@@ -341,7 +341,7 @@ describe('session picker and browser storage', { timeout: 240_000 }, () => {
     await page.locator('[data-testid=label-input]').fill('the cause');
     await page.locator('[data-testid=label-save]').click();
     await page.locator('#node-e5f6a7b8 .label-pill', { hasText: 'the cause' }).waitFor();
-    assert.match(await page.locator('[data-testid=save-status]').innerText(), /saved to memory · reloaded with Session\.open/);
+    assert.match(await page.locator('[data-testid=save-status]').innerText(), /saved to memory · checked ✓/);
     await page.reload();
     await page.locator('#banner', { hasText: 'kept in memory only' }).waitFor();
     await page.locator('#node-e5f6a7b8 .label-pill', { hasText: 'bug understood' }).waitFor();

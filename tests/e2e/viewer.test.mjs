@@ -65,7 +65,7 @@ describe('session viewer', { timeout: 180_000 }, () => {
     assert.match(await bar.innerText(), /1f9d2a6b9c0d1234/);
     assert.match(await bar.innerText(), /\/work\/demo/);
     assert.match(await bar.innerText(), /v3/);
-    assert.equal(await page.locator('[data-testid=migration-needed]').count(), 0, 'a v3 file needs no migration');
+    assert.equal(await page.locator('[data-testid=older-format]').count(), 0, 'a v3 file is in the current format');
 
     // The leaf is the last entry: the main branch, compacted. Compaction summary, the 12
     // kept messages from firstKeptEntryId, the branch summary, the custom message.
@@ -103,6 +103,27 @@ describe('session viewer', { timeout: 180_000 }, () => {
     assertNoProblems();
   });
 
+  test('counts read as words: 1 message, 2 messages', async () => {
+    const words = await page.evaluate(async () => {
+      const { fmtCount } = await import('./dom.js');
+      return [fmtCount(0, 'message'), fmtCount(1, 'message'), fmtCount(2, 'message'), fmtCount(1234, 'earlier message'), fmtCount(1, 'entry', 'entries')];
+    });
+    assert.deepEqual(words, ['0 messages', '1 message', '2 messages', '1,234 earlier messages', '1 entry']);
+    assert.doesNotMatch(await page.locator('#conv-meta').innerText(), /\b1 messages\b/);
+    assertNoProblems();
+  });
+
+  test('a file that is not a session is refused with a message, and the open session stays', async () => {
+    const before = await page.locator('#session-bar [data-testid=chip-file]').innerText();
+    await page.setInputFiles('#file-input', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('shopping list\n- milk\n- bread\n') });
+    const banner = page.locator('#banner');
+    await banner.filter({ hasText: 'not a session file' }).waitFor();
+    assert.match(await banner.innerText(), /notes\.txt is not a session file: no session header found/);
+    assert.equal(await page.locator('#session-bar [data-testid=chip-file]').innerText(), before, 'the session shown before is still shown');
+    await page.locator('#banner .banner-close').click();
+    assertNoProblems();
+  });
+
   test('clicking a tree node shows the conversation of that branch', async () => {
     await page.locator('#node-0a1b2c3d').click(); // leaf of the side branch
     await page.locator('#conversation').getByText('Just remove the trim() call', { exact: false }).first().waitFor();
@@ -137,7 +158,7 @@ describe('session viewer', { timeout: 180_000 }, () => {
     assert.ok(existsSync(fixture), `fixture missing: ${fixture}`);
     await page.setInputFiles('#file-input', fixture);
     await fileChip(page, 'before-compaction.jsonl');
-    assert.equal(await page.locator('[data-testid=migration-needed]').count(), 1, 'a v1 file is migrated in memory');
+    assert.equal(await page.locator('[data-testid=older-format]').count(), 1, 'a v1 file is read as the current format, the file unchanged');
     assert.match(await page.locator('#session-bar').innerText(), /ffae836b-9420-4060-ac13-7745215f90ff/);
     const meta = await page.locator('#conv-meta').innerText();
     const total = Number(meta.match(/([\d,]+) messages/)[1].replace(/,/g, ''));
@@ -160,7 +181,7 @@ describe('session viewer', { timeout: 180_000 }, () => {
   test('the large v1 sample opens and loads more messages while scrolling', async () => {
     await page.selectOption('#sample-select', 'large-session.jsonl');
     await fileChip(page, 'large-session.jsonl');
-    assert.equal(await page.locator('[data-testid=migration-needed]').count(), 1);
+    assert.equal(await page.locator('[data-testid=older-format]').count(), 1);
     assert.match(await page.locator('#tree-meta').innerText(), /1,018 entries/);
     const before = await page.locator('#conversation .msg').count();
     const total = Number((await page.locator('#conv-meta').innerText()).match(/([\d,]+) messages/)[1].replace(/,/g, ''));
