@@ -39,6 +39,9 @@ async function main() {
     if (await openPath(source, path, { quietFail: true })) return;
     note = source === 'memory' ? 'The session you had open was kept in memory only: it is gone after a reload.' : `Cannot reopen ${path} from the ${SOURCE_NAMES[source] ?? source}: ${state.lastError ?? 'not found'}.`;
   }
+  // A file opened from the disk cannot be read again without the user picking it.
+  const opened = params.get('opened');
+  if (opened && !note) note = `${opened} was opened from your disk: a reload cannot read it again. Open it again with “Open file…” (the sample is shown meanwhile).`;
   const wanted = params.get('sample');
   const file = samples.some((s) => s.file === wanted) ? wanted : DEFAULT_SAMPLE;
   await openSample(file);

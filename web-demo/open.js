@@ -81,7 +81,7 @@ async function load(op, args, label) {
 
 export function setUrl(params) {
   const url = new URL(location.href);
-  for (const k of ['sample', 'source', 'path']) url.searchParams.delete(k);
+  for (const k of ['sample', 'source', 'path', 'opened']) url.searchParams.delete(k);
   for (const [k, v] of Object.entries(params)) if (v) url.searchParams.set(k, v);
   history.replaceState(null, '', url);
 }
@@ -101,7 +101,7 @@ export async function openFile(file) {
   try {
     if (await load('openFile', { file, name: file.name }, file.name)) {
       $('sample-select').value = '';
-      setUrl({});
+      setUrl({ opened: file.name });
     }
   } catch (e) {
     showBanner('error', `Cannot open ${file.name}: ${errMsg(e)}`);

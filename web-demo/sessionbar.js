@@ -16,10 +16,11 @@ export function renderSessionBar() {
   const version = v.version;
   const migration = report.migration;
 
-  const chip = (label, value, cls = '') =>
+  // `full`: what the tooltip says when the chip shows less (a path's file name).
+  const chip = (label, value, cls = '', full = value) =>
     value === undefined || value === null || value === ''
       ? null
-      : h('span', { class: `chip ${cls}`, title: `${label}: ${value}`, dataset: { testid: `chip-${label}` } }, h('span', { class: 'chip-k' }, label), h('span', { class: 'chip-v' }, String(value)));
+      : h('span', { class: `chip ${cls}`, title: `${label}: ${full}`, dataset: { testid: `chip-${label}` } }, h('span', { class: 'chip-k' }, label), h('span', { class: 'chip-v' }, String(value)));
 
   const migratedText = v.writable ? `v${version} → v${migration?.toVersion ?? 3} (copy rewritten)` : `v${version} → v${migration?.toVersion ?? 3} migrated in memory`;
   const title = v.title; // the core's rule: header title, else the first user message
@@ -40,7 +41,7 @@ export function renderSessionBar() {
     migration && !v.writable ? h('span', { class: 'badge badge-info', dataset: { testid: 'older-format' }, title: 'An older format, read as the current one in memory; the file is not changed. An imported copy is written in the current format.' }, 'older format') : null,
     chip('file', v.size ? `${v.name} · ${fmtBytes(v.size)}` : v.name),
     chip('parsed', `${Math.round(v.loadMs)} ms`),
-    header.parentSession ? chip('parent', header.parentSession, 'mono') : null,
+    header.parentSession ? chip('parent', header.parentSession.slice(header.parentSession.lastIndexOf('/') + 1), 'mono', header.parentSession) : null,
   );
 
   const source = h(

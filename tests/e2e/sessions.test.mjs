@@ -303,6 +303,10 @@ describe('session picker and browser storage', { timeout: 240_000 }, () => {
     const fork = await reopenWithPackage(forkPath, await readOpfs(page, forkPath));
     assert.deepEqual(fork.report().issues, []);
     assert.equal(fork.header().parentSession, path);
+    // The parent is named by its file; the storage path is only in the tooltip.
+    const parentChip = page.locator('[data-testid=chip-parent]');
+    assert.equal(await parentChip.locator('.chip-v').innerText(), path.slice(path.lastIndexOf('/') + 1));
+    assert.equal(await parentChip.getAttribute('title'), `parent: ${path}`);
     assert.equal(fork.entries().length, reopened.entries().length);
     assert.equal(fork.label('7e1d0006'), 'root cause');
 

@@ -124,6 +124,20 @@ describe('session viewer', { timeout: 180_000 }, () => {
     assertNoProblems();
   });
 
+  test('"Open file…" shows a focus ring when the keyboard reaches it', async () => {
+    await page.locator('#open-history').focus();
+    await page.keyboard.press('Tab');
+    const seen = await page.evaluate(() => ({
+      focused: document.activeElement?.id,
+      visible: document.activeElement?.matches(':focus-visible'),
+      ring: getComputedStyle(document.querySelector('label[for=file-input]')).outlineStyle,
+    }));
+    assert.deepEqual(seen, { focused: 'file-input', visible: true, ring: 'solid' });
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => getComputedStyle(document.querySelector('label[for=file-input]')).outlineStyle), 'none', 'no ring once the focus moved on');
+    assertNoProblems();
+  });
+
   test('clicking a tree node shows the conversation of that branch', async () => {
     await page.locator('#node-0a1b2c3d').click(); // leaf of the side branch
     await page.locator('#conversation').getByText('Just remove the trim() call', { exact: false }).first().waitFor();
@@ -175,6 +189,18 @@ describe('session viewer', { timeout: 180_000 }, () => {
     await page.locator('#conversation').getByText('what did i just execute?').first().waitFor();
     assert.ok(await page.locator('#conversation .role-bashExecution').count() > 0, 'bashExecution shown');
     await page.screenshot({ path: join(SCREENSHOTS, 'uploaded-fixture-end.png') });
+    assertNoProblems();
+  });
+
+  test('a reload after opening a file by hand says why the file is not shown again', async () => {
+    assert.equal(new URL(page.url()).searchParams.get('opened'), 'before-compaction.jsonl');
+    await page.reload();
+    const banner = page.locator('#banner');
+    await banner.filter({ hasText: 'before-compaction.jsonl was opened from your disk' }).waitFor();
+    assert.match(await banner.innerText(), /a reload cannot read it again/);
+    await page.locator('#conversation .msg').first().waitFor();
+    assert.equal(new URL(page.url()).searchParams.get('opened'), null, 'said once');
+    await page.locator('#banner .banner-close').click();
     assertNoProblems();
   });
 
