@@ -1,0 +1,80 @@
+// Text contrast of the viewer's controls, light and dark: every text the checks below
+// reach meets WCAG AA for normal text (4.5:1) against the background it is drawn on (the
+// first opaque background up the tree). The places axe-core flagged: the primary button
+// in dark mode, the chips' labels, the picker's active row.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { SCREENSHOTS, openBrowser } from './helpers.mjs';
+
+/** In the page: the contrast ratio of each element matching `selector` (text vs background). */
+function ratios(selector) {
+  const rgb = (c) => (c.match(/[\d.]+/g) ?? []).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = (v) => {
+      const x = v / 255;
+      return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4;
+    };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const background = (el) => {
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgb(getComputedStyle(e).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] === 1)) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  return [...document.querySelectorAll(selector)]
+    .filter((el) => el.textContent.trim() && el.getClientRects().length)
+    .map((el) => {
+      const a = lum(rgb(getComputedStyle(el).color).slice(0, 3));
+      const b = lum(background(el));
+      return { text: el.textContent.trim().slice(0, 40), ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05) };
+    });
+}
+
+for (const scheme of ['light', 'dark']) {
+  describe(`text contrast, ${scheme} theme`, { timeout: 120_000 }, () => {
+    let b;
+    let page;
+
+    before(async () => {
+      b = await openBrowser();
+      page = b.page;
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.goto(b.server.url);
+      await page.locator('#conversation .msg').first().waitFor();
+    });
+
+    after(async () => {
+      await b?.close();
+    });
+
+    const check = async (selector) => {
+      const seen = await page.evaluate(ratios, selector);
+      assert.ok(seen.length > 0, `nothing visible matches ${selector}`);
+      for (const { text, ratio } of seen) assert.ok(ratio >= 4.5, `${selector} "${text}": ${ratio.toFixed(2)}:1 (< 4.5:1)`);
+    };
+
+    test('the buttons of the top bar', async () => {
+      await check('.topbar .btn');
+      b.assertNoProblems();
+    });
+
+    test('the chips of the session bar, labels and values', async () => {
+      await check('#session-bar .chip-k');
+      await check('#session-bar .chip-v');
+      b.assertNoProblems();
+    });
+
+    test('the picker\'s rows, the active one included', async () => {
+      await page.locator('#open-picker').click();
+      await page.locator('#picker-list .picker-item.active').waitFor();
+      await check('#picker-list .picker-item.active *');
+      await check('#picker-list .picker-item *');
+      await page.screenshot({ path: join(SCREENSHOTS, `contrast-picker-${scheme}.png`) });
+      await page.keyboard.press('Escape');
+      b.assertNoProblems();
+    });
+  });
+}
