@@ -31,21 +31,33 @@ async function main() {
     return;
   }
   const samples = await loadSampleList();
-  const params = new URLSearchParams(location.search);
-  const source = params.get('source');
-  const path = params.get('path');
-  let note = null;
-  if (source && path) {
-    if (await openPath(source, path, { quietFail: true })) return;
-    note = source === 'memory' ? 'The session you had open was kept in memory only: it is gone after a reload.' : `Cannot reopen ${path} from the ${SOURCE_NAMES[source] ?? source}: ${state.lastError ?? 'not found'}.`;
+  await openFromUrl(samples);
+  // Back and Forward move between the sessions opened in this tab.
+  window.addEventListener('popstate', () => openFromUrl(samples));
+}
+
+/** Opens what the address names (a stored session, a sample), as at start-up. */
+async function openFromUrl(samples) {
+  state.restoring = true;
+  try {
+    const params = new URLSearchParams(location.search);
+    const source = params.get('source');
+    const path = params.get('path');
+    let note = null;
+    if (source && path) {
+      if (await openPath(source, path, { quietFail: true })) return;
+      note = source === 'memory' ? 'The session you had open was kept in memory only: it is gone after a reload.' : `Cannot reopen ${path} from the ${SOURCE_NAMES[source] ?? source}: ${state.lastError ?? 'not found'}.`;
+    }
+    // A file opened from the disk cannot be read again without the user picking it.
+    const opened = params.get('opened');
+    if (opened && !note) note = `${opened} was opened from your disk: a reload cannot read it again. Open it again with “Open file…” (the sample is shown meanwhile).`;
+    const wanted = params.get('sample');
+    const file = samples.some((s) => s.file === wanted) ? wanted : DEFAULT_SAMPLE;
+    await openSample(file);
+    if (note) showBanner('warn', note);
+  } finally {
+    state.restoring = false;
   }
-  // A file opened from the disk cannot be read again without the user picking it.
-  const opened = params.get('opened');
-  if (opened && !note) note = `${opened} was opened from your disk: a reload cannot read it again. Open it again with “Open file…” (the sample is shown meanwhile).`;
-  const wanted = params.get('sample');
-  const file = samples.some((s) => s.file === wanted) ? wanted : DEFAULT_SAMPLE;
-  await openSample(file);
-  if (note) showBanner('warn', note);
 }
 
 function wireUi() {

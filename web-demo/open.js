@@ -79,11 +79,18 @@ async function load(op, args, label) {
   }
 }
 
+/**
+ * The address of what is shown. Opening another session is a new history entry (so Back
+ * returns to the one before, in the app); anything else replaces the current one.
+ */
 export function setUrl(params) {
   const url = new URL(location.href);
   for (const k of ['sample', 'source', 'path', 'opened']) url.searchParams.delete(k);
   for (const [k, v] of Object.entries(params)) if (v) url.searchParams.set(k, v);
-  history.replaceState(null, '', url);
+  if (url.href === location.href) return;
+  const other = ['sample', 'source', 'path', 'opened'].some((k) => url.searchParams.get(k) !== new URL(location.href).searchParams.get(k));
+  if (other && !state.restoring) history.pushState(null, '', url);
+  else history.replaceState(null, '', url);
 }
 
 export async function openSample(file) {

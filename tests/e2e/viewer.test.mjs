@@ -204,6 +204,22 @@ describe('session viewer', { timeout: 180_000 }, () => {
     assertNoProblems();
   });
 
+  test('Back and Forward move between the sessions opened, inside the viewer', async () => {
+    await page.goto(server.url);
+    await fileChip(page, 'demo-branches.jsonl');
+    await page.locator('#sample-select').selectOption('large-session.jsonl');
+    await fileChip(page, 'large-session.jsonl');
+    assert.equal(new URL(page.url()).searchParams.get('sample'), 'large-session.jsonl');
+    await page.goBack();
+    await fileChip(page, 'demo-branches.jsonl');
+    assert.equal(new URL(page.url()).origin, new URL(server.url).origin, 'Back stays in the viewer');
+    assert.equal(new URL(page.url()).searchParams.get('sample'), null);
+    await page.goForward();
+    await fileChip(page, 'large-session.jsonl');
+    assert.equal(await page.locator('#sample-select').inputValue(), 'large-session.jsonl');
+    assertNoProblems();
+  });
+
   test('the large v1 sample opens and loads more messages while scrolling', async () => {
     await page.selectOption('#sample-select', 'large-session.jsonl');
     await fileChip(page, 'large-session.jsonl');
