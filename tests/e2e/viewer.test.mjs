@@ -217,6 +217,9 @@ describe('session viewer', { timeout: 180_000 }, () => {
     await page.goForward();
     await fileChip(page, 'large-session.jsonl');
     assert.equal(await page.locator('#sample-select').inputValue(), 'large-session.jsonl');
+    // Back to the default sample: the next test opens the large one itself, from the top.
+    await page.goBack();
+    await fileChip(page, 'demo-branches.jsonl');
     assertNoProblems();
   });
 
