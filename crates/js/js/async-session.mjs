@@ -11,6 +11,7 @@
 //     `persistence`, as a failed write does in `Session`.
 import { Session, checkStorage } from './xcsh_session.js';
 import { StagedStorage } from './staged-storage.mjs';
+import { parentOf } from './memory-storage.mjs';
 
 /** The `Session` methods that may write: each returns a Promise here. */
 const WRITING = [
@@ -32,6 +33,18 @@ const READING = [
 
 /** The properties read through to the session. */
 const PROPERTIES = ['file', 'leafId', 'needsRewrite', 'sessionId', 'versionOnDisk'];
+
+/**
+ * What a session's operations read besides its entries: the file (`fileOp`: its bytes to
+ * open it, its size to append), its writer lock and its directory.
+ */
+function sessionPaths(file, fileOp) {
+  return [
+    { op: fileOp, path: file },
+    { op: 'read', path: `${file}.lock` },
+    { op: 'list', path: parentOf(file) },
+  ];
+}
 
 /** How many times an open loads what it missed and starts again before giving up. */
 const MAX_PASSES = 32;
@@ -96,12 +109,7 @@ export class AsyncSession {
 
   /** Open a session file (as `Session.open`): its bytes and its lock are loaded first. */
   static open(storage, path, options) {
-    const lock = `${path}.lock`;
-    return build(storage, (staged) => Session.open(staged, path, options), [
-      { op: 'read', path },
-      { op: 'read', path: lock },
-      { op: 'list', path: path.slice(0, path.lastIndexOf('/')) || '/' },
-    ]);
+    return build(storage, (staged) => Session.open(staged, path, options), sessionPaths(path, 'read'));
   }
 
   /** A new session (as `Session.create`); nothing is written until it has an assistant message. */
@@ -161,13 +169,7 @@ export class AsyncSession {
   /** The paths a write of this session reads: its file, its lock, its directory. */
   #expected() {
     const file = this.#session.file;
-    if (!file) return [];
-    const dir = file.slice(0, file.lastIndexOf('/')) || '/';
-    return this.#staged.unloaded([
-      { op: 'stat', path: file },
-      { op: 'read', path: `${file}.lock` },
-      { op: 'list', path: dir },
-    ]);
+    return file ? this.#staged.unloaded(sessionPaths(file, 'stat')) : [];
   }
 
   static {

@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
+import { parentOf } from './memory-storage.mjs';
 
 function syncPath(path) {
   const fd = fs.openSync(path, 'r');
@@ -27,10 +28,6 @@ async function syncPathAsync(path) {
   }
 }
 
-const parentOf = (path) => {
-  const i = path.lastIndexOf('/');
-  return i > 0 ? path.slice(0, i) : '/';
-};
 
 /** The writer identity both storages record in locks, and whether a writer still runs. */
 const identity = {

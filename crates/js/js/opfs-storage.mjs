@@ -7,6 +7,8 @@
 // Exclusive create is a check then a write: two tabs racing for one lock may both win,
 // so keep one writer per session with the Web Locks API if tabs share sessions.
 
+import { codeOf } from './staged-storage.mjs';
+
 function error(code, op, path, cause) {
   const e = new Error(`${code}: ${op} '${path}'${cause ? ` (${cause.message})` : ''}`);
   e.code = code;
@@ -15,7 +17,7 @@ function error(code, op, path, cause) {
 
 /** A DOMException as the errno-like code the package reads. */
 function mapped(e, op, path) {
-  const code = { NotFoundError: 'ENOENT', TypeMismatchError: 'ENOTDIR', InvalidModificationError: 'ENOTEMPTY', NotAllowedError: 'EACCES', SecurityError: 'EACCES', QuotaExceededError: 'ENOSPC' }[e?.name];
+  const code = codeOf(e);
   return code ? error(code, op, path, e) : e;
 }
 

@@ -14,6 +14,8 @@
 // listing), or reports it. A large file's bytes are dropped once it is open (the session
 // holds its own copy), so memory is the session's, not a second copy of the storage.
 
+import { baseName as nameOf, joinPath, parentOf, storageError } from './memory-storage.mjs';
+
 /** Files up to this size keep their bytes after an operation (locks, small records). */
 const SMALL = 64 * 1024;
 /** How much of a file `readPrefix` loads at once. */
@@ -29,28 +31,22 @@ export class StagedMiss extends Error {
   }
 }
 
-function fsError(code, op, path) {
-  const e = new Error(`${code}: ${op} '${path}'`);
-  e.code = code;
-  return e;
-}
+const fsError = (code, op, path) => storageError(code, `${op} '${path}'`);
 
-const parentOf = (path) => {
-  const i = path.lastIndexOf('/');
-  return i <= 0 ? '/' : path.slice(0, i);
+/** The errno-like codes of the DOMExceptions browser storages (OPFS) throw. */
+const DOM_ERRNO = {
+  NotFoundError: 'ENOENT',
+  TypeMismatchError: 'ENOTDIR',
+  InvalidModificationError: 'ENOTEMPTY',
+  NotAllowedError: 'EACCES',
+  SecurityError: 'EACCES',
+  QuotaExceededError: 'ENOSPC',
 };
-const nameOf = (path) => path.slice(path.lastIndexOf('/') + 1);
 
 /** An error's errno-like code: Node's `code`, or a DOMException's name mapped. */
-function codeOf(e) {
+export function codeOf(e) {
   if (e && typeof e.code === 'string') return e.code;
-  switch (e?.name) {
-    case 'NotFoundError': return 'ENOENT';
-    case 'TypeMismatchError': return 'ENOTDIR';
-    case 'InvalidModificationError': return 'ENOTEMPTY';
-    case 'NotAllowedError': case 'SecurityError': return 'EACCES';
-    default: return undefined;
-  }
+  return DOM_ERRNO[e?.name];
 }
 
 const isMissing = (e) => ['ENOENT', 'ENOTDIR'].includes(codeOf(e));
@@ -114,11 +110,6 @@ export class StagedStorage {
     return this.#misses;
   }
 
-  /** The journal's length: writes waiting for `commit()`. */
-  get pending() {
-    return this.#journal.length;
-  }
-
   /** Bytes held for files (after an open: the lock and other small files only). */
   heldBytes() {
     let n = 0;
@@ -140,7 +131,7 @@ export class StagedStorage {
       if (e?.kind !== 'dir' || !e.names) return;
       const jobs = [];
       for (const [name, isDir] of e.names) {
-        const child = path === '/' ? `/${name}` : `${path}/${name}`;
+        const child = joinPath(path, name);
         if (isDir) jobs.push(walk(child));
         else {
           jobs.push(this.#loadFile(child, { prefix: head(child) }).then(() => {
@@ -300,7 +291,7 @@ export class StagedStorage {
     this.#entries.set(path, { kind: 'dir', names });
     // A name not listed is known not to be there.
     for (const [name, isDir] of names) {
-      const child = path === '/' ? `/${name}` : `${path}/${name}`;
+      const child = joinPath(path, name);
       if (isDir && !this.#entries.has(child)) this.#entries.set(child, { kind: 'dir' });
     }
   }
