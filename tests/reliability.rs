@@ -333,10 +333,13 @@ fn a_writer_killed_at_random_points_loses_nothing_it_acknowledged() {
         .join(format!("writer{}", std::env::consts::EXE_SUFFIX));
     if !writer.exists() {
         // `cargo test` builds examples, but not when it runs one test target alone.
-        let status = std::process::Command::new(env!("CARGO"))
-            .args(["build", "-q", "-p", "xcsh-session", "--example", "writer"])
-            .status()
-            .unwrap();
+        // In the profile this test was built with, so it lands beside it.
+        let mut build = std::process::Command::new(env!("CARGO"));
+        build.args(["build", "-q", "-p", "xcsh-session", "--example", "writer"]);
+        if !cfg!(debug_assertions) {
+            build.arg("--release");
+        }
+        let status = build.status().unwrap();
         assert!(status.success());
     }
     assert!(writer.exists(), "examples/writer: {}", writer.display());

@@ -47,13 +47,8 @@ fn refused(dir: &OwnedFd, name: &OsStr, e: Errno, path: &str) -> StorageError {
     open_error(path, e.into())
 }
 
-/// The directory a walk starts from (`/`, or the working directory for a relative path)
-/// and the names below it.
-fn start<'p>(
-    path: &'p Path,
-    access: OFlags,
-    storage_path: &str,
-) -> StorageResult<(OwnedFd, Vec<&'p OsStr>)> {
+/// The names of `path`'s components (a path with `..` or a prefix is refused).
+fn plain_names<'p>(path: &'p Path, storage_path: &str) -> StorageResult<Vec<&'p OsStr>> {
     let mut names = Vec::new();
     for c in path.components() {
         match c {
@@ -66,6 +61,17 @@ fn start<'p>(
             }
         }
     }
+    Ok(names)
+}
+
+/// The directory a walk starts from (`/`, or the working directory for a relative path)
+/// and the names below it.
+fn start<'p>(
+    path: &'p Path,
+    access: OFlags,
+    storage_path: &str,
+) -> StorageResult<(OwnedFd, Vec<&'p OsStr>)> {
+    let names = plain_names(path, storage_path)?;
     let from = if path.is_absolute() { "/" } else { "." };
     let access = if names.is_empty() { access } else { WALK };
     let fd = openat(CWD, from, dir_flags(access), Mode::empty())
@@ -76,6 +82,10 @@ fn start<'p>(
 /// The directory `path` names, every component opened without following a symlink, the
 /// last one with `access`.
 fn open_dir(path: &Path, access: OFlags, storage_path: &str) -> StorageResult<OwnedFd> {
+    plain_names(path, storage_path)?;
+    if let Some(fd) = at_once::open_dir(path, access) {
+        return Ok(fd);
+    }
     let (mut fd, names) = start(path, access, storage_path)?;
     let last = names.len().saturating_sub(1);
     for (i, name) in names.iter().enumerate() {
@@ -84,6 +94,46 @@ fn open_dir(path: &Path, access: OFlags, storage_path: &str) -> StorageResult<Ow
             .map_err(|e| refused(&fd, name, e, storage_path))?;
     }
     Ok(fd)
+}
+
+/// One `openat2(RESOLVE_NO_SYMLINKS)` in place of the walk where the kernel has it
+/// (Linux 5.6+): the kernel refuses a symlink in any component, which is what the walk
+/// checks one `openat` at a time (a deep path cost a dozen calls per storage call). Any
+/// failure (missing, a symlink, an old kernel or a sandbox refusing the call) falls back
+/// to the walk, which says precisely what went wrong; a kernel without the call is asked
+/// once.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod at_once {
+    use super::dir_flags;
+    use rustix::fs::{openat2, Mode, OFlags, ResolveFlags, CWD};
+    use rustix::io::Errno;
+    use std::os::fd::OwnedFd;
+    use std::path::Path;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static UNSUPPORTED: AtomicBool = AtomicBool::new(false);
+
+    pub(super) fn open_dir(path: &Path, access: OFlags) -> Option<OwnedFd> {
+        if UNSUPPORTED.load(Ordering::Relaxed) {
+            return None;
+        }
+        let resolve = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+        match openat2(CWD, path, dir_flags(access), Mode::empty(), resolve) {
+            Ok(fd) => Some(fd),
+            Err(Errno::NOSYS | Errno::PERM) => {
+                UNSUPPORTED.store(true, Ordering::Relaxed);
+                None
+            }
+            Err(_) => None,
+        }
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+mod at_once {
+    pub(super) fn open_dir(_: &std::path::Path, _: rustix::fs::OFlags) -> Option<std::os::fd::OwnedFd> {
+        None
+    }
 }
 
 /// The handle of `path`'s parent directory and its last component.
