@@ -131,7 +131,10 @@ mod at_once {
 
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 mod at_once {
-    pub(super) fn open_dir(_: &std::path::Path, _: rustix::fs::OFlags) -> Option<std::os::fd::OwnedFd> {
+    pub(super) fn open_dir(
+        _: &std::path::Path,
+        _: rustix::fs::OFlags,
+    ) -> Option<std::os::fd::OwnedFd> {
         None
     }
 }
