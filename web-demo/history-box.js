@@ -4,6 +4,7 @@ import { state } from './state.js';
 import { call } from './rpc.js';
 import { $, errMsg, flash, fmtNum, fmtTime, h, oneLine, refreshView } from './dom.js';
 import { picker, SOURCE_TAB } from './picker.js';
+import { openPath } from './open.js';
 
 // The worker keeps a PromptHistory (the package's logic) over SQLite compiled to wasm on
 // OPFS (history-store.js), or in memory where that cannot start; the page says which.
@@ -15,6 +16,8 @@ const hist = {
   refreshing: Promise.resolve(),
   info: null,
   items: [],
+  /** Ids of the prompts whose sessions are shown (kept when the list is drawn again). */
+  sessionsShown: new Set(),
 };
 
 /** The project of the open session (else the picker's). */
@@ -167,6 +170,17 @@ function renderHistoryList(error, query, how) {
           {
             type: 'button',
             class: 'btn btn-small',
+            title: 'The sessions where this prompt was typed',
+            'aria-expanded': 'false',
+            onclick: (ev) => toggleSessionsOf(ev.currentTarget, it),
+          },
+          'Sessions',
+        ),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'btn btn-small',
             title: 'Copy this prompt',
             onclick: async (ev) => {
               const btn = ev.currentTarget;
@@ -183,6 +197,62 @@ function renderHistoryList(error, query, how) {
       ),
     ),
   );
+  for (const it of hist.items) {
+    if (!hist.sessionsShown.has(it.id)) continue;
+    const row = list.querySelector(`.history-item[data-id="${it.id}"]`);
+    if (row) showSessionsOf(row, it);
+  }
+}
+
+/** Shows (or hides again) under a prompt's row the sessions where it was typed. */
+function toggleSessionsOf(button, item) {
+  const row = button.closest('.history-item');
+  const shown = row.querySelector('.hi-sessions');
+  if (shown) {
+    shown.remove();
+    hist.sessionsShown.delete(item.id);
+    button.setAttribute('aria-expanded', 'false');
+    return;
+  }
+  hist.sessionsShown.add(item.id);
+  showSessionsOf(row, item);
+}
+
+/**
+ * Fills a box under `row` with the sessions where `item`'s prompt was typed, each a
+ * button that opens it; the search runs in the worker over every source.
+ */
+async function showSessionsOf(row, item) {
+  row.querySelector('button[aria-expanded]')?.setAttribute('aria-expanded', 'true');
+  const box = h('div', { class: 'hi-sessions', role: 'group', 'aria-label': 'Sessions where this prompt was typed', dataset: { testid: 'prompt-sessions' } }, h('span', { class: 'muted small' }, 'Looking in the sessions…'));
+  row.append(box);
+  try {
+    const { items, total } = await call('promptSessions', { prompt: item.prompt, cwd: item.cwd ?? null });
+    if (!items.length) {
+      box.replaceChildren(h('span', { class: 'muted small' }, item.cwd ? `No session of ${item.cwd} here contains this prompt.` : 'No session here contains this prompt.'));
+      return;
+    }
+    box.replaceChildren(
+      ...items.map((s) =>
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'btn btn-small hi-session',
+            title: `${s.path} (${s.sourceLabel})`,
+            onclick: async () => {
+              $('history').close();
+              await openPath(s.source, s.path);
+            },
+          },
+          `${oneLine(s.name, 60)} · ${s.sourceLabel} · ${fmtTime(s.modified)}`,
+        ),
+      ),
+      total > items.length ? h('span', { class: 'muted small' }, `and ${fmtNum(total - items.length)} more`) : null,
+    );
+  } catch (e) {
+    box.replaceChildren(h('span', { class: 'history-error', role: 'alert' }, `Cannot look in the sessions: ${errMsg(e)}`));
+  }
 }
 
 function setHistoryStatus(text, kind = 'ok') {

@@ -663,6 +663,31 @@ async function historyImport(args, reqId) {
   return { sessions: listed.items.length, prompts: prompts.length, added, duplicates, unreadable, source: listed.source.label, scope: listed.scope, cwd: listed.cwd, info: historyInfo(h) };
 }
 
+/**
+ * The sessions, in every source, where `prompt` was typed as a user message (any branch):
+ * those of its project when it has a cwd, else all. Newest first, at most `limit`.
+ */
+async function promptSessions({ prompt, cwd = null, limit = 20 }) {
+  await opfsReady;
+  const text = String(prompt ?? '');
+  const found = [];
+  for (const src of sources.values()) {
+    if (!src.available || !src.storage) continue;
+    const { storage, agentDir } = src;
+    let items;
+    if (!cwd) items = pkg.listSessions(storage, { agentDir });
+    else if (storage.exists(pkg.sessionDirForCwd(agentDir, cwd))) items = pkg.recentSessions(storage, { agentDir, cwd, limit: 200 });
+    else continue;
+    await prepare(src, items.map((item) => ({ op: 'read', path: item.path })));
+    for (const item of items) {
+      const { prompts } = pkg.sessionPrompts(storage, [{ path: item.path, cwd: item.cwd || null }]);
+      if (prompts.some((p) => p.text === text)) found.push({ source: src.key, sourceLabel: src.label, ...plainInfo(item) });
+    }
+  }
+  found.sort((a, b) => String(b.modified ?? '').localeCompare(String(a.modified ?? '')));
+  return { items: found.slice(0, limit), total: found.length };
+}
+
 // ---------------------------------------------------------------- handlers
 
 const HANDLERS = {
@@ -767,4 +792,5 @@ const HANDLERS = {
 
   historyQuery: (args) => historyQuery(args),
   historyImport: (args, reqId) => historyImport(args, reqId),
+  promptSessions: (args) => promptSessions(args),
 };

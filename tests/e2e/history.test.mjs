@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, SCREENSHOTS, openBrowser } from './helpers.mjs';
+import { ROOT, SCREENSHOTS, fileChip, openBrowser } from './helpers.mjs';
 
 const A = 'Fix the parser for nested quotes';
 const B = 'Parsing the exact phrase is slow';
@@ -233,6 +233,36 @@ describe('prompt history (SQLite wasm on OPFS)', { timeout: 240_000 }, () => {
     await search('cargo', { project: true });
     await page.locator('[data-testid=history-empty]', { hasText: 'No prompt matches' }).waitFor();
     await search('', { project: false });
+    b.assertNoProblems();
+  });
+
+  test('a prompt links back to the sessions where it was typed', async () => {
+    await search('cargo');
+    await waitList(['Run cargo update and fix whatever breaks.']);
+    const row = page.locator('#history-list .history-item').first();
+    const toggle = row.getByRole('button', { name: 'Sessions' });
+    await toggle.click();
+    assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+    const found = row.locator('[data-testid=prompt-sessions] .hi-session');
+    await found.first().waitFor();
+    // Only the one session of /work/other that has it, from the samples.
+    assert.equal(await found.count(), 1);
+    assert.match(await found.first().innerText(), /^Upgrade the dependencies · Demo agent directory · /);
+    await page.screenshot({ path: join(SCREENSHOTS, 'history-prompt-sessions.png') });
+    await found.first().click();
+    await page.locator('#history').waitFor({ state: 'hidden' });
+    await page.locator('#conversation .msg', { hasText: 'Run cargo update and fix whatever breaks.' }).first().waitFor();
+    await fileChip(page, '2026-03-01T19-30-00-000Z_b4f2c8e6a0d1357a.jsonl');
+
+    // A prompt typed by hand, in no session: said so.
+    await openHistoryBox();
+    await search(A);
+    const handRow = page.locator('#history-list .history-item', { hasText: A }).first();
+    await handRow.getByRole('button', { name: 'Sessions' }).click();
+    await handRow.locator('[data-testid=prompt-sessions]', { hasText: `No session of ${DEMO} here contains this prompt.` }).waitFor();
+    await handRow.getByRole('button', { name: 'Sessions' }).click();
+    assert.equal(await handRow.locator('[data-testid=prompt-sessions]').count(), 0, 'a second press hides the list');
+    await search('');
     b.assertNoProblems();
   });
 
