@@ -19,6 +19,8 @@ import { showWindow } from './conversation.js';
 import { closeUrlPanel, openUrl, renderInspector } from './inspector.js';
 import { openPicker, wirePicker } from './picker.js';
 import { openHistory, wireHistory } from './history-box.js';
+import { wireTabs } from './tabs.js';
+import { wireMenu } from './menu.js';
 
 async function main() {
   wireUi();
@@ -109,6 +111,8 @@ function wireUi() {
   wirePicker();
   wireHistory();
   wireDrop();
+  wireMenu();
+  wireTabs();
 
   const tree = $('tree');
   tree.addEventListener('scroll', () => scheduleTreeRender());

@@ -1,9 +1,17 @@
-// The session bar: title, chips, load warnings and the edit actions (import, fork, delete) of the open session.
+// The session bar: title, chips, the open branch's totals (tokens, cost, duration, models),
+// load warnings and the edit actions (import, fork, delete) of the open session.
 
 import { DEFAULT_SAMPLE, SOURCE_NAMES, state } from './state.js';
 import { call } from './rpc.js';
 import { $, errMsg, fmtBytes, fmtCount, fmtNum, fmtTime, h, hideProgress, oneLine, setProgress, showBanner, showProgress, toast } from './dom.js';
 import { applyOpen, openSample, setUrl } from './open.js';
+import { fmtCost, fmtDuration } from './totals.js';
+
+// `full`: what the tooltip says when the chip shows less (a path's file name).
+const chip = (label, value, cls = '', full = value) =>
+  value === undefined || value === null || value === ''
+    ? null
+    : h('span', { class: `chip ${cls}`, title: `${label}: ${full}`, dataset: { testid: `chip-${label}` } }, h('span', { class: 'chip-k' }, label), h('span', { class: 'chip-v' }, String(value)));
 
 export function editTarget() {
   return $('edit-target').value === 'memory' ? 'memory' : 'opfs';
@@ -16,19 +24,13 @@ export function renderSessionBar() {
   const version = v.version;
   const migration = report.migration;
 
-  // `full`: what the tooltip says when the chip shows less (a path's file name).
-  const chip = (label, value, cls = '', full = value) =>
-    value === undefined || value === null || value === ''
-      ? null
-      : h('span', { class: `chip ${cls}`, title: `${label}: ${full}`, dataset: { testid: `chip-${label}` } }, h('span', { class: 'chip-k' }, label), h('span', { class: 'chip-v' }, String(value)));
-
   const migratedText = v.writable ? `v${version} → v${migration?.toVersion ?? 3} (copy rewritten)` : `v${version} → v${migration?.toVersion ?? 3} migrated in memory`;
   const title = v.title; // the core's rule: header title, else the first user message
   const where = v.source ? SOURCE_NAMES[v.source] ?? v.source : v.origin === 'sample' ? 'sample' : 'file';
-  const top = h(
-    'div',
-    { class: 'sb-row' },
-    h('h1', { class: `sb-title${header.title ? '' : ' untitled'}`, title: header.title ? title : `untitled · ${v.name}` }, title ?? v.name),
+  // On a narrow screen the file's chips fold away behind the Details button (layout.css).
+  const chips = h(
+    'span',
+    { class: 'sb-chips', id: 'sb-chips' },
     chip('id', header.id, 'mono'),
     chip('cwd', header.cwd, 'mono'),
     chip('created', fmtTime(header.timestamp)),
@@ -42,6 +44,13 @@ export function renderSessionBar() {
     chip('file', v.size ? `${v.name} · ${fmtBytes(v.size)}` : v.name),
     chip('parsed', `${Math.round(v.loadMs)} ms`),
     header.parentSession ? chip('parent', header.parentSession.slice(header.parentSession.lastIndexOf('/') + 1), 'mono', header.parentSession) : null,
+  );
+  const top = h(
+    'div',
+    { class: 'sb-row' },
+    h('h1', { class: `sb-title${header.title ? '' : ' untitled'}`, title: header.title ? title : `untitled · ${v.name}` }, title ?? v.name),
+    h('button', { type: 'button', class: 'btn btn-small sb-more', 'aria-expanded': String(detailsOpen), 'aria-controls': 'sb-chips', title: 'Show or hide the file\'s details', onclick: toggleDetails }, 'Details'),
+    chips,
   );
 
   const source = h(
@@ -68,7 +77,7 @@ export function renderSessionBar() {
   }
 
   const warnings = collectWarnings(report, v.warnings ?? []);
-  const rows = [h('div', { class: 'sb-line' }, top, actions)];
+  const rows = [h('div', { class: 'sb-line' }, top, actions), h('div', { class: 'sb-row sb-totals', id: 'session-totals', dataset: { testid: 'session-totals' } })];
   if (warnings.length) {
     rows.push(
       h(
@@ -82,6 +91,37 @@ export function renderSessionBar() {
     rows.push(h('div', { class: 'sb-clean' }, '✓ loaded cleanly'));
   }
   $('session-bar').replaceChildren(...rows);
+  $('session-bar').classList.toggle('sb-open', detailsOpen);
+  renderTotals();
+}
+
+let detailsOpen = false;
+function toggleDetails(ev) {
+  detailsOpen = !detailsOpen;
+  ev.currentTarget.setAttribute('aria-expanded', String(detailsOpen));
+  $('session-bar').classList.toggle('sb-open', detailsOpen);
+}
+
+/** The open branch's totals (the worker's `meta.totals`, see totals.js) as chips. */
+function renderTotals() {
+  const box = $('session-totals');
+  const t = state.meta?.totals;
+  if (!box) return;
+  if (!t || !t.messages) {
+    box.replaceChildren();
+    return;
+  }
+  const tokens = `${fmtNum(t.input)} in · ${fmtNum(t.output)} out`;
+  const span = t.firstAt !== null ? `from ${fmtTime(t.firstAt)} to ${fmtTime(t.lastAt)} (UTC)` : '';
+  const parts = [
+    h('span', { class: 'sb-totals-k', title: 'Totals of the branch shown, from its first entry to the selected one (compacted messages included)' }, 'This branch'),
+    chip('tokens', tokens, 'chip-total', `${tokens} (input and output tokens of ${fmtCount(t.assistantMessages, 'assistant message')})`),
+    t.cacheRead || t.cacheWrite ? chip('cache', `${fmtNum(t.cacheRead)} read · ${fmtNum(t.cacheWrite)} written`, 'chip-total') : null,
+    t.cost !== null ? chip('cost', fmtCost(t.cost), 'chip-total', `${fmtCost(t.cost)}, the sum of ${fmtCount(t.costMessages, 'message')} that carry a cost`) : null,
+    t.durationMs !== null ? chip('duration', fmtDuration(t.durationMs), 'chip-total', `${fmtDuration(t.durationMs)}, ${span}`) : null,
+    t.models.length ? chip('models', t.models.map((m) => m.name).join(', '), 'chip-total mono', t.models.map((m) => `${m.name} (${fmtCount(m.messages, 'message')})`).join(', ')) : null,
+  ];
+  box.replaceChildren(...parts.filter(Boolean));
 }
 
 const ISSUE_NAMES = { unparsable: 'unparsable line skipped', tornTail: 'torn last line dropped', gluedRecord: 'glued records split' };
@@ -109,6 +149,7 @@ export function renderConvMeta() {
   if (model) parts.push(String(model));
   if (ctx.mode && ctx.mode !== 'none') parts.push(`mode ${ctx.mode}`);
   $('conv-meta').textContent = parts.join(' · ');
+  renderTotals();
 }
 
 /** Runs an edit in the worker (it answers once the change is on disk and reloads cleanly). */

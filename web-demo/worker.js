@@ -23,6 +23,7 @@ import init, * as pkg from './pkg/xcsh_session.js';
 import { MemoryStorage, baseName, normPath } from './pkg/memory-storage.mjs';
 import { openOpfsSource } from './opfs-source.js';
 import { describeEntry } from './describe.js';
+import { entryDigest, sumDigests } from './totals.js';
 import { errMsg } from './errors.js';
 import { openMemoryHistory, openSqliteHistory } from './history-store.js';
 
@@ -305,6 +306,7 @@ function buildRows() {
   const kids = [];
   const kind = [];
   const labels = [];
+  const digests = []; // per row: what the session totals need (totals.js)
   const stack = [];
   const pushKids = (list, d, fork, parentRow) => {
     for (let i = list.length - 1; i >= 0; i--) stack.push({ node: list[i], depth: d, branchStart: fork, last: i === list.length - 1, parentRow });
@@ -331,11 +333,12 @@ function buildRows() {
     flags.push((fork ? 1 : 0) | (branchStart ? 2 : 0) | (last ? 4 : 0));
     kids.push(children.length);
     kind.push(ki);
+    digests.push(entryDigest(node.entry));
     if (node.label !== undefined && node.label !== null) labels.push([row, String(node.label)]);
     node.entry = null; // let the big tree go as we walk it
     pushKids(children, fork ? d + 1 : d, fork, row);
   }
-  view.rows = { ids, parent: Int32Array.from(parent), index: new Map(ids.map((id, i) => [id, i])) };
+  view.rows = { ids, digests, parent: Int32Array.from(parent), index: new Map(ids.map((id, i) => [id, i])) };
   return {
     ids,
     texts,
@@ -361,9 +364,11 @@ function select(leafId, where = 'start') {
   const n = view.rows.ids.length;
   const mask = new Uint8Array(n);
   let onPath = 0;
+  const path = [];
   for (let i = leaf === null ? -1 : view.rows.index.get(leaf) ?? -1; i >= 0 && onPath <= n; i = view.rows.parent[i]) {
     mask[i] = 1;
     onPath++;
+    path.push(view.rows.digests[i]);
   }
   const count = view.messages.length;
   const win = where === 'end' ? [Math.max(0, count - MSG_CHUNK), count] : [0, Math.min(count, MSG_CHUNK)];
@@ -371,7 +376,7 @@ function select(leafId, where = 'start') {
     leafId: leaf,
     count,
     onPath,
-    meta: { thinkingLevel: ctx.thinkingLevel, models: ctx.models, mode: ctx.mode, serviceTier: ctx.serviceTier },
+    meta: { thinkingLevel: ctx.thinkingLevel, models: ctx.models, mode: ctx.mode, serviceTier: ctx.serviceTier, totals: sumDigests(path.reverse()) },
     pathMask: mask,
     win: { start: win[0], end: win[1], items: slice(win[0], win[1]) },
   };

@@ -1,7 +1,9 @@
-// Text contrast of the viewer's controls, light and dark: every text the checks below
-// reach meets WCAG AA for normal text (4.5:1) against the background it is drawn on (the
-// first opaque background up the tree). The places axe-core flagged: the primary button
-// in dark mode, the chips' labels, the picker's active row.
+// Text contrast of the viewer's controls, light and dark, as the system asks and as the
+// Theme menu forces against the system (forced light on a dark system, forced dark on a
+// light one): every text the checks below reach meets WCAG AA for normal text (4.5:1)
+// against the background it is drawn on (the first opaque background up the tree). The
+// places axe-core flagged: the primary button in dark mode, the chips' labels, the
+// picker's active row; and the session totals, the phone's tabs.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -33,8 +35,15 @@ function ratios(selector) {
     });
 }
 
-for (const scheme of ['light', 'dark']) {
-  describe(`text contrast, ${scheme} theme`, { timeout: 120_000 }, () => {
+const MODES = [
+  { name: 'light', scheme: 'light', theme: 'system' },
+  { name: 'dark', scheme: 'dark', theme: 'system' },
+  { name: 'forced-light', scheme: 'dark', theme: 'light' },
+  { name: 'forced-dark', scheme: 'light', theme: 'dark' },
+];
+
+for (const { name, scheme, theme } of MODES) {
+  describe(`text contrast, ${name} theme (system ${scheme}, menu ${theme})`, { timeout: 120_000 }, () => {
     let b;
     let page;
 
@@ -44,6 +53,13 @@ for (const scheme of ['light', 'dark']) {
       await page.emulateMedia({ colorScheme: scheme });
       await page.goto(b.server.url);
       await page.locator('#conversation .msg').first().waitFor();
+      if (theme !== 'system') {
+        await page.locator('#theme-select').selectOption(theme);
+        await page.waitForFunction((t) => document.documentElement.dataset.theme === t, theme);
+      }
+      // The colours really are the ones asked for (the body's background).
+      const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+      assert.equal(bg, (theme === 'system' ? scheme : theme) === 'dark' ? 'rgb(15, 17, 21)' : 'rgb(245, 246, 248)');
     });
 
     after(async () => {
@@ -72,8 +88,27 @@ for (const scheme of ['light', 'dark']) {
       await page.locator('#picker-list .picker-item.active').waitFor();
       await check('#picker-list .picker-item.active *');
       await check('#picker-list .picker-item *');
-      await page.screenshot({ path: join(SCREENSHOTS, `contrast-picker-${scheme}.png`) });
+      await page.screenshot({ path: join(SCREENSHOTS, `contrast-picker-${name}.png`) });
       await page.keyboard.press('Escape');
+      b.assertNoProblems();
+    });
+
+    test('the branch totals and the theme menu', async () => {
+      await check('#session-totals .sb-totals-k');
+      await check('#session-totals .chip-k');
+      await check('#session-totals .chip-v');
+      await check('.topbar .theme-picker');
+      b.assertNoProblems();
+    });
+
+    test('the phone\'s tabs, the selected one included', async () => {
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.locator('#panel-tabs').waitFor();
+      await check('#panel-tabs [role=tab]');
+      await check('#panel-tabs [role=tab][aria-selected=true]');
+      await check('#session-bar .sb-more');
+      await page.screenshot({ path: join(SCREENSHOTS, `contrast-phone-${name}.png`) });
+      await page.setViewportSize({ width: 1440, height: 900 });
       b.assertNoProblems();
     });
   });

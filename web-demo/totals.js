@@ -1,0 +1,109 @@
+// Session totals of one branch: input/output (and cache) tokens, cost, duration and the
+// models used, over the message entries of the path root → leaf (compacted messages
+// included: their tokens were spent). Pure functions, no DOM: the worker computes a small
+// digest of each entry while it walks the tree once, and sums the digests of the open
+// branch on each selection; `branchTotals` does both over a list of entries (tests).
+
+/**
+ * The part of one entry that the totals need, or null when it is not a message.
+ * @param {any} entry a session entry (`{type: 'message', timestamp, message}`)
+ * @returns {{t: number|null, assistant: boolean, input: number, output: number, cacheRead: number, cacheWrite: number, cost: number|null, model: string|null}|null}
+ */
+export function entryDigest(entry) {
+  if (!entry || entry.type !== 'message' || !entry.message || typeof entry.message !== 'object') return null;
+  const m = entry.message;
+  const t = timeOf(m.timestamp) ?? timeOf(entry.timestamp);
+  const d = { t, assistant: m.role === 'assistant', input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: null, model: null };
+  if (!d.assistant) return d;
+  const u = m.usage && typeof m.usage === 'object' ? m.usage : {};
+  d.input = num(u.input);
+  d.output = num(u.output);
+  d.cacheRead = num(u.cacheRead);
+  d.cacheWrite = num(u.cacheWrite);
+  const cost = u.cost && typeof u.cost === 'object' ? u.cost.total : undefined;
+  if (typeof cost === 'number' && Number.isFinite(cost)) d.cost = cost;
+  const model = [m.provider, m.model].filter((s) => typeof s === 'string' && s).join('/');
+  d.model = model || null;
+  return d;
+}
+
+/**
+ * Sums digests (nulls skipped) in branch order.
+ * @param {Array<ReturnType<typeof entryDigest>>} digests
+ * @returns {{messages: number, assistantMessages: number, input: number, output: number, cacheRead: number, cacheWrite: number,
+ *   cost: number|null, costMessages: number, firstAt: number|null, lastAt: number|null, durationMs: number|null,
+ *   models: Array<{name: string, messages: number}>}}
+ *   `cost` is null when no message carries `usage.cost`; `models` in order of first use.
+ */
+export function sumDigests(digests) {
+  const out = { messages: 0, assistantMessages: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: null, costMessages: 0, firstAt: null, lastAt: null, durationMs: null, models: [] };
+  const models = new Map();
+  for (const d of digests) {
+    if (!d) continue;
+    out.messages++;
+    if (d.assistant) out.assistantMessages++;
+    out.input += d.input;
+    out.output += d.output;
+    out.cacheRead += d.cacheRead;
+    out.cacheWrite += d.cacheWrite;
+    if (d.cost !== null) {
+      out.cost = (out.cost ?? 0) + d.cost;
+      out.costMessages++;
+    }
+    if (d.t !== null) {
+      if (out.firstAt === null || d.t < out.firstAt) out.firstAt = d.t;
+      if (out.lastAt === null || d.t > out.lastAt) out.lastAt = d.t;
+    }
+    if (d.model) {
+      const seen = models.get(d.model);
+      if (seen) seen.messages++;
+      else models.set(d.model, { name: d.model, messages: 1 });
+    }
+  }
+  if (out.firstAt !== null) out.durationMs = out.lastAt - out.firstAt;
+  out.models = [...models.values()];
+  return out;
+}
+
+/**
+ * The totals of a branch given as its entries, root first.
+ * @param {any[]} entries
+ */
+export function branchTotals(entries) {
+  return sumDigests(entries.map(entryDigest));
+}
+
+function num(v) {
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0;
+}
+
+function timeOf(v) {
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  if (typeof v === 'string' && v) {
+    const t = Date.parse(v);
+    return Number.isNaN(t) ? null : t;
+  }
+  return null;
+}
+
+/**
+ * A duration in plain words: `45 s`, `3 min 20 s`, `2 h 05 min`, `3 d 4 h`.
+ * @param {number} ms
+ */
+export function fmtDuration(ms) {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const min = Math.floor(s / 60);
+  if (min < 60) return `${min} min ${String(s % 60).padStart(2, '0')} s`;
+  const hours = Math.floor(min / 60);
+  if (hours < 24) return `${hours} h ${String(min % 60).padStart(2, '0')} min`;
+  return `${Math.floor(hours / 24)} d ${hours % 24} h`;
+}
+
+/**
+ * A cost in dollars: cents from $1 up, else four decimals (`$0.0073`).
+ * @param {number} usd
+ */
+export function fmtCost(usd) {
+  return `$${usd >= 1 ? usd.toFixed(2) : usd.toFixed(4)}`;
+}
