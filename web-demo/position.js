@@ -42,7 +42,8 @@ export function wirePosition() {
   slider.addEventListener('input', () => {
     $('conv-position').textContent = `Go to message #${fmtNum(Number(slider.value))} of ${fmtNum(state.count)}`;
   });
-  slider.addEventListener('change', () => jumpTo(Number(slider.value) - 1, { push: true, focus: false }));
+  // Like scrolling: the address follows, without a history entry per step.
+  slider.addEventListener('change', () => jumpTo(Number(slider.value) - 1, { push: false, focus: false }));
   $('goto-form').addEventListener('submit', async (ev) => {
     ev.preventDefault();
     const input = $('goto-input');
