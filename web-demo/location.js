@@ -13,16 +13,18 @@
 // that is not there says so in the banner.
 
 import { DEFAULT_SAMPLE, events, state } from './state.js';
-import { fmtCount, fmtNum, showBanner } from './dom.js';
+import { $, fmtCount, fmtNum, showBanner } from './dom.js';
 import { showMessage, showWindow } from './conversation.js';
 import { selectEntry } from './tree.js';
 
-/** After a jump or a new window, scroll events are the page's own for this long (ms). */
-const QUIET_MS = 800;
 /** Scrolling records the position once it rests this long (ms). */
 const SCROLL_REST_MS = 400;
+/** Keys that scroll the conversation. */
+const SCROLL_KEYS = new Set(['ArrowUp', 'ArrowDown', 'PageUp', 'PageDown', 'Home', 'End', ' ']);
 
-let quietUntil = 0;
+// Only the reader's own scrolling is recorded, not the page's (a jump, a new window): set by
+// the wheel, a touch, the scroll bar or a scrolling key in the conversation, reset by a jump.
+let readerScrolled = false;
 let shownKey = null; // the session the page last showed
 let shownLeaf = null;
 let defaultLeaf = null; // that session's own leaf when it was opened
@@ -84,9 +86,10 @@ function writePlace({ msg = null } = {}, { push = false } = {}) {
   else history.replaceState(null, '', url);
 }
 
-/** Scroll events for a while are the page's own (a jump, a new window), not the reader's. */
+/** What scrolls now is the page's doing (a jump, a new window), until the reader scrolls. */
 function quiet() {
-  quietUntil = performance.now() + QUIET_MS;
+  readerScrolled = false;
+  clearTimeout(scrollTimer);
 }
 
 /**
@@ -110,9 +113,9 @@ export async function jumpTo(index, { push = true, focus = true, highlight = nul
 export function recordPosition(index) {
   clearTimeout(scrollTimer);
   if (index === null || index === undefined) return;
+  if (!readerScrolled) return;
   scrollTimer = setTimeout(() => {
-    if (performance.now() < quietUntil || state.restoring) return;
-    writePlace({ msg: index + 1 }, { push: false });
+    if (readerScrolled && !state.restoring) writePlace({ msg: index + 1 }, { push: false });
   }, SCROLL_REST_MS);
 }
 
@@ -172,5 +175,13 @@ export function wireLocation() {
     setTimeout(() => {
       if (readPlace().leaf !== state.selected) writePlace({}, { push: true });
     }, 0);
+  });
+  const conv = $('conversation');
+  const moved = () => {
+    readerScrolled = true;
+  };
+  for (const type of ['wheel', 'touchmove', 'pointerdown']) conv.addEventListener(type, moved, { passive: true });
+  conv.addEventListener('keydown', (ev) => {
+    if (SCROLL_KEYS.has(ev.key) && !ev.target.closest?.('input, textarea, select')) moved();
   });
 }
