@@ -21,6 +21,10 @@ import { openPicker, wirePicker } from './picker.js';
 import { openHistory, wireHistory } from './history-box.js';
 import { wireTabs } from './tabs.js';
 import { wireMenu } from './menu.js';
+import { clearPlace, restorePlace, urlNamesView, wireLocation } from './location.js';
+import { wireFind } from './find.js';
+import { wireOutline } from './outline.js';
+import { wirePosition } from './position.js';
 
 async function main() {
   wireUi();
@@ -34,32 +38,49 @@ async function main() {
   }
   const samples = await loadSampleList();
   await openFromUrl(samples);
-  // Back and Forward move between the sessions opened in this tab.
-  window.addEventListener('popstate', () => openFromUrl(samples));
+  // Back and Forward move between the sessions opened in this tab, and between the places
+  // (branch, message) in one (location.js).
+  window.addEventListener('popstate', () => (urlNamesView() ? restoreFromUrl(() => restorePlace({ popped: true })) : openFromUrl(samples)));
 }
 
-/** Opens what the address names (a stored session, a sample), as at start-up. */
-async function openFromUrl(samples) {
+/** Runs `fn` as a restore: what it shows does not add history entries. */
+async function restoreFromUrl(fn) {
   state.restoring = true;
   try {
+    await fn();
+  } finally {
+    state.restoring = false;
+  }
+}
+
+/** Opens what the address names (a stored session, a sample) and the place in it, as at start-up. */
+function openFromUrl(samples) {
+  return restoreFromUrl(async () => {
     const params = new URLSearchParams(location.search);
     const source = params.get('source');
     const path = params.get('path');
     let note = null;
     if (source && path) {
-      if (await openPath(source, path, { quietFail: true })) return;
+      if (await openPath(source, path, { quietFail: true })) {
+        await restorePlace();
+        return;
+      }
       note = source === 'memory' ? 'The session you had open was kept in memory only: it is gone after a reload.' : `Cannot reopen ${path} from the ${SOURCE_NAMES[source] ?? source}: ${state.lastError ?? 'not found'}.`;
     }
     // A file opened from the disk cannot be read again without the user picking it.
     const opened = params.get('opened');
     if (opened && !note) note = `${opened} was opened from your disk: a reload cannot read it again. Open it again with “Open file…” (the sample is shown meanwhile).`;
     const wanted = params.get('sample');
-    const file = samples.some((s) => s.file === wanted) ? wanted : DEFAULT_SAMPLE;
-    await openSample(file);
-    if (note) showBanner('warn', note);
-  } finally {
-    state.restoring = false;
-  }
+    const known = !wanted || samples.some((s) => s.file === wanted);
+    if (!known && !note) note = `There is no sample “${wanted}”: the default sample is shown.`;
+    await openSample(known && wanted ? wanted : DEFAULT_SAMPLE);
+    if (note) {
+      clearPlace(); // it named a place in the session that could not be opened
+      showBanner('warn', note);
+    } else {
+      await restorePlace();
+    }
+  });
 }
 
 function wireUi() {
@@ -113,6 +134,10 @@ function wireUi() {
   wireDrop();
   wireMenu();
   wireTabs();
+  wireLocation();
+  wireFind();
+  wireOutline();
+  wirePosition();
 
   const tree = $('tree');
   tree.addEventListener('scroll', () => scheduleTreeRender());

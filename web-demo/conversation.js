@@ -1,6 +1,6 @@
 // The conversation: the selected branch's messages in windows of MSG_CHUNK, loaded as the reader scrolls.
 
-import { MSG_CHUNK, state } from './state.js';
+import { MSG_CHUNK, events, state } from './state.js';
 import { call } from './rpc.js';
 import { $, fmtCount, fmtNum, fmtTime, fmtTok, h, shortId } from './dom.js';
 import { inspectEntry, selectEntry } from './tree.js';
@@ -38,6 +38,7 @@ export function renderWindow(win, where) {
   requestAnimationFrame(() => {
     for (const s of conv.querySelectorAll('.sentinel')) convObserver?.observe(s);
   });
+  events.dispatchEvent(new Event('window'));
 }
 
 export async function showWindow(where) {
@@ -46,6 +47,46 @@ export async function showWindow(where) {
   const gen = state.selGen;
   const win = await call('messages', { start, end });
   if (gen === state.selGen) renderWindow(win, where);
+}
+
+/** Messages before the target when a jump loads the window holding it. */
+const JUMP_BEFORE = 8;
+
+/**
+ * Shows message `index` (0-based) of the branch: loads the window holding it when it is not
+ * rendered, marks it as the target (focused too, unless `focus` is false) and scrolls it to
+ * the top of the conversation. `highlight(el)` may mark a match in it and return the node
+ * to scroll to (centred) instead. Resolves to the message's element, or null when the
+ * index is out of range or the branch changed meanwhile.
+ */
+export async function showMessage(index, { focus = true, highlight = null } = {}) {
+  const n = state.count;
+  if (!Number.isInteger(index) || index < 0 || index >= n) return null;
+  const conv = $('conversation');
+  const find = () => conv.querySelector(`.msg[data-index="${index}"]`);
+  if (!find()) {
+    const start = Math.max(0, Math.min(index - JUMP_BEFORE, n - MSG_CHUNK));
+    const gen = state.selGen;
+    const win = await call('messages', { start, end: Math.min(n, start + MSG_CHUNK) });
+    if (gen !== state.selGen) return null;
+    renderWindow(win, 'start');
+  }
+  const el = find();
+  if (!el) return null;
+  for (const old of conv.querySelectorAll('.msg-target')) if (old !== el) old.classList.remove('msg-target');
+  el.classList.add('msg-target');
+  el.tabIndex = -1;
+  const node = highlight?.(el) ?? null;
+  const place = () => (node ? node.scrollIntoView({ block: 'center' }) : el.scrollIntoView({ block: 'start' }));
+  place();
+  if (focus) el.focus({ preventScroll: true });
+  // Messages above it may only now get their real height (content-visibility): keep it in view.
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    const box = (node ?? el).getBoundingClientRect();
+    const view = conv.getBoundingClientRect();
+    if (el.isConnected && (box.top < view.top || box.top > view.top + view.height * 0.6)) place();
+  }));
+  return el;
 }
 
 function updateSentinels() {

@@ -89,6 +89,7 @@ export function setUrl(params) {
   for (const [k, v] of Object.entries(params)) if (v) url.searchParams.set(k, v);
   if (url.href === location.href) return;
   const other = ['sample', 'source', 'path', 'opened'].some((k) => url.searchParams.get(k) !== new URL(location.href).searchParams.get(k));
+  if (other) url.hash = ''; // the place (location.js) was in the other session
   if (other && !state.restoring) history.pushState(null, '', url);
   else history.replaceState(null, '', url);
 }

@@ -27,3 +27,9 @@ export const state = {
   loadGen: 0,
   sources: [],
 };
+
+/**
+ * The page's events: `window` after the conversation shows a new window of messages (a
+ * branch opened or selected, a jump); find.js, outline.js and location.js follow it.
+ */
+export const events = new EventTarget();
