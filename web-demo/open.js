@@ -94,6 +94,7 @@ async function load(op, args, label) {
     if (gen === state.loadGen) {
       hideProgress();
       cancel.hidden = true;
+      prefetchPicker(); // so the picker opens at once while a later load keeps the worker busy
     }
   }
 }
@@ -202,5 +203,4 @@ export function applyOpen(out, { keepScroll = false } = {}) {
   if (!keepScroll) $('tree').scrollTop = 0;
   applySelection(sel, { conv: keepScroll ? 'end' : 'start', scrollTree: keepScroll });
   document.title = `${view.header?.title || view.name} · xcsh session viewer`;
-  prefetchPicker(); // so the picker can open at once while a later load keeps the worker busy
 }

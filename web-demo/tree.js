@@ -220,7 +220,9 @@ export function applySelection(sel, { conv = 'start', scrollTree = false, gen = 
   state.onPath = sel.onPath;
   state.count = sel.count;
   state.meta = sel.meta ?? {};
-  state.selectMs = sel.ms;
+  // How the worker built the context and how long it took (read by the e2e tests).
+  $('tree').dataset.selectMs = String(Math.round(sel.ms ?? 0));
+  $('tree').dataset.selectHow = sel.how ?? '';
   if (tv.rows !== state.rows) layout();
   const leafRow = sel.leafId ? state.rowIndex.get(sel.leafId) ?? -1 : -1;
   if (leafRow >= 0) tv.active = leafRow;
