@@ -153,7 +153,7 @@ function treeRow(i, p) {
   const tip = [text, `${tag} · ${id}`];
   if (kids > 1) tip.push(`${kids} branches${collapsed ? ` · ${fmtNum(hidden)} entries hidden` : ''}`);
   if (label) tip.push(`label “${label}”`);
-  return h(
+  const el = h(
     'div',
     {
       class: classes.join(' '),
@@ -164,7 +164,7 @@ function treeRow(i, p) {
       'aria-expanded': collapsible ? String(!collapsed) : null,
       dataset: { id, index: String(i) },
       title: tip.join('\n'),
-      style: { top: `${p * TREE_ROW_H}px`, paddingLeft: `${6 + depth * 14}px`, '--depth': String(depth) },
+      style: { top: `${p * TREE_ROW_H}px`, paddingLeft: `${6 + depth * 14}px` },
     },
     collapsible
       ? h('span', { class: 'twisty', 'aria-hidden': 'true', title: collapsed ? 'Expand this branch point' : 'Collapse this branch point', onclick: (ev) => onTwisty(ev, i) }, collapsed ? '▸' : '▾')
@@ -174,6 +174,8 @@ function treeRow(i, p) {
     collapsed ? h('span', { class: 'hidden-count' }, `+${fmtNum(hidden)}`) : null,
     label ? h('span', { class: 'label-pill', title: `label: ${label}` }, label) : null,
   );
+  el.style.setProperty('--depth', String(depth)); // the indent guides (tree.css)
+  return el;
 }
 
 function onTwisty(ev, i) {
