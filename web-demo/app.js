@@ -12,8 +12,8 @@
 import { DEFAULT_SAMPLE, SOURCE_NAMES, state } from './state.js';
 import { call } from './rpc.js';
 import { $, errMsg, flash, h, showBanner } from './dom.js';
-import { openFile, openFolder, openPath, openSample, wireDrop } from './open.js';
-import { onTreeKey, scheduleTreeRender, selectEntry } from './tree.js';
+import { openFile, openFolder, openPath, openSample, wireDrop, wireLoad } from './open.js';
+import { onTreeKey, scheduleTreeRender, selectEntry, wireTree } from './tree.js';
 import { renderSessionBar } from './sessionbar.js';
 import { showWindow } from './conversation.js';
 import { closeUrlPanel, openUrl, renderInspector } from './inspector.js';
@@ -138,6 +138,7 @@ function wireUi() {
   wireFind();
   wireOutline();
   wirePosition();
+  wireLoad();
 
   const tree = $('tree');
   tree.addEventListener('scroll', () => scheduleTreeRender());
@@ -146,6 +147,7 @@ function wireUi() {
     if (row) selectEntry(row.dataset.id, { conv: 'end' });
   });
   tree.addEventListener('keydown', onTreeKey);
+  wireTree();
   new ResizeObserver(() => scheduleTreeRender()).observe(tree);
 
   $('jump-start').addEventListener('click', () => showWindow('start'));

@@ -134,13 +134,29 @@ function highlightJson(text, testid = 'raw-json') {
 }
 
 let urlGen = 0;
+/** Where the focus was before the links panel took it (given back when it closes). */
+let urlOpener = null;
+
+/**
+ * Opens the links panel on `url` (artifact://, agent://) and moves the keyboard into it:
+ * its content can be scrolled with the arrow keys, Tab reaches its links and Close, Esc
+ * closes it and returns to the link.
+ */
 export async function openUrl(url) {
   const gen = ++urlGen;
   const panel = $('url-panel');
+  const active = document.activeElement;
+  if (active && !panel.contains(active) && active !== document.body) urlOpener = active;
   panel.hidden = false;
   panel.dataset.url = url;
   $('url-title').textContent = url;
-  $('url-body').replaceChildren(h('div', { class: 'muted pad' }, 'Loading…'));
+  const body = $('url-body');
+  body.tabIndex = 0;
+  body.setAttribute('role', 'region');
+  body.setAttribute('aria-label', `Content of ${url}`);
+  body.replaceChildren(h('div', { class: 'muted pad' }, 'Loading…'));
+  body.focus({ preventScroll: true });
+  panel.scrollIntoView({ block: 'nearest' });
   try {
     const r = await call('resolveUrl', { url });
     if (gen !== urlGen) return;
@@ -165,6 +181,10 @@ export async function openUrl(url) {
 }
 
 export function closeUrlPanel() {
-  $('url-panel').hidden = true;
+  const panel = $('url-panel');
+  const hadFocus = panel.contains(document.activeElement);
+  panel.hidden = true;
   urlGen++;
+  if (hadFocus && urlOpener?.isConnected) urlOpener.focus();
+  urlOpener = null;
 }

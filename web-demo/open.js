@@ -5,7 +5,7 @@ import { call } from './rpc.js';
 import { $, clearBanner, errMsg, fmtBytes, fmtCount, fmtNum, hideProgress, setProgress, showBanner, showProgress, toast } from './dom.js';
 import { applySelection } from './tree.js';
 import { renderSessionBar } from './sessionbar.js';
-import { openPicker } from './picker.js';
+import { openPicker, prefetchPicker } from './picker.js';
 
 export function wireDrop() {
   let depth = 0;
@@ -62,21 +62,61 @@ async function collectEntry(entry, prefix, out) {
     }
   }
 }
-/** Runs an opening operation with the progress bar; applies its answer if still wanted. */
+let nextLoadId = 1;
+
+/**
+ * Runs an opening operation with the progress bar and its Cancel button; applies its answer
+ * if still wanted. Opening something else stops a load still running.
+ */
 async function load(op, args, label) {
+  if (state.loading) stopLoad({ quiet: true });
   const gen = ++state.loadGen;
+  const loading = { gen, loadId: nextLoadId++, label, cancelled: false };
+  state.loading = loading;
   showProgress(label);
+  const cancel = $('progress-cancel');
+  cancel.hidden = false;
+  cancel.textContent = 'Cancel';
+  cancel.setAttribute('aria-label', `Stop opening ${label}`);
   try {
-    const out = await call(op, args, { onProgress: (p) => gen === state.loadGen && setProgress(p) });
+    const out = await call(op, { ...args, loadId: loading.loadId }, { onProgress: (p) => gen === state.loadGen && !loading.cancelled && setProgress(p) });
     if (gen !== state.loadGen) return null;
     applyOpen(out);
+    // Done before the worker saw the cancel: it is open there, so it is shown.
+    if (loading.cancelled) toast(`${label} finished opening before it could be stopped`, 'ok', 'load-status');
     return out;
   } catch (e) {
+    if (e?.kind === 'cancelled') return null;
     if (gen === state.loadGen) throw e;
     return null;
   } finally {
-    if (gen === state.loadGen) hideProgress();
+    if (state.loading === loading) state.loading = null;
+    if (gen === state.loadGen) {
+      hideProgress();
+      cancel.hidden = true;
+      prefetchPicker(); // so the picker opens at once while a later load keeps the worker busy
+    }
   }
+}
+
+/**
+ * Stops the load in progress: the page goes back to the open session at once; the worker
+ * drops the new one at its next step (the parse itself runs to its end).
+ */
+export function stopLoad({ quiet = false } = {}) {
+  const loading = state.loading;
+  if (!loading || loading.cancelled) return;
+  loading.cancelled = true;
+  call('cancel', { loadId: loading.loadId }).catch(() => {});
+  state.loading = null;
+  if (quiet) return;
+  hideProgress();
+  $('progress-cancel').hidden = true;
+  toast(`Stopped opening ${loading.label}`, 'ok', 'load-status');
+}
+
+export function wireLoad() {
+  $('progress-cancel').addEventListener('click', () => stopLoad());
 }
 
 /**

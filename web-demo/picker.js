@@ -3,7 +3,7 @@
 import { SOURCE_NAMES, state } from './state.js';
 import { call } from './rpc.js';
 import { $, errMsg, fmtBytes, fmtCount, fmtNum, fmtTime, h, oneLine, refreshView, showBanner, toast } from './dom.js';
-import { openPath } from './open.js';
+import { openPath, stopLoad } from './open.js';
 import { editTarget } from './sessionbar.js';
 
 export const picker = {
@@ -48,9 +48,18 @@ export function wirePicker() {
   });
 }
 
+/**
+ * Opens the picker. While a session loads (the worker is busy), it opens at once from what
+ * the page already has (the sources and the last list of each place) and refreshes when
+ * the worker is free.
+ */
 export async function openPicker(source) {
   const dlg = $('picker');
-  state.sources = await call('sources').catch(() => state.sources);
+  const fresh = call('sources').then(
+    (list) => (state.sources = list),
+    () => state.sources,
+  );
+  if (!state.loading || !state.sources.length) await fresh;
   const current = state.view?.source;
   const byKey = new Map(state.sources.map((s) => [s.key, s]));
   picker.source = source ?? (current && byKey.get(current)?.available ? current : byKey.get('opfs')?.sessions ? 'opfs' : 'samples');
@@ -61,6 +70,30 @@ export async function openPicker(source) {
   }
   $('picker-query').focus();
   await refreshPicker();
+}
+
+/** Fills the picker's cache (sources, the list it would show first) while the worker is idle. */
+export function prefetchPicker() {
+  if (state.loading) return;
+  call('sources')
+    .then((list) => {
+      state.sources = list;
+      const byKey = new Map(list.map((s) => [s.key, s]));
+      const current = state.view?.source;
+      const key = current && byKey.get(current)?.available ? current : byKey.get('opfs')?.sessions ? 'opfs' : 'samples';
+      const cwd = state.view?.source === key ? state.view.header?.cwd ?? null : null;
+      if (!byKey.get(key)?.available) return null;
+      return call('list', { source: key, scope: picker.scope, cwd, query: '' }).then((res) => remember(key, picker.scope, cwd, '', res));
+    })
+    .catch(() => {});
+}
+
+/** The last list of each (source, scope, cwd, query), shown while the worker is busy. */
+const listCache = new Map();
+const cacheKey = (source, scope, cwd, query) => JSON.stringify([source, scope, cwd ?? null, query.trim()]);
+function remember(source, scope, cwd, query, res) {
+  listCache.set(cacheKey(source, scope, cwd, query), res);
+  if (listCache.size > 24) listCache.delete(listCache.keys().next().value);
 }
 
 function renderSources() {
@@ -121,13 +154,32 @@ async function doRefreshPicker() {
   let res = null;
   let error = null;
   if (src?.available) {
+    const asked = { source: picker.source, scope: picker.scope, cwd: picker.cwd, query };
+    if (state.loading) showWhileBusy(src, query, listCache.get(cacheKey(asked.source, asked.scope, asked.cwd, query)));
     try {
-      res = await call('list', { source: picker.source, scope: picker.scope, cwd: picker.cwd, query });
+      res = await call('list', asked);
+      remember(asked.source, asked.scope, asked.cwd, query, res);
     } catch (e) {
       error = e;
     }
   }
   if (gen !== picker.gen) return;
+  renderPicker(src, res, error, query);
+}
+
+/** The list the page has for this place (or a note) while a load keeps the worker busy. */
+function showWhileBusy(src, query, cached) {
+  const label = state.loading?.label ?? 'a session';
+  const stop = h('button', { type: 'button', class: 'link', onclick: () => stopLoad() }, `Stop opening ${label}`);
+  if (cached) {
+    renderPicker(src, cached, null, query);
+    $('picker-info').append(h('span', { class: 'muted', dataset: { testid: 'picker-busy' } }, ` · as listed before; refreshed once ${label} is open · `, stop));
+  } else {
+    $('picker-list').replaceChildren(h('li', { class: 'picker-empty', dataset: { testid: 'picker-busy' } }, h('p', null, `The list comes once ${label} is open.`), stop));
+  }
+}
+
+function renderPicker(src, res, error, query) {
   if (res) {
     picker.cwd = res.cwd;
     const i = state.sources.findIndex((s) => s.key === res.source.key);

@@ -52,7 +52,17 @@ let view = null;
 let queue = Promise.resolve();
 self.onmessage = (ev) => {
   const { id, op, args } = ev.data ?? {};
-  queue = queue.then(() => run(id, op, args ?? {}));
+  if (op === 'cancel') {
+    // Not queued: the load it stops is running (see checkpoint).
+    cancelled.add(args?.loadId);
+    self.postMessage({ id, ok: true, result: { cancelled: true } });
+    return;
+  }
+  if (args?.loadId !== undefined) loadOf.set(id, args.loadId);
+  queue = queue.then(() => run(id, op, args ?? {})).finally(() => {
+    cancelled.delete(loadOf.get(id));
+    loadOf.delete(id);
+  });
 };
 
 /** Requests that write nothing: run again when they needed browser storage not loaded yet. */
@@ -212,14 +222,30 @@ async function prepare(src, wanted) {
 
 // ---------------------------------------------------------------- opening sessions
 
+/** The page's ids of the loads it cancelled, and the load id of each request; a load looks between its phases. */
+const cancelled = new Set();
+const loadOf = new Map();
+
+/**
+ * Lets waiting messages in (a cancel), then stops load `reqId` if the page cancelled it.
+ * The parse itself is one call into the package and cannot be stopped halfway.
+ */
+async function checkpoint(reqId) {
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  if (loadOf.has(reqId) && cancelled.has(loadOf.get(reqId))) throw fail('The opening was cancelled.', 'cancelled');
+}
+
 /** Opens a session read-only from its text (samples, opened files, large files). */
-function viewFromText(text, { src = null, path = null, name, size, reqId, t0, origin = 'file' }) {
+async function viewFromText(text, { src = null, path = null, name, size, reqId, t0, origin = 'file' }) {
   const options = { onProgress: (done, total) => progress(reqId, 'parse', done, total) };
   if (src) {
     options.storage = src.storage;
     options.agentDir = src.agentDir;
   }
+  await checkpoint(reqId); // cancelled while the file was read
+  const tParse = performance.now();
   const session = pkg.Session.fromText(text, options);
+  const parse = performance.now() - tParse;
   // Nothing read as a header and no entry at all: not a session file (a plain text file,
   // say). Shown as an error, not as a session with an invented id and date.
   const headerProblem = session.leafId == null ? session.report().headerProblem : null;
@@ -227,7 +253,7 @@ function viewFromText(text, { src = null, path = null, name, size, reqId, t0, or
     session.free();
     throw fail(`${name} is not a session file: ${headerProblem}`, 'invalidInput');
   }
-  return setView({ session, src, path, name, size, t0, reqId, text: src ? null : text, origin });
+  return setView({ session, src, path, name, size, t0, reqId, text: src ? null : text, origin, timings: { parse } });
 }
 
 /** Opens a session of a writable source for editing (migrates an old file: it is a copy). */
@@ -237,11 +263,23 @@ async function viewWritable(src, path, reqId, t0 = performance.now()) {
   const session = pkg.Session.open(src.storage, path, { agentDir: src.agentDir });
   session.close(); // release the writer lock between requests (a migration may have taken it)
   await commit(src);
-  return setView({ session, src, path, name: baseName(path), size: src.storage.stat(path).size, t0, reqId });
+  return setView({ session, src, path, name: baseName(path), size: src.storage.stat(path).size, t0, reqId, timings: { parse: performance.now() - t0 } });
 }
 
-function setView({ session, src, path, name, size, t0, reqId, text = null, origin = null }) {
+/**
+ * Makes `session` the open view once its tree and context are built; until then (and when
+ * the load is cancelled) the previous view stays open and usable.
+ */
+async function setView({ session, src, path, name, size, t0, reqId, text = null, origin = null, timings = {} }) {
   const loadMs = performance.now() - t0;
+  const next = { session, src, path, name, size, loadMs, text, origin: origin ?? src?.key ?? 'file', rows: null, messages: [], ctxIds: [], bases: [], timings };
+  let out;
+  try {
+    out = await openPayload(next, reqId, 'start');
+  } catch (e) {
+    if (view?.session !== session) session.free();
+    throw e;
+  }
   if (view && view.session !== session) {
     try {
       view.session.free();
@@ -249,33 +287,39 @@ function setView({ session, src, path, name, size, t0, reqId, text = null, origi
       /* already freed */
     }
   }
-  view = { session, src, path, name, size, loadMs, text, origin: origin ?? src?.key ?? 'file', rows: null, messages: [], ctxIds: [] };
-  return openPayload(reqId, 'start');
+  view = next;
+  return out;
 }
 
-/** Everything the page needs to show the current view, with the leaf's branch selected. */
-function openPayload(reqId, where = 'start', leafId = undefined) {
+/** Everything the page needs to show view `v`, with the leaf's branch selected. */
+async function openPayload(v, reqId, where = 'start', leafId = undefined) {
   progress(reqId, 'tree', 0, 0);
-  const rows = buildRows();
+  let t = performance.now();
+  const rows = await buildRows(v, reqId);
+  v.timings.tree = performance.now() - t;
+  await checkpoint(reqId);
   progress(reqId, 'context', 0, 0);
-  const leaf = leafId !== undefined ? leafId : view.session.leafId ?? (rows.ids.length ? rows.ids[rows.ids.length - 1] : null);
-  const sel = select(leaf, where);
-  const s = view.session;
+  t = performance.now();
+  const leaf = leafId !== undefined ? leafId : v.session.leafId ?? (rows.ids.length ? rows.ids[rows.ids.length - 1] : null);
+  const sel = select(v, leaf, where);
+  v.timings.context = performance.now() - t;
+  const s = v.session;
   const header = s.header();
   const report = s.report();
   const warnings = s.warnings();
   return {
     view: {
-      source: view.src?.key ?? null,
-      origin: view.origin,
-      sourceLabel: view.src?.label ?? null,
-      writable: Boolean(view.src?.writable),
-      persistent: Boolean(view.src?.persistent),
-      path: view.path,
-      relPath: view.src && view.path ? view.path.slice(view.src.agentDir.length + 1) : null,
-      name: view.name,
-      size: view.size,
-      loadMs: view.loadMs,
+      source: v.src?.key ?? null,
+      origin: v.origin,
+      sourceLabel: v.src?.label ?? null,
+      writable: Boolean(v.src?.writable),
+      persistent: Boolean(v.src?.persistent),
+      path: v.path,
+      relPath: v.src && v.path ? v.path.slice(v.src.agentDir.length + 1) : null,
+      name: v.name,
+      size: v.size,
+      loadMs: v.loadMs,
+      timings: { ...v.timings },
       header,
       version: s.versionOnDisk,
       title: s.displayTitle(80),
@@ -289,13 +333,39 @@ function openPayload(reqId, where = 'start', leafId = undefined) {
   };
 }
 
+/** Subtree sizes (entries), bottom-up without recursion: a fork lists its smaller branches first. */
+function subtreeSizes(roots) {
+  const order = [];
+  const stack = [...roots];
+  while (stack.length) {
+    const node = stack.pop();
+    if (!node?.entry) continue;
+    order.push(node);
+    if (Array.isArray(node.children)) for (const c of node.children) stack.push(c);
+  }
+  for (let i = order.length - 1; i >= 0; i--) {
+    const node = order[i];
+    let size = 1;
+    if (Array.isArray(node.children)) for (const c of node.children) size += c?.size ?? 0;
+    node.size = size;
+  }
+}
+
+const bySize = (a, b) => (a?.size ?? 0) - (b?.size ?? 0);
+
 /**
- * The tree as outline rows in columns (cheap to send): ids, parent row, depth, flags
- * (1 fork, 2 first of siblings' branch, 4 last sibling), children count, kind (tag/class),
- * preview text, labels. Iterative: linear sessions nest thousands deep.
+ * The tree as outline rows in columns (cheap to send), depth first: ids, parent row, depth,
+ * flags (1 fork, 2 first of siblings' branch, 4 last sibling), children count, end (the row
+ * after the entry's subtree), kind (tag/class), preview text, labels. At a fork the smaller
+ * branches come first, so a side branch is listed right under its branch point and the
+ * longest line goes on below it. Iterative: linear sessions nest thousands deep.
  */
-function buildRows() {
-  const roots = JSON.parse(view.session.treeJson());
+async function buildRows(v, reqId) {
+  const json = v.session.treeJson();
+  await checkpoint(reqId);
+  const roots = JSON.parse(json);
+  await checkpoint(reqId);
+  subtreeSizes(roots);
   const ids = [];
   const texts = [];
   const kindsOf = new Map();
@@ -304,12 +374,14 @@ function buildRows() {
   const depth = [];
   const flags = [];
   const kids = [];
+  const end = [];
   const kind = [];
   const labels = [];
   const digests = []; // per row: what the session totals need (totals.js)
   const stack = [];
   const pushKids = (list, d, fork, parentRow) => {
-    for (let i = list.length - 1; i >= 0; i--) stack.push({ node: list[i], depth: d, branchStart: fork, last: i === list.length - 1, parentRow });
+    const sorted = list.length > 1 ? list.slice().sort(bySize) : list;
+    for (let i = sorted.length - 1; i >= 0; i--) stack.push({ node: sorted[i], depth: d, branchStart: fork, last: i === sorted.length - 1, parentRow });
   };
   pushKids(roots, 0, roots.length > 1, -1);
   while (stack.length) {
@@ -318,6 +390,7 @@ function buildRows() {
     const children = Array.isArray(node.children) ? node.children : [];
     const fork = children.length > 1;
     const row = ids.length;
+    if ((row & 32767) === 32767) await checkpoint(reqId);
     const { tag, cls, text } = describeEntry(node.entry);
     const k = `${tag}\u0000${cls}`;
     let ki = kindsOf.get(k);
@@ -332,13 +405,16 @@ function buildRows() {
     depth.push(d);
     flags.push((fork ? 1 : 0) | (branchStart ? 2 : 0) | (last ? 4 : 0));
     kids.push(children.length);
+    end.push(row + node.size);
     kind.push(ki);
     digests.push(entryDigest(node.entry));
     if (node.label !== undefined && node.label !== null) labels.push([row, String(node.label)]);
     node.entry = null; // let the big tree go as we walk it
     pushKids(children, fork ? d + 1 : d, fork, row);
   }
-  view.rows = { ids, digests, parent: Int32Array.from(parent), index: new Map(ids.map((id, i) => [id, i])) };
+  const kindArr = Uint16Array.from(kind);
+  v.rows = { ids, digests, parent: Int32Array.from(parent), kind: kindArr, tags: kindTable.map(([tag]) => tag), index: new Map(ids.map((id, i) => [id, i])) };
+  v.bases = []; // contexts of the old rows no longer apply
   return {
     ids,
     texts,
@@ -346,46 +422,128 @@ function buildRows() {
     depth: Uint16Array.from(depth, (d) => Math.min(d, 65535)),
     flags: Uint8Array.from(flags),
     kids: Uint32Array.from(kids),
-    kind: Uint16Array.from(kind),
+    end: Uint32Array.from(end),
+    kind: Uint16Array.from(kindArr),
     kindTable,
     labels,
   };
 }
 
 /** Moves the leaf to `leafId` and builds that branch's context; the first window of messages. */
-function select(leafId, where = 'start') {
-  const s = view.session;
+function select(v, leafId, where = 'start') {
+  const s = v.session;
   if (leafId) s.branch(leafId);
-  const ctx = JSON.parse(s.contextJson());
-  view.messages = Array.isArray(ctx.messages) ? ctx.messages : [];
-  delete ctx.messages;
-  view.ctxIds = s.contextEntryIds();
-  view.find = null; // the search's per-message parts, built again for this context
   const leaf = s.leafId ?? null;
-  const n = view.rows.ids.length;
+  const t0 = performance.now();
+  const ctx = contextOf(v, leaf);
+  v.messages = ctx.messages;
+  v.ctxIds = ctx.ids;
+  v.find = null; // the search's per-message parts, built again for this context
+  const n = v.rows.ids.length;
   const mask = new Uint8Array(n);
   let onPath = 0;
   const path = [];
-  for (let i = leaf === null ? -1 : view.rows.index.get(leaf) ?? -1; i >= 0 && onPath <= n; i = view.rows.parent[i]) {
+  for (let i = leaf === null ? -1 : v.rows.index.get(leaf) ?? -1; i >= 0 && onPath <= n; i = v.rows.parent[i]) {
     mask[i] = 1;
     onPath++;
-    path.push(view.rows.digests[i]);
+    path.push(v.rows.digests[i]);
   }
-  const count = view.messages.length;
+  const count = v.messages.length;
   const win = where === 'end' ? [Math.max(0, count - MSG_CHUNK), count] : [0, Math.min(count, MSG_CHUNK)];
   return {
     leafId: leaf,
     count,
     onPath,
-    meta: { thinkingLevel: ctx.thinkingLevel, models: ctx.models, mode: ctx.mode, serviceTier: ctx.serviceTier, totals: sumDigests(path.reverse()) },
+    meta: { ...ctx.meta, totals: sumDigests(path.reverse()) },
+    how: ctx.how,
+    ms: performance.now() - t0,
     pathMask: mask,
-    win: { start: win[0], end: win[1], items: slice(win[0], win[1]) },
+    win: { start: win[0], end: win[1], items: slice(win[0], win[1], v) },
   };
 }
 
-function slice(start, end) {
+const metaOf = (ctx) => ({ thinkingLevel: ctx.thinkingLevel, models: ctx.models, mode: ctx.mode, serviceTier: ctx.serviceTier });
+
+/**
+ * The context at `leaf` as {messages, ids, meta, how}. The package builds it (`exact`); a
+ * context it built before (a "base", at most two are kept) is reused when `leaf` is on the
+ * base's path with no compaction after it (`prefix`): the context is then the base's minus
+ * the messages of the entries after `leaf` (a message depends on its entry only). That
+ * keeps a click on a 100 MB session's main line from rebuilding (and re-sending to
+ * JavaScript) a context of tens of megabytes.
+ */
+function contextOf(v, leaf) {
+  const row = leaf === null ? -1 : v.rows.index.get(leaf) ?? -1;
+  if (row >= 0) {
+    for (const base of v.bases) {
+      const ctx = prefixOf(v, base, row);
+      if (ctx) return ctx;
+    }
+  }
+  const s = v.session;
+  const raw = JSON.parse(s.contextJson());
+  const messages = Array.isArray(raw.messages) ? raw.messages : [];
+  const ids = s.contextEntryIds();
+  const base = { row, messages, ids };
+  // The first context (the session's leaf) stays; the latest other one is kept beside it.
+  if (row >= 0) v.bases = [v.bases[0], base].filter(Boolean).slice(0, 2);
+  return { messages, ids, meta: metaOf(raw), how: 'exact' };
+}
+
+function prefixOf(v, base, row) {
+  const { parent, kind, tags, index } = v.rows;
+  if (base.row < 0) return null;
+  const after = new Uint8Array(parent.length);
+  let r = base.row;
+  while (r >= 0 && r !== row) {
+    if (tags[kind[r]] === COMPACTION_TAG) return null;
+    after[r] = 1;
+    r = parent[r];
+  }
+  if (r !== row) return null; // not on the base's path
+  let k = base.ids.length;
+  while (k > 0 && after[index.get(base.ids[k - 1]) ?? 0]) k--;
+  return { messages: base.messages.slice(0, k), ids: base.ids.slice(0, k), meta: metaAt(v, row), how: 'prefix' };
+}
+
+/** describe.js's tags of the entries the conversation header reads (see metaAt). */
+const COMPACTION_TAG = 'compact';
+const LAST_ONE_TAGS = new Set(['think', 'tier', 'mode', 'asst']);
+const EVERY_TAGS = new Set(['model']);
+
+/**
+ * The header of the conversation at `row` (thinking level, models, mode, service tier), by
+ * the package: the context of a small session made of the entries on the path that set
+ * them (the last thinking, tier and mode change and assistant message, every model change),
+ * in path order.
+ */
+function metaAt(v, row) {
+  const { parent, kind, tags, ids } = v.rows;
+  const seen = new Set();
+  const keep = [];
+  for (let r = row; r >= 0; r = parent[r]) {
+    const tag = tags[kind[r]];
+    if (EVERY_TAGS.has(tag)) keep.push(r);
+    else if (LAST_ONE_TAGS.has(tag) && !seen.has(tag)) {
+      seen.add(tag);
+      keep.push(r);
+    }
+  }
+  const s = v.session;
+  const lines = [JSON.stringify({ ...s.header(), version: 3 })];
+  let prev = null;
+  for (let i = keep.length - 1; i >= 0; i--) {
+    const e = s.entry(ids[keep[i]]);
+    e.parentId = prev;
+    prev = e.id;
+    lines.push(JSON.stringify(e));
+  }
+  return metaOf(JSON.parse(pkg.buildSessionContextJson(lines.join('\n'))));
+}
+
+function slice(start, end, v = view) {
   const out = [];
-  for (let i = Math.max(0, start); i < Math.min(end, view.messages.length); i++) out.push({ m: view.messages[i], id: view.ctxIds[i] ?? null });
+  for (let i = Math.max(0, start); i < Math.min(end, v.messages.length); i++) out.push({ m: v.messages[i], id: v.ctxIds[i] ?? null });
   return out;
 }
 
@@ -728,7 +886,7 @@ async function edit(reqId, what, fn, expect = {}) {
   v.size = v.src.storage.stat(file).size;
   const check = await verify(v.src, file, expect);
   if (!check.ok) throw fail(`The written file did not reload as expected: ${check.problems.join('; ')}`, 'persistence');
-  const out = openPayload(reqId, 'end');
+  const out = await openPayload(v, reqId, 'end');
   out.saved = { what, result, check };
   return out;
 }
@@ -889,8 +1047,7 @@ const HANDLERS = {
   list: (args) => list(args),
 
   select({ id, where }) {
-    needView();
-    return select(id, where ?? 'end');
+    return select(needView(), id, where ?? 'end');
   },
 
   messages({ start, end }) {

@@ -83,6 +83,18 @@ for (const { name, scheme, theme } of MODES) {
       b.assertNoProblems();
     });
 
+    test('the tree\'s rows and its filter bar', async () => {
+      await check('#tree .node .preview');
+      await check('#tree .node .tag');
+      await check('.tree-tools .btn');
+      await check('.tree-tools select');
+      await page.locator('#tree-filter').fill('the');
+      await page.locator('#tree-filter-count', { hasText: /shown/ }).waitFor();
+      await check('#tree-filter-count');
+      await page.locator('#tree-filter').fill('');
+      b.assertNoProblems();
+    });
+
     test('the picker\'s rows, the active one included', async () => {
       await page.locator('#open-picker').click();
       await page.locator('#picker-list .picker-item.active').waitFor();
