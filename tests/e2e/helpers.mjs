@@ -87,9 +87,9 @@ export async function openBrowser() {
   };
 }
 
-/** Waits until the session bar names the open file. */
+/** Waits until the session bar names the open file (on a phone the chip is folded behind Details). */
 export async function fileChip(page, name) {
-  await page.locator('#session-bar [data-testid=chip-file]', { hasText: name }).waitFor();
+  await page.locator('#session-bar [data-testid=chip-file]', { hasText: name }).waitFor({ state: 'attached' });
 }
 
 /** Drops `text` as a file on the page, as a drag from the file manager would. */
