@@ -410,15 +410,31 @@ const REAL_HOSTS = {
 // Peak memory of one first open, per host (bytes).
 const REAL_MEMORY = {
   native: (c) => json(NATIVE, ['rss', c.path, c.agentDir]).vmHwmKiB * 1024,
-  cli: (c) => processMaxRss(CLI, cliArgs(c.path, c.agentDir), cliEnv) ?? NaN,
+  cli: (c) => {
+    // A run that fails does not count: its peak is that of a failure.
+    const r = spawnSync('/usr/bin/time', ['-f', 'XCSH_MAXRSS_KIB=%M', CLI, ...cliArgs(c.path, c.agentDir)], {
+      env: { ...process.env, ...cliEnv },
+      stdio: ['ignore', 'ignore', 'pipe'],
+      encoding: 'utf8',
+    });
+    if (r.status !== 0) throw new Error(`xcsh-session exited ${r.status}: ${r.stderr}`);
+    const m = /XCSH_MAXRSS_KIB=(\d+)/.exec(r.stderr ?? '');
+    return m ? Number(m[1]) * 1024 : NaN;
+  },
   npm: (c) => json(process.execPath, [path.join(here, 'open.mjs'), 'memory', 'wasm-open', c.path, c.agentDir]).maxRssBytes,
 };
 const attempt = (f) => {
   try {
     return f();
   } catch (e) {
-    return { error: String(e.message ?? e).slice(0, 500) };
+    return { error: String(e.message ?? e).slice(0, 2000) };
   }
+};
+// The line of a failed run's stderr that says why (not the command line).
+const why = (error) => {
+  const tail = error.split(/ exited \d+: /).slice(1).join(' ') || error;
+  const lines = tail.split('\n').map((l) => l.trim()).filter(Boolean);
+  return (lines.find((l) => /error/i.test(l)) ?? lines[0] ?? error).slice(0, 200);
 };
 
 function measureReal(key, reps) {
@@ -438,7 +454,7 @@ function measureReal(key, reps) {
       const out = r.hosts[h];
       if (first.error || again.error) {
         out.errors.push(first.error ?? again.error);
-        log(`  ${key} ${h}: FAILED: ${(first.error ?? again.error).split('\n')[0]}`);
+        log(`  ${key} ${h}: FAILED: ${why(first.error ?? again.error)}`);
         continue;
       }
       out.firstMs.push(first.wallMs);
@@ -463,7 +479,9 @@ function measureReal(key, reps) {
   r.contextBytes = r.hosts.native.contextBytes ?? r.hosts.npm.contextBytes ?? null;
   r.contextMessages = r.hosts.native.messages ?? null;
   r.contextMessagesAsGenerated = r.contextMessages === s.contextMessages;
-  r.sameContextNativeNpm = r.hosts.native.contextSha256 !== undefined && r.hosts.native.contextSha256 === r.hosts.npm.contextSha256;
+  r.sameContextNativeNpm = r.hosts.native.contextSha256 === undefined || r.hosts.npm.contextSha256 === undefined
+    ? null
+    : r.hosts.native.contextSha256 === r.hosts.npm.contextSha256;
   if (r.contextMessages !== null && !r.contextMessagesAsGenerated) {
     log(`  WARNING: ${key}: the context has ${r.contextMessages} messages, the generator said ${s.contextMessages}`);
   }
@@ -636,8 +654,8 @@ for (const r of Object.values(results.real)) {
   const g = r.generated;
   out.push(`real ${r.key}: ${fmtBytes(r.bytes)}, ${g.entries} entries (${g.copies}× the fixtures), ${g.pathMessages} messages on the leaf's path, ` +
     `${g.compactions} compactions; context ${r.contextBytes === null ? '–' : fmtBytes(r.contextBytes)}, ${r.contextMessages ?? '–'} messages ` +
-    `(generator: ${g.contextMessages}${r.contextMessagesAsGenerated ? ', matches' : ', DIFFERS'}); native and npm contexts identical: ${r.sameContextNativeNpm ? 'yes' : 'NO'}` +
-    Object.entries(r.hosts).filter(([, o]) => o.errors.length).map(([h, o]) => `; ${h} failed: ${o.errors[0].split('\n')[0].slice(0, 160)}`).join(''));
+    `(generator: ${g.contextMessages}${r.contextMessagesAsGenerated ? ', matches' : ', DIFFERS'}); native and npm contexts identical: ${r.sameContextNativeNpm === null ? '–' : r.sameContextNativeNpm ? 'yes' : 'NO'}` +
+    Object.entries(r.hosts).filter(([, o]) => o.errors.length).map(([h, o]) => `; ${h} failed: ${why(o.errors[0])}`).join(''));
 }
 out.push(`recent list: ${recent.all.prefixReads} prefix reads, ${recent.all.fullReads} full reads, ${recent.all.stats} stats for ${recent.all.files} files`);
 out.push(`load average (1, 5, 15 min): start ${results.meta.loadavgStart.join(' ')}, end ${results.meta.loadavgEnd.join(' ')} on ${results.meta.cpus} CPUs`);
