@@ -1,7 +1,7 @@
 // The benchmark driver (called by scripts/bench, which builds and generates the data
 // first). Runs every measurement in one go, prints the table, writes the JSON results.
 //
-//   node bench/run.mjs --root DIR --manifest FILE --out FILE [--quick]
+//   node bench/run.mjs --root DIR --manifest FILE [--real-manifest FILE] --out FILE [--quick]
 //
 // Each system runs in its own child process. Timed repetitions are spread over rounds
 // (every system once per round) so that load changes on a shared machine hit all systems
@@ -28,6 +28,7 @@ const ROOT = path.resolve(opt('--root', path.join(here, '..')));
 const TARGET = path.resolve(opt('--target-dir', process.env.CARGO_TARGET_DIR || path.join(ROOT, 'target')));
 const MANIFEST = path.resolve(opt('--manifest', path.join(TARGET, 'bench', 'data', 'manifest.json')));
 const OUT = path.resolve(opt('--out', path.join(TARGET, 'bench', 'results.json')));
+const REAL_MANIFEST = path.resolve(opt('--real-manifest', path.join(TARGET, 'bench', 'data', 'real-manifest.json')));
 const BENCH_DIR = path.join(TARGET, 'bench');
 const TMP = path.join(BENCH_DIR, 'tmp');
 const AOT_CACHE = path.join(BENCH_DIR, 'aot-cache');
@@ -40,6 +41,11 @@ const PKG_WASM = path.join(ROOT, 'pkg', 'xcsh_session_bg.wasm');
 const CFG = QUICK
   ? { session: '1MB', list: '200x10', rounds: 1, reps: 1, warmup: 1, appendReps: 1, recentReps: 1, scaling: [] }
   : { session: '100MB', list: '10000x100', rounds: 3, reps: 2, warmup: 1, appendReps: 15, recentReps: 5, scaling: ['1MB', '10MB'] };
+// Real-content sessions (examples/gen_real.rs, real-manifest.json): each open is a first
+// open of a fresh copy. `big` stands for the 1 GB tier (a small file in --quick).
+const REAL_CFG = QUICK
+  ? { sessions: ['5MB-nocompact', '5MB-compact'], big: '10MB-nocompact', reps: 1, bigReps: 1 }
+  : { sessions: ['100MB-nocompact', '100MB-compact'], big: '1GB-nocompact', reps: 3, bigReps: 1 };
 
 const manifest = JSON.parse(fs.readFileSync(MANIFEST, 'utf8'));
 const big = manifest.sessions[CFG.session];
@@ -48,6 +54,13 @@ const listing = manifest.lists[CFG.list];
 if (!big || !tiny || !listing) {
   console.error(`[bench] the manifest lacks ${CFG.session}, 1KB or ${CFG.list}: run scripts/bench`);
   process.exit(1);
+}
+const realManifest = JSON.parse(fs.readFileSync(REAL_MANIFEST, 'utf8'));
+for (const key of [...REAL_CFG.sessions, REAL_CFG.big]) {
+  if (!realManifest.sessions[key]) {
+    console.error(`[bench] ${path.relative(process.cwd(), REAL_MANIFEST)} lacks ${key}: run scripts/bench`);
+    process.exit(1);
+  }
 }
 fs.mkdirSync(TMP, { recursive: true });
 
@@ -106,6 +119,9 @@ function processMaxRss(cmd, args, env) {
   return m ? Number(m[1]) * 1024 : null;
 }
 
+const fmtMs = (ms) => (!Number.isFinite(ms) ? 'failed' : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : ms >= 10 ? `${ms.toFixed(0)} ms` : `${ms.toFixed(2)} ms`);
+const fmtBytes = (b) => (!Number.isFinite(b) ? 'failed' : b >= 1e6 ? `${(b / 1e6).toFixed(1)} MB` : b >= 1e3 ? `${(b / 1e3).toFixed(1)} kB` : `${Math.round(b)} B`);
+const fmtRatio = (r) => (Number.isFinite(r) ? `${r.toFixed(2)}×` : '–');
 const sha256 = (buf) => crypto.createHash('sha256').update(buf).digest('hex');
 const loadavg = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
 
@@ -360,6 +376,126 @@ const memJs = json(process.execPath, [path.join(here, 'open.mjs'), 'memory', 'js
 const cliRss = processMaxRss(CLI, cliArgs(big.path, big.agentDir), cliEnv);
 results.memory = { native: rss, wasmText: memText, wasmOpen: memOpen, js: memJs, wasmtimeMaxRssBytes: cliRss };
 
+// ------------------------------------------------------------------ real content
+
+// Every open here is the first open of a fresh copy (new agent dir, new path, new mtime,
+// the blobs copied along): nothing a host might keep about a file it saw before can help
+// it. The reopen is a second process opening the same unchanged copy.
+const REAL_TMP = path.join(TMP, 'real');
+let copies = 0;
+function freshCopy(s) {
+  const agent = path.join(REAL_TMP, String(copies++), 'agent');
+  const dir = path.join(agent, 'sessions', path.basename(path.dirname(s.path)));
+  fs.mkdirSync(dir, { recursive: true });
+  const blobs = path.join(s.agentDir, 'blobs');
+  if (fs.existsSync(blobs)) fs.cpSync(blobs, path.join(agent, 'blobs'), { recursive: true });
+  const file = path.join(dir, path.basename(s.path));
+  fs.copyFileSync(s.path, file);
+  return { path: file, agentDir: agent, root: path.dirname(agent) };
+}
+const dropCopy = (c) => fs.rmSync(c.root, { recursive: true, force: true });
+
+// One open of a copy in a fresh process, per host: { wallMs, contextBytes?, messages? }.
+const REAL_HOSTS = {
+  native: (c) => {
+    const r = json(NATIVE, ['open', c.path, c.agentDir, '0', '1']);
+    return { wallMs: r.wallMs[0], contextBytes: r.contextBytes, messages: r.messages, contextSha256: r.contextSha256 };
+  },
+  cli: (c) => ({ wallMs: timeProcess(CLI, cliArgs(c.path, c.agentDir), cliEnv).wallMs }),
+  npm: (c) => {
+    const r = json(process.execPath, [path.join(here, 'open.mjs'), 'wasm-open', c.path, c.agentDir, '0', '1']);
+    return { wallMs: r.wallMs[0], contextBytes: r.contextBytes, contextSha256: r.contextSha256 };
+  },
+};
+// Peak memory of one first open, per host (bytes).
+const REAL_MEMORY = {
+  native: (c) => json(NATIVE, ['rss', c.path, c.agentDir]).vmHwmKiB * 1024,
+  cli: (c) => {
+    // A run that fails does not count: its peak is that of a failure.
+    const r = spawnSync('/usr/bin/time', ['-f', 'XCSH_MAXRSS_KIB=%M', CLI, ...cliArgs(c.path, c.agentDir)], {
+      env: { ...process.env, ...cliEnv },
+      stdio: ['ignore', 'ignore', 'pipe'],
+      encoding: 'utf8',
+    });
+    if (r.status !== 0) throw new Error(`xcsh-session exited ${r.status}: ${r.stderr}`);
+    const m = /XCSH_MAXRSS_KIB=(\d+)/.exec(r.stderr ?? '');
+    return m ? Number(m[1]) * 1024 : NaN;
+  },
+  npm: (c) => json(process.execPath, [path.join(here, 'open.mjs'), 'memory', 'wasm-open', c.path, c.agentDir]).maxRssBytes,
+};
+const attempt = (f) => {
+  try {
+    return f();
+  } catch (e) {
+    return { error: String(e.message ?? e).slice(0, 2000) };
+  }
+};
+// The line of a failed run's stderr that says why (not the command line).
+const why = (error) => {
+  const tail = error.split(/ exited \d+: /).slice(1).join(' ') || error;
+  const lines = tail.split('\n').map((l) => l.trim()).filter(Boolean);
+  return (lines.find((l) => /error/i.test(l)) ?? lines[0] ?? error).slice(0, 200);
+};
+
+function measureReal(key, reps) {
+  const s = realManifest.sessions[key];
+  const r = { key, bytes: s.bytes, variant: s.variant, generated: s, cat: [], hosts: {}, memory: {} };
+  for (const h of Object.keys(REAL_HOSTS)) r.hosts[h] = { firstMs: [], reopenMs: [], errors: [] };
+  for (let i = 0; i < reps; i++) {
+    for (const [h, open] of Object.entries(REAL_HOSTS)) {
+      const c = freshCopy(s);
+      if (h === 'native') {
+        timeProcess('cat', [c.path]);
+        r.cat.push(timeProcess('cat', [c.path]).wallMs);
+      }
+      const first = attempt(() => open(c));
+      const again = first.error ? first : attempt(() => open(c));
+      dropCopy(c);
+      const out = r.hosts[h];
+      if (first.error || again.error) {
+        out.errors.push(first.error ?? again.error);
+        log(`  ${key} ${h}: FAILED: ${why(first.error ?? again.error)}`);
+        continue;
+      }
+      out.firstMs.push(first.wallMs);
+      out.reopenMs.push(again.wallMs);
+      for (const k of ['contextBytes', 'messages', 'contextSha256']) if (first[k] !== undefined) out[k] = first[k];
+    }
+    log(`  ${key} rep ${i + 1}/${reps}: cat ${fmtMs(median(r.cat))}, ` +
+      Object.entries(r.hosts).map(([h, o]) => `${h} ${fmtMs(median(o.firstMs))} (reopen ${fmtMs(median(o.reopenMs))})`).join(', '));
+  }
+  for (const [h, peak] of Object.entries(REAL_MEMORY)) {
+    const c = freshCopy(s);
+    const v = attempt(() => peak(c));
+    dropCopy(c);
+    r.memory[h] = typeof v === 'number' ? v : NaN;
+    if (typeof v !== 'number') r.hosts[h].errors.push(`memory: ${v.error}`);
+  }
+  r.catMs = median(r.cat);
+  for (const o of Object.values(r.hosts)) {
+    o.firstMedianMs = median(o.firstMs);
+    o.reopenMedianMs = median(o.reopenMs);
+  }
+  r.contextBytes = r.hosts.native.contextBytes ?? r.hosts.npm.contextBytes ?? null;
+  r.contextMessages = r.hosts.native.messages ?? null;
+  r.contextMessagesAsGenerated = r.contextMessages === s.contextMessages;
+  r.sameContextNativeNpm = r.hosts.native.contextSha256 === undefined || r.hosts.npm.contextSha256 === undefined
+    ? null
+    : r.hosts.native.contextSha256 === r.hosts.npm.contextSha256;
+  if (r.contextMessages !== null && !r.contextMessagesAsGenerated) {
+    log(`  WARNING: ${key}: the context has ${r.contextMessages} messages, the generator said ${s.contextMessages}`);
+  }
+  return r;
+}
+
+results.real = {};
+for (const key of [...REAL_CFG.sessions, REAL_CFG.big]) {
+  const reps = key === REAL_CFG.big ? REAL_CFG.bigReps : REAL_CFG.reps;
+  log(`real content: ${key} (${(realManifest.sessions[key].bytes / 1e6).toFixed(1)} MB), ${reps} fresh cop${reps === 1 ? 'y' : 'ies'} per host`);
+  results.real[key] = measureReal(key, reps);
+}
+fs.rmSync(REAL_TMP, { recursive: true, force: true });
+
 log('sizes');
 const sizeOf = (file) => {
   if (!fs.existsSync(file)) return null;
@@ -371,9 +507,6 @@ results.meta.loadavgEnd = loadavg();
 
 // ------------------------------------------------------------------ table
 
-const fmtMs = (ms) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : ms >= 10 ? `${ms.toFixed(0)} ms` : `${ms.toFixed(2)} ms`);
-const fmtBytes = (b) => (b >= 1e6 ? `${(b / 1e6).toFixed(1)} MB` : b >= 1e3 ? `${(b / 1e3).toFixed(1)} kB` : `${Math.round(b)} B`);
-const fmtRatio = (r) => (Number.isFinite(r) ? `${r.toFixed(2)}×` : '–');
 
 const rows = [];
 /** cmp: 'le' (ratio or value must be ≤ limit) or 'ge'. */
@@ -453,6 +586,46 @@ if (sz.jsPackage) {
   row('size.jsGzip', 'JS package .wasm, gzip -9 (vs raw)', sz.jsPackage.gzip9, fmtBytes, sz.jsPackage.raw, { limit: 300_000, on: 'value', target: '≤ 300 kB' });
 }
 if (sz.component) row('size.componentGzip', 'Component .wasm, gzip -9 (vs raw)', sz.component.gzip9, fmtBytes, sz.component.raw, {});
+const MiB64 = 64 * 1024 * 1024;
+const realLabel = (key) => {
+  const [size, variant] = key.split('-');
+  return `${size.replace(/(\d)([KMG]B)$/, '$1 $2')} real, ${variant}`;
+};
+const REAL_TARGETS = { native: 4, cli: 5, npm: 6 };
+const REAL_NAMES = { native: 'native', cli: 'CLI context --json, whole process', npm: 'npm Session.open → contextJson' };
+for (const key of REAL_CFG.sessions) {
+  const r = results.real[key];
+  const L = realLabel(key);
+  const v = r.variant;
+  for (const h of ['native', 'cli', 'npm']) {
+    const lim = REAL_TARGETS[h];
+    row(`real.open.${h}.${v}`, `Open ${L}, first: ${REAL_NAMES[h]} (vs cat)`, r.hosts[h].firstMedianMs, fmtMs, r.catMs, { limit: lim, target: `≤ ${lim}×` });
+  }
+  for (const h of ['native', 'cli', 'npm']) {
+    row(`real.reopen.${h}.${v}`, `Reopen ${L} unchanged: ${REAL_NAMES[h]} (vs its first open)`, r.hosts[h].reopenMedianMs, fmtMs, r.hosts[h].firstMedianMs, { limit: 0.1, target: '≤ 0.1×' });
+  }
+  row(`real.memory.native.${v}`, `Peak RSS, native first open of ${L} (vs file size)`, r.memory.native, fmtBytes, r.bytes, { limit: 1.5, target: '≤ 1.5×' });
+  row(`real.memory.cli.${v}`, `Peak RSS, CLI process, ${L} (vs file size)`, r.memory.cli, fmtBytes, r.bytes, {});
+  row(`real.memory.npm.${v}`, `Peak RSS, Node process, npm Session.open of ${L} (vs file size)`, r.memory.npm, fmtBytes, r.bytes, { limit: 2, target: '≤ 2×' });
+}
+{
+  const r = results.real[REAL_CFG.big];
+  const L = realLabel(REAL_CFG.big) + (QUICK ? ' (--quick: for the 1 GB tier)' : '');
+  row('real.open1g.native', `Open ${L}, first: native (vs cat)`, r.hosts.native.firstMedianMs, fmtMs, r.catMs, { limit: 5, target: '≤ 5×' });
+  for (const h of ['cli', 'npm']) {
+    const x = row(`real.open1g.${h}`, `Open ${L}, first: ${REAL_NAMES[h]} (vs cat)`, r.hosts[h].firstMedianMs, fmtMs, r.catMs, { target: 'opens' });
+    x.ok = x.text[x.text.length - 1] = Number.isFinite(r.hosts[h].firstMedianMs) ? 'yes' : 'NO';
+  }
+  for (const h of ['native', 'cli', 'npm']) {
+    row(`real.reopen1g.${h}`, `Reopen ${L} unchanged: ${REAL_NAMES[h]} (vs its first open)`, r.hosts[h].reopenMedianMs, fmtMs, r.hosts[h].firstMedianMs, { limit: 0.1, target: '≤ 0.1×' });
+  }
+  const ctx = r.contextBytes ?? NaN;
+  const limit = ctx + MiB64;
+  const target = `≤ context ${fmtBytes(ctx)} + 64 MiB = ${fmtBytes(limit)}`;
+  row('real.memory1g.native', `Peak RSS, native first open of ${L} (vs file size)`, r.memory.native, fmtBytes, r.bytes, { limit, on: 'value', target });
+  row('real.memory1g.cli', `Peak RSS, CLI process, ${L} (vs file size)`, r.memory.cli, fmtBytes, r.bytes, { limit, on: 'value', target });
+  row('real.memory1g.npm', `Peak RSS, Node process, npm Session.open of ${L} (vs file size)`, r.memory.npm, fmtBytes, r.bytes, { limit, on: 'value', target });
+}
 results.table = rows.map(({ text, ...r }) => r);
 
 function markdown(header, lines) {
@@ -477,6 +650,13 @@ if (Object.keys(results.scaling).length) {
 out.push('');
 out.push(`native open phases (median of ${phaseReps}, after 1 untimed run): ` +
   Object.entries(results.phases.medianMs).map(([k, v]) => `${k} ${fmtMs(v)}`).join(', '));
+for (const r of Object.values(results.real)) {
+  const g = r.generated;
+  out.push(`real ${r.key}: ${fmtBytes(r.bytes)}, ${g.entries} entries (${g.copies}× the fixtures), ${g.pathMessages} messages on the leaf's path, ` +
+    `${g.compactions} compactions; context ${r.contextBytes === null ? '–' : fmtBytes(r.contextBytes)}, ${r.contextMessages ?? '–'} messages ` +
+    `(generator: ${g.contextMessages}${r.contextMessagesAsGenerated ? ', matches' : ', DIFFERS'}); native and npm contexts identical: ${r.sameContextNativeNpm === null ? '–' : r.sameContextNativeNpm ? 'yes' : 'NO'}` +
+    Object.entries(r.hosts).filter(([, o]) => o.errors.length).map(([h, o]) => `; ${h} failed: ${why(o.errors[0])}`).join(''));
+}
 out.push(`recent list: ${recent.all.prefixReads} prefix reads, ${recent.all.fullReads} full reads, ${recent.all.stats} stats for ${recent.all.files} files`);
 out.push(`load average (1, 5, 15 min): start ${results.meta.loadavgStart.join(' ')}, end ${results.meta.loadavgEnd.join(' ')} on ${results.meta.cpus} CPUs`);
 const text = out.join('\n');
