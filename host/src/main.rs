@@ -680,7 +680,7 @@ fn serve_session(
     report_cache(cli.verbose, &outcome);
     let mut linker = Linker::new(engine);
     SessionComponent::add_to_linker::<_, HasSelf<fshost::FsHost>>(&mut linker, |h| h)?;
-    let mut store = Store::new(engine, fshost::FsHost::new(roots, true));
+    let mut store = new_store(engine, fshost::FsHost::new(roots, true));
     let instance = linker.instantiate(&mut store, &component)?;
     rpc::Driver::new(&mut store, instance, timings)?
         .serve(std::io::stdin().lock(), std::io::stdout().lock())?;
@@ -765,7 +765,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     report_cache(cli.verbose, &outcome);
     let mut linker = Linker::new(&engine);
     SessionComponent::add_to_linker::<_, HasSelf<fshost::FsHost>>(&mut linker, |h| h)?;
-    let mut store = Store::new(&engine, fshost::FsHost::new(t.roots, writable));
+    let mut store = new_store(&engine, fshost::FsHost::new(t.roots, writable));
     let instance = SessionComponent::instantiate(&mut store, &component, &linker)?;
     // The CLI prints `session-json`'s text (the npm package's bytes); `context`, `tree`
     // and `get-blob` are `session-api`'s (their JSON is the entries' own).
@@ -900,6 +900,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::from(code))
         }
     }
+}
+
+/// The store the component runs in. Its hostcall fuel (the bytes the guest may pass to the
+/// host in one call; wasmtime's default is 128 MiB) is the whole 32-bit address space: the
+/// component is ours, the path confinement is the sandbox that matters, and a session's
+/// context or a file written back can exceed 128 MiB (a 1 GB session's context is ~1 GB).
+fn new_store(engine: &Engine, host: fshost::FsHost) -> Store<fshost::FsHost> {
+    let mut store = Store::new(engine, host);
+    store.set_hostcall_fuel(u32::MAX as usize);
+    store
 }
 
 fn main() -> ExitCode {

@@ -54,6 +54,11 @@ for (const name of FIXTURES) {
     const session = Session.fromText(text);
     assert.equal(session.contextJson(), json);
     assert.equal(session.contextJson(session.leafId), json);
+    // contextJsonBytes (for a context too large for a JS string): the same text, as UTF-8.
+    const bytes = session.contextJsonBytes();
+    assert.ok(bytes instanceof Uint8Array);
+    assert.deepEqual(Buffer.from(bytes), Buffer.from(json, 'utf8'));
+    assert.deepEqual(Buffer.from(session.contextJsonBytes(null)), Buffer.from(session.contextJson(null), 'utf8'));
     // An unknown leaf falls back to the last entry, as in the agent.
     assert.equal(buildSessionContextJson(text, 'no-such-id'), json);
     assert.deepEqual(buildSessionContext(text), JSON.parse(json));

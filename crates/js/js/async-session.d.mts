@@ -63,6 +63,7 @@ export class AsyncSession {
   context(leafId?: string | null): SessionContext;
   contextEntryIds(leafId?: string | null): string[];
   contextJson(leafId?: string | null): string;
+  contextJsonBytes(leafId?: string | null): Uint8Array;
   displayTitle(maxChars?: number): string | null;
   entries(): SessionEntry[];
   entriesJson(): string;

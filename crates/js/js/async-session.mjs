@@ -25,7 +25,7 @@ const WRITING = [
 
 /** The methods that only read the session in memory: synchronous here too. */
 const READING = [
-  'branch', 'branchPath', 'children', 'context', 'contextEntryIds', 'contextJson',
+  'branch', 'branchPath', 'children', 'context', 'contextEntryIds', 'contextJson', 'contextJsonBytes',
   'displayTitle', 'entries', 'entriesJson', 'entry', 'getArtifactPath', 'header', 'label',
   'lastModelChangeRole', 'report', 'resetLeaf', 'toJsonl', 'tree', 'treeJson',
   'usageStatistics', 'warnings',

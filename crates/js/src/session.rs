@@ -17,6 +17,10 @@ type CoreSession = xcsh_session::Session;
 /// A session: an append-only tree of entries with a movable leaf, persisted through a
 /// `JsStorage` (or read-only / in memory). Call `free()` when done with it, or rely on
 /// the garbage collector.
+
+/// The longest JS string V8 makes, in UTF-16 units (`String.prototype.length`): 2^29 − 24.
+const MAX_JS_STRING: usize = (1 << 29) - 24;
+
 #[wasm_bindgen(js_name = Session)]
 pub struct JsSession {
     inner: CoreSession,
@@ -272,12 +276,36 @@ impl JsSession {
             .map_err(JsValue::from)
     }
 
+    /// The context as JSON text. A context longer than a JS string can be (V8: 2^29 − 24
+    /// UTF-16 units, ~512 MiB; a session of about 1 GB with no compaction) is refused as
+    /// `invalidInput`, naming its size and `contextJsonBytes`, which has no such limit.
     #[wasm_bindgen(js_name = contextJson)]
     pub fn context_json(
         &self,
         #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
     ) -> JsResult<String> {
-        Ok(match LeafArg::from_js(&leaf_id)? {
+        let text = self.context_text(&leaf_id)?;
+        if text.len() > MAX_JS_STRING && text.encode_utf16().count() > MAX_JS_STRING {
+            return Err(crate::convert::invalid(format!(
+                "the context is {} bytes of JSON, more than a JavaScript string can hold ({MAX_JS_STRING} UTF-16 units): read it with contextJsonBytes() (UTF-8 bytes) instead",
+                text.len()
+            )));
+        }
+        Ok(text)
+    }
+
+    /// The context as JSON, UTF-8 bytes: the same bytes as `contextJson`, for a context too
+    /// large for a JS string (decode it in pieces, or stream it to a file).
+    #[wasm_bindgen(js_name = contextJsonBytes)]
+    pub fn context_json_bytes(
+        &self,
+        #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
+    ) -> JsResult<Vec<u8>> {
+        Ok(self.context_text(&leaf_id)?.into_bytes())
+    }
+
+    fn context_text(&self, leaf_id: &JsValue) -> JsResult<String> {
+        Ok(match LeafArg::from_js(leaf_id)? {
             LeafArg::Default => self.inner.context().to_json(),
             other => self.inner.context_at(other.leaf(Leaf::Last)).to_json(),
         })
