@@ -19,6 +19,8 @@ import { showWindow } from './conversation.js';
 import { closeUrlPanel, openUrl, renderInspector } from './inspector.js';
 import { openPicker, wirePicker } from './picker.js';
 import { openHistory, wireHistory } from './history-box.js';
+import { wireToolToggle } from './tools.js';
+import { wireExport } from './export.js';
 
 async function main() {
   wireUi();
@@ -109,6 +111,8 @@ function wireUi() {
   wirePicker();
   wireHistory();
   wireDrop();
+  wireToolToggle();
+  wireExport();
 
   const tree = $('tree');
   tree.addEventListener('scroll', () => scheduleTreeRender());

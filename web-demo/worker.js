@@ -717,6 +717,13 @@ const HANDLERS = {
     return { start, end: Math.min(end, view.messages.length), items: slice(start, end) };
   },
 
+  /** The whole shown branch for an export: the package's context JSON, untouched, and names. */
+  exportBranch() {
+    const v = needView();
+    const s = v.session;
+    return { json: s.contextJson(), name: v.name, title: s.displayTitle(80), sessionId: s.sessionId, leafId: s.leafId ?? null, cwd: s.header()?.cwd ?? null };
+  },
+
   entry({ id }) {
     const v = needView();
     return { entry: v.session.entry(id), label: v.session.label(id) ?? null };
