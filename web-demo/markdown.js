@@ -29,6 +29,10 @@ const AUTO_DETECT_MAX_CHARS = 2_000; // unlabelled code blocks are auto-detected
 const ALLOWED_TAGS = ['p', 'br', 'hr', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'strong', 'em', 'del', 's', 'code', 'pre', 'blockquote', 'ul', 'ol', 'li', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'a', 'span'];
 const ALLOWED_ATTR = ['href', 'title', 'class', 'start', 'align'];
 const SAFE_URL = /^(?:https?:\/\/|mailto:|artifact:\/\/|agent:\/\/)/i;
+// DOMPurify checks every attribute value that may be a URL with this: schemes other than
+// these are dropped; a value with no scheme (align="right") passes, and links are then
+// kept only when they match SAFE_URL (fixLinks).
+const PURIFY_URI = /^(?:(?:https?|mailto|artifact|agent):|[^a-z]|[a-z+.-]+(?:[^a-z+.\-:]|$))/i;
 const INTERNAL = /^(?:artifact|agent):\/\//i;
 
 let marked = null;
@@ -64,7 +68,7 @@ if (libs) {
 const PURIFY_CONFIG = {
   ALLOWED_TAGS,
   ALLOWED_ATTR,
-  ALLOWED_URI_REGEXP: SAFE_URL,
+  ALLOWED_URI_REGEXP: PURIFY_URI,
   ALLOW_DATA_ATTR: false,
   ALLOW_ARIA_ATTR: false,
   RETURN_DOM_FRAGMENT: true,
