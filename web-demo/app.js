@@ -25,6 +25,8 @@ import { clearPlace, restorePlace, urlNamesView, wireLocation } from './location
 import { wireFind } from './find.js';
 import { wireOutline } from './outline.js';
 import { wirePosition } from './position.js';
+import { wireToolToggle } from './tools.js';
+import { wireExport } from './export.js';
 
 async function main() {
   wireUi();
@@ -139,6 +141,8 @@ function wireUi() {
   wireOutline();
   wirePosition();
   wireLoad();
+  wireToolToggle();
+  wireExport();
 
   const tree = $('tree');
   tree.addEventListener('scroll', () => scheduleTreeRender());

@@ -1,13 +1,22 @@
-// Message content: text (clamped, with inline code and internal links), tool calls, images and JSON blocks.
+// Message content: text (Markdown, clamped, with internal links), code blocks (highlighted,
+// focusable, with a copy button), images and JSON blocks. Tool calls are drawn by the
+// `toolCall` renderer the caller passes (tools.js).
 
 import { CLAMP_CHARS, CLAMP_LINES } from './state.js';
-import { fmtBytes, fmtCount, fmtNum, h, shortId } from './dom.js';
+import { fmtBytes, fmtCount, h, toast } from './dom.js';
+import { highlightInto, renderMarkdown } from './markdown.js';
+import { drawVisible } from './lazy.js';
 
-/** Renders a content string or an array of blocks into `body`. */
-export function renderContent(body, content, { monospace = false } = {}) {
+/**
+ * Renders a content string or an array of blocks into `body`. `monospace`: text as output
+ * (tool results); `full`: nothing clamped (exports); `toolCall(block)`: the element of a
+ * tool call block (a JSON block without it).
+ */
+export function renderContent(body, content, { monospace = false, full = false, toolCall = null } = {}) {
   if (content === undefined || content === null) return;
+  const textOpts = monospace ? { monospace, full } : { markdown: true, full };
   if (typeof content === 'string') {
-    body.append(monospace ? clampBlock(content, { monospace }) : clampBlock(content, { markdown: true }));
+    body.append(clampBlock(content, textOpts));
     return;
   }
   if (!Array.isArray(content)) {
@@ -18,7 +27,7 @@ export function renderContent(body, content, { monospace = false } = {}) {
     if (!b || typeof b !== 'object') continue;
     switch (b.type) {
       case 'text':
-        if (String(b.text ?? '').length) body.append(clampBlock(String(b.text), monospace ? { monospace } : { markdown: true }));
+        if (String(b.text ?? '').length) body.append(clampBlock(String(b.text), textOpts));
         break;
       case 'thinking': {
         const text = String(b.thinking ?? '');
@@ -27,13 +36,13 @@ export function renderContent(body, content, { monospace = false } = {}) {
             'details',
             { class: 'thinking' },
             h('summary', null, h('span', null, 'Thinking'), h('span', { class: 'muted' }, ` · ${fmtCount(text.length, 'char')}${b.redacted ? ' · redacted' : ''}`)),
-            clampBlock(text, { markdown: true }),
+            clampBlock(text, { markdown: true, full }),
           ),
         );
         break;
       }
       case 'toolCall':
-        body.append(renderToolCall(b));
+        body.append(toolCall ? toolCall(b) : jsonDetails(`tool call ${b.name ?? ''}`, b, true));
         break;
       case 'image':
         body.append(renderImage(b));
@@ -44,27 +53,10 @@ export function renderContent(body, content, { monospace = false } = {}) {
   }
 }
 
-function renderToolCall(b) {
-  let args = b.arguments;
-  if (typeof args === 'string') {
-    try {
-      args = JSON.parse(args);
-    } catch {
-      /* keep the raw string */
-    }
-  }
-  const json = typeof args === 'string' ? args : JSON.stringify(args ?? {}, null, 2);
-  return h(
-    'div',
-    { class: 'tool-call', title: b.id ? `toolCallId ${b.id}` : undefined },
-    h('div', { class: 'tool-call-head' }, h('span', { class: 'arrow' }, '→'), h('span', { class: 'tool-name' }, String(b.name ?? 'tool')), b.id ? h('span', { class: 'mono muted' }, shortId(b.id)) : null),
-    clampBlock(json, { monospace: true, lines: 16 }),
-  );
-}
-
 const MIME_RE = /^image\/[a-z0-9.+-]+$/i;
 
-function renderImage(b) {
+/** An image block as a figure (only `data:image/...;base64`; blob references are named, not loaded). */
+export function renderImage(b) {
   const data = typeof b.data === 'string' ? b.data : '';
   const mime = typeof b.mimeType === 'string' && MIME_RE.test(b.mimeType) ? b.mimeType : 'image/png';
   if (!data || data.startsWith('blob:') || !/^[A-Za-z0-9+/=\s_-]+$/.test(data)) {
@@ -76,6 +68,7 @@ function renderImage(b) {
   return h('figure', { class: 'image' }, img, h('figcaption', null, mime));
 }
 
+/** A collapsible block of `value` as pretty JSON. */
 export function jsonDetails(title, value, open = false) {
   let text;
   try {
@@ -88,20 +81,21 @@ export function jsonDetails(title, value, open = false) {
 
 /**
  * A text block that shows the first lines of long content with a button to expand. Only
- * the visible part is put in the DOM until the reader asks for more.
+ * the visible part is put in the DOM until the reader asks for more. `monospace`: a code
+ * block (coloured as `lang` if given); `markdown`: Markdown; `full`: never clamped.
  */
-export function clampBlock(text, { monospace = false, markdown = false, lines = CLAMP_LINES } = {}) {
+export function clampBlock(text, { monospace = false, markdown = false, lines = CLAMP_LINES, lang = '', full = false, label = '' } = {}) {
   const wrap = h('div', { class: monospace ? 'block mono-block' : 'block' });
-  const make = (t) => (monospace ? h('pre', { class: 'code' }, linkify(t)) : markdown ? renderText(t) : h('div', { class: 'text' }, linkify(t)));
+  const make = (t) => (monospace ? codeBlock(codePre(t, lang), lang, label) : markdown ? renderText(t) : h('div', { class: 'text' }, linkify(t)));
   let cut = -1;
   let count = 0;
-  for (let i = 0; i < text.length && i < CLAMP_CHARS * 4; i++) {
+  for (let i = 0; !full && i < text.length && i < CLAMP_CHARS * 4; i++) {
     if (text.charCodeAt(i) === 10 && ++count >= lines) {
       cut = i;
       break;
     }
   }
-  if (cut < 0 && text.length > CLAMP_CHARS) cut = CLAMP_CHARS;
+  if (!full && cut < 0 && text.length > CLAMP_CHARS) cut = CLAMP_CHARS;
   if (cut > CLAMP_CHARS) cut = CLAMP_CHARS;
   if (cut < 0) {
     wrap.append(make(text));
@@ -114,7 +108,10 @@ export function clampBlock(text, { monospace = false, markdown = false, lines = 
       type: 'button',
       class: 'btn btn-small expand',
       onclick: () => {
+        wrap.classList.remove('clamped');
         wrap.replaceChildren(make(text));
+        drawVisible(wrap, { all: true });
+        wrap.querySelector('pre')?.focus();
       },
     },
     `Show all · ${fmtCount(totalLines, 'line')}, ${fmtCount(text.length, 'char')}`,
@@ -124,52 +121,57 @@ export function clampBlock(text, { monospace = false, markdown = false, lines = 
   return wrap;
 }
 
+/** A `pre.code` of `text`: coloured as `lang` when known, else with internal links. */
+function codePre(text, lang) {
+  const pre = h('pre', { class: 'code' });
+  if (!(lang && !/\b(?:artifact|agent):\/\//.test(text) && highlightInto(pre, text, lang))) pre.append(linkify(text));
+  return pre;
+}
+
+/**
+ * A code block as the reader gets it: `pre` focusable (Tab, then arrow keys scroll it) and
+ * named, with a button that copies its text.
+ */
+export function codeBlock(pre, lang = '', label = '') {
+  const name = label || (lang ? `Code, ${lang}` : 'Code');
+  pre.tabIndex = 0;
+  pre.setAttribute('role', 'region');
+  pre.setAttribute('aria-label', name);
+  const copy = h(
+    'button',
+    {
+      type: 'button',
+      class: 'btn btn-small code-copy',
+      'aria-label': `Copy ${name.charAt(0).toLowerCase()}${name.slice(1)}`,
+      title: 'Copy this code',
+      onclick: () => copyText(pre.textContent, 'Code copied'),
+    },
+    'Copy',
+  );
+  return h('div', { class: 'code-block' }, pre, copy);
+}
+
+/** Puts `text` on the clipboard and says so in a toast. */
+export async function copyText(text, done = 'Copied') {
+  try {
+    await navigator.clipboard.writeText(text);
+    toast(done, 'ok', 'copy-toast');
+    return true;
+  } catch (e) {
+    toast(`Cannot copy: ${e?.message ?? 'the browser refused'}`, 'error', 'copy-toast');
+    return false;
+  }
+}
+
 function countLines(text) {
   let n = 1;
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) n++;
   return n;
 }
 
-/** Plain text with a little markdown: fenced code, `inline code`, **bold**, # headings. No HTML. */
+/** Markdown text (sanitized; see markdown.js) with internal links and code blocks as above. */
 export function renderText(text) {
-  const out = h('div', { class: 'text' });
-  const fence = /```([^\n`]*)\n([\s\S]*?)(?:```|$)/g;
-  let last = 0;
-  let m;
-  while ((m = fence.exec(text))) {
-    if (m.index > last) out.append(prose(text.slice(last, m.index)));
-    out.append(h('pre', { class: 'code', title: m[1] || undefined }, linkify(m[2].replace(/\n$/, ''))));
-    last = fence.lastIndex;
-    if (m[0].length === 0) break;
-  }
-  if (last < text.length) out.append(prose(text.slice(last)));
-  return out;
-}
-
-/** Markdown headings become bold lines; the rest goes through inlineCode. */
-function prose(text) {
-  const frag = document.createDocumentFragment();
-  const heading = /^#{1,6}[ \t]+(.+)$/gm;
-  let last = 0;
-  let m;
-  while ((m = heading.exec(text))) {
-    if (m.index > last) frag.append(inlineCode(text.slice(last, m.index)));
-    frag.append(h('span', { class: 'md-h' }, inlineCode(m[1])));
-    last = heading.lastIndex;
-  }
-  if (last < text.length) frag.append(inlineCode(text.slice(last)));
-  return frag;
-}
-
-function inlineCode(text) {
-  const frag = document.createDocumentFragment();
-  const parts = text.split(/(`[^`\n]+`|\*\*[^*\n]+\*\*)/g);
-  for (const p of parts) {
-    if (p.length > 2 && p.startsWith('`') && p.endsWith('`')) frag.append(h('code', null, linkify(p.slice(1, -1))));
-    else if (p.length > 4 && p.startsWith('**') && p.endsWith('**')) frag.append(h('strong', null, linkify(p.slice(2, -2))));
-    else if (p) frag.append(linkify(p));
-  }
-  return frag;
+  return renderMarkdown(String(text ?? ''), { linkify, codeBlock });
 }
 
 // artifact://<n> and agent://<id>[/path | ?q=...] (brackets allowed for [0] steps).

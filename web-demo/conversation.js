@@ -1,10 +1,15 @@
 // The conversation: the selected branch's messages in windows of MSG_CHUNK, loaded as the reader scrolls.
+// Each message has a heading (role, #n) and a Copy button (the message as Markdown); a tool
+// result joins its call's card when that call is on the page (tools.js).
 
 import { MSG_CHUNK, events, state } from './state.js';
 import { call } from './rpc.js';
 import { $, fmtCount, fmtNum, fmtTime, fmtTok, h, shortId } from './dom.js';
 import { inspectEntry, selectEntry } from './tree.js';
-import { clampBlock, jsonDetails, renderContent, renderText } from './content.js';
+import { clampBlock, copyText, jsonDetails, renderContent, renderText } from './content.js';
+import { attachToolResult, renderLoneToolResult, renderToolCall, resetToolCards } from './tools.js';
+import { messageTitle, messageToMarkdown } from './to-markdown.js';
+import { drawVisible, setLazyRoot } from './lazy.js';
 
 let convObserver = null;
 let msgBusy = false;
@@ -15,6 +20,8 @@ export function renderWindow(win, where) {
   state.win = { start: win.start, end: win.end };
   const conv = $('conversation');
   convObserver?.disconnect();
+  resetToolCards();
+  setLazyRoot(conv);
   const list = h('div', { class: 'msg-list' });
   win.items.forEach((it, k) => list.append(renderMessage(it.m, win.start + k, it.id)));
   const parts = [h('div', { class: 'sentinel sentinel-top' }), list, h('div', { class: 'sentinel sentinel-bottom' })];
@@ -22,6 +29,9 @@ export function renderWindow(win, where) {
   conv.replaceChildren(...parts);
   updateSentinels();
   conv.scrollTop = where === 'end' ? conv.scrollHeight : 0;
+  // The messages on screen are drawn in full before the first paint; the rest as they come near.
+  drawVisible(list);
+  if (where === 'end') conv.scrollTop = conv.scrollHeight;
 
   const gen = state.selGen;
   convObserver = new IntersectionObserver(
@@ -151,30 +161,35 @@ async function loadLater() {
   }
 }
 
-const ROLE_TITLES = {
-  user: 'User',
-  assistant: 'Assistant',
-  toolResult: 'Tool result',
-  custom: 'Extension message',
-  branchSummary: 'Branch summary',
-  compactionSummary: 'Compaction summary',
-  bashExecution: 'Shell',
-};
+const KNOWN_ROLES = new Set(['user', 'assistant', 'toolResult', 'custom', 'branchSummary', 'compactionSummary', 'bashExecution']);
+const CONTENT_OPTS = { toolCall: (b) => renderToolCall(b) };
 
-function renderMessage(m, index, entryId) {
+/**
+ * Message `m` (number `index` of the branch, entry `entryId`) as an `<article class="msg">`
+ * with `data-index`, `data-role` and `data-entry`. A tool result whose call's card is on the
+ * page goes into that card; its article is then an empty marker (`.msg-merged`).
+ */
+export function renderMessage(m, index, entryId) {
   if (!m || typeof m !== 'object') {
-    return h('article', { class: 'msg role-other' }, h('header', { class: 'msg-head' }, h('span', { class: 'role' }, 'Invalid message')), h('pre', { class: 'code' }, String(m)));
+    return h('article', { class: 'msg role-other', dataset: { index: String(index), role: 'invalid', entry: entryId ?? '' } }, h('header', { class: 'msg-head' }, h('h3', { class: 'msg-title' }, h('span', { class: 'role' }, 'Invalid message'))), h('pre', { class: 'code' }, String(m)));
   }
   const role = typeof m.role === 'string' ? m.role : 'unknown';
-  const known = Object.hasOwn(ROLE_TITLES, role);
-  const head = h('header', { class: 'msg-head' }, h('span', { class: 'role' }, known ? ROLE_TITLES[role] : role));
+  const known = KNOWN_ROLES.has(role);
+  if (role === 'toolResult') {
+    const card = attachToolResult(m, index, { indexEl: indexLink(index, entryId), entryId });
+    if (card) return mergedResult(m, index, entryId, card);
+  }
+  // The model is in the heading for screen readers; on screen it is in the meta line.
+  const model = role === 'assistant' ? messageTitle(m).slice(messageTitle({ role }).length) : '';
+  const title = h('h3', { class: 'msg-title', id: `msg-h-${index}` }, h('span', { class: 'role' }, messageTitle(role === 'assistant' ? { role } : m)), model ? h('span', { class: 'visually-hidden' }, model) : null);
+  const head = h('header', { class: 'msg-head' }, title);
   const meta = h('span', { class: 'msg-meta' });
   const body = h('div', { class: 'msg-body' });
   const classes = ['msg', `role-${known ? role : 'other'}`];
 
   switch (role) {
     case 'user':
-      renderContent(body, m.content);
+      renderContent(body, m.content, CONTENT_OPTS);
       break;
     case 'assistant': {
       const model = [m.provider, m.model].filter(Boolean).join('/');
@@ -187,26 +202,23 @@ function renderMessage(m, index, entryId) {
         meta.append(h('span', { class: 'usage', title: `usage ${JSON.stringify(u)}` }, bits.join(' ')));
       }
       if (m.stopReason && m.stopReason !== 'stop' && m.stopReason !== 'toolUse') meta.append(h('span', { class: 'badge badge-warn' }, m.stopReason));
-      renderContent(body, m.content);
+      renderContent(body, m.content, CONTENT_OPTS);
       if (m.errorMessage) body.append(h('div', { class: 'error-box' }, String(m.errorMessage)));
       if (!body.childNodes.length) body.append(h('div', { class: 'muted' }, '(empty response)'));
       break;
     }
     case 'toolResult':
-      head.firstChild.textContent = `Tool result · ${m.toolName ?? 'tool'}`;
       if (m.isError) {
         classes.push('is-error');
         meta.append(h('span', { class: 'badge badge-error' }, 'error'));
       }
       if (m.toolCallId) meta.append(h('span', { class: 'mono muted', title: `toolCallId ${m.toolCallId}` }, shortId(m.toolCallId)));
-      renderContent(body, m.content, { monospace: true });
-      if (m.details !== undefined) body.append(jsonDetails('details', m.details));
+      body.append(renderLoneToolResult(m));
       break;
     case 'custom':
-      head.firstChild.textContent = `Extension · ${m.customType ?? 'custom'}`;
       if (m.display === false) meta.append(h('span', { class: 'badge' }, 'hidden in the agent UI'));
       if (m.attribution && m.attribution !== 'agent') meta.append(h('span', { class: 'badge' }, `by ${m.attribution}`));
-      renderContent(body, m.content);
+      renderContent(body, m.content, CONTENT_OPTS);
       if (m.details !== undefined && m.details !== null) body.append(jsonDetails('details', m.details));
       break;
     case 'branchSummary': {
@@ -233,16 +245,37 @@ function renderMessage(m, index, entryId) {
       break;
     }
     default: {
-      if (m.content !== undefined) renderContent(body, m.content);
+      if (m.content !== undefined) renderContent(body, m.content, CONTENT_OPTS);
       const rest = { ...m };
       delete rest.content;
       body.append(jsonDetails('fields', rest, true));
     }
   }
   if (m.timestamp !== undefined) meta.append(h('time', { title: fmtTime(m.timestamp) }, fmtTime(m.timestamp, false)));
-  const idx = entryId && state.rowIndex.has(entryId)
+  title.append(' ', indexLink(index, entryId));
+  const copy = h(
+    'button',
+    { type: 'button', class: 'btn btn-small msg-copy', 'aria-label': `Copy message #${index + 1} as Markdown`, title: 'Copy this message as Markdown', onclick: () => copyText(messageToMarkdown(m, index), `Message #${index + 1} copied as Markdown`) },
+    'Copy',
+  );
+  head.append(meta, copy);
+  return h('article', { class: classes.join(' '), 'aria-labelledby': `msg-h-${index}`, dataset: { index: String(index), role, entry: entryId ?? '' } }, head, body);
+}
+
+/** "#n": a button showing the message's entry in the tree (plain text when it has none). */
+function indexLink(index, entryId) {
+  return entryId && state.rowIndex.has(entryId)
     ? h('button', { type: 'button', class: 'idx entry-link', title: `Show entry ${entryId} in the tree`, dataset: { entry: entryId }, onclick: () => inspectEntry(entryId) }, `#${index + 1}`)
     : h('span', { class: 'idx' }, `#${index + 1}`);
-  head.append(idx, meta);
-  return h('article', { class: classes.join(' '), dataset: { index: String(index), role, entry: entryId ?? '' } }, head, body);
+}
+
+/** The marker left where a tool result was: its result is in its call's card (message #n). */
+function mergedResult(m, index, entryId, card) {
+  const callMsg = card.closest('article.msg');
+  const at = callMsg ? ` #${Number(callMsg.dataset.index) + 1}` : '';
+  return h(
+    'article',
+    { class: `msg role-toolResult msg-merged${m.isError ? ' is-error' : ''}`, dataset: { index: String(index), role: 'toolResult', entry: entryId ?? '', merged: '1' } },
+    h('h3', { class: 'visually-hidden' }, `Tool result #${index + 1} · ${m.toolName ?? 'tool'}: shown with its call in message${at}`),
+  );
 }

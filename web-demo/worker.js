@@ -1057,6 +1057,12 @@ const HANDLERS = {
 
   search: (args) => search(args),
   outline: () => outline(),
+  /** The whole shown branch for an export: the package's context JSON, untouched, and names. */
+  exportBranch() {
+    const v = needView();
+    const s = v.session;
+    return { json: s.contextJson(), name: v.name, title: s.displayTitle(80), sessionId: s.sessionId, leafId: s.leafId ?? null, cwd: s.header()?.cwd ?? null };
+  },
 
   entry({ id }) {
     const v = needView();

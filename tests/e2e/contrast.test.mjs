@@ -7,7 +7,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { SCREENSHOTS, openBrowser } from './helpers.mjs';
+import { SCREENSHOTS, dropFile, fileChip, openBrowser } from './helpers.mjs';
+import { contentSession } from './content-fixture.mjs';
 
 /** In the page: the contrast ratio of each element matching `selector` (text vs background). */
 function ratios(selector) {
@@ -121,6 +122,22 @@ for (const { name, scheme, theme } of MODES) {
       await check('#session-bar .sb-more');
       await page.screenshot({ path: join(SCREENSHOTS, `contrast-phone-${name}.png`) });
       await page.setViewportSize({ width: 1440, height: 900 });
+      b.assertNoProblems();
+    });
+
+    test('message content: code colours, diff lines, links, tool cards, message controls', async () => {
+      await dropFile(page, 'content-demo.jsonl', contentSession());
+      await fileChip(page, 'content-demo.jsonl');
+      const first = page.locator('#conversation article.msg[data-index="0"]');
+      await first.locator('pre.code[data-highlighted=python]').waitFor();
+      await check('#conversation pre.code [class^=hljs-]');
+      await check('#conversation .text a');
+      await check('#conversation .tool-summary > span:not(.tool-status), #conversation .tool-status .badge');
+      await check('#conversation .tool-kv dt, #conversation .tool-kv dd, #conversation .tool-result-head');
+      await check('#conversation .msg-copy, #conversation .code-copy, #toggle-tools, #export-menu > summary');
+      await page.locator('#conversation .tool-card[data-tool-call-id=tEdit]').scrollIntoViewIfNeeded();
+      await check('#conversation .diff-line, #conversation .diff-summary');
+      await page.screenshot({ path: join(SCREENSHOTS, `contrast-content-${name}.png`) });
       b.assertNoProblems();
     });
   });

@@ -152,7 +152,8 @@ describe('session picker and browser storage', { timeout: 240_000 }, () => {
     assert.equal(await panel.isHidden(), true, 'Esc closes the panel');
 
     // A message links to its entry in the tree (contextEntryIds) without changing the branch.
-    await page.locator('#conversation article[data-entry="7e1d0003"] .entry-link').click();
+    // (a tool result is shown in its call's card, which carries the result's entry)
+    await page.locator('#conversation [data-entry="7e1d0003"] .entry-link').click();
     await page.locator('#node-7e1d0003.inspected').waitFor();
     await page.locator('#inspector-meta', { hasText: '7e1d0003' }).waitFor();
     assert.equal(await page.locator('#node-7e1d0010.selected').count(), 1, 'the branch stays');
@@ -275,7 +276,7 @@ describe('session picker and browser storage', { timeout: 240_000 }, () => {
   test('branch with a summary, fork into a second session, delete it', async () => {
     const path = pageParams().get('path');
     // From a message of the conversation: inspect entry 7e1d0004, branch there with a summary.
-    await page.locator('#conversation article[data-entry="7e1d0004"] .entry-link').click();
+    await page.locator('#conversation article[data-entry="7e1d0004"] .msg-head .entry-link').click();
     await page.locator('#inspector-meta', { hasText: '7e1d0004' }).waitFor();
     await page.locator('.branch-form summary').click();
     await page.locator('[data-testid=summary-input]').fill('Tried marking the test #[serial]; dropped in favour of port 0.');

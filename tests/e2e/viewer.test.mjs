@@ -85,7 +85,7 @@ describe('session viewer', { timeout: 180_000 }, () => {
 
     // Tool call with name + JSON arguments; thinking collapsed; the image decoded.
     const call = page.locator('.tool-call').first();
-    assert.match(await call.innerText(), /read[\s\S]*"path": "src\/tokenizer.rs"/);
+    assert.match(await call.innerText(), /read[\s\S]*path\s+src\/tokenizer.rs/);
     const thinking = page.locator('details.thinking').first();
     assert.equal(await thinking.evaluate((d) => d.open), false, 'thinking starts collapsed');
     const img = page.locator('.msg figure.image img').first();
