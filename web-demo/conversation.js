@@ -30,8 +30,10 @@ export function renderWindow(win, where) {
   updateSentinels();
   conv.scrollTop = where === 'end' ? conv.scrollHeight : 0;
   // The messages on screen are drawn in full before the first paint; the rest as they come near.
-  drawVisible(list);
-  if (where === 'end') conv.scrollTop = conv.scrollHeight;
+  // At the end, the whole window is drawn now: drawn later, the messages above the reader
+  // would grow and push the end out of view.
+  drawVisible(list, { all: where === 'end' });
+  if (where === 'end') stickToEnd(conv);
 
   const gen = state.selGen;
   convObserver = new IntersectionObserver(
@@ -49,6 +51,23 @@ export function renderWindow(win, where) {
     for (const s of conv.querySelectorAll('.sentinel')) convObserver?.observe(s);
   });
   events.dispatchEvent(new Event('window'));
+}
+
+/**
+ * Scrolls to the end, and again for a few frames while the messages on screen take their
+ * real heights (`content-visibility: auto` estimates them until drawn), unless the reader
+ * has scrolled meanwhile.
+ */
+function stickToEnd(conv, frames = 4) {
+  conv.scrollTop = conv.scrollHeight;
+  let at = conv.scrollTop;
+  const again = (left) => requestAnimationFrame(() => {
+    if (!conv.isConnected || Math.abs(conv.scrollTop - at) > 1) return; // the reader moved
+    conv.scrollTop = conv.scrollHeight;
+    at = conv.scrollTop;
+    if (left > 1) again(left - 1);
+  });
+  again(frames);
 }
 
 export async function showWindow(where) {
@@ -73,7 +92,11 @@ export async function showMessage(index, { focus = true, highlight = null } = {}
   const n = state.count;
   if (!Number.isInteger(index) || index < 0 || index >= n) return null;
   const conv = $('conversation');
-  const find = () => conv.querySelector(`.msg[data-index="${index}"]`);
+  // A tool result drawn inside its call's card leaves an empty marker: the card is the message.
+  const find = () => {
+    const el = conv.querySelector(`.msg[data-index="${index}"]`);
+    return el?.classList.contains('msg-merged') ? conv.querySelector(`[data-result-index="${index}"]`) ?? el : el;
+  };
   if (!find()) {
     const start = Math.max(0, Math.min(index - JUMP_BEFORE, n - MSG_CHUNK));
     const gen = state.selGen;
@@ -86,6 +109,9 @@ export async function showMessage(index, { focus = true, highlight = null } = {}
   for (const old of conv.querySelectorAll('.msg-target')) if (old !== el) old.classList.remove('msg-target');
   el.classList.add('msg-target');
   el.tabIndex = -1;
+  // What the window draws lazily is drawn now: the target must be there to be marked, and
+  // the messages around it must have their real heights, or the place moves after the jump.
+  drawVisible(conv.querySelector('.msg-list') ?? el, { all: true });
   const node = highlight?.(el) ?? null;
   const place = () => (node ? node.scrollIntoView({ block: 'center' }) : el.scrollIntoView({ block: 'start' }));
   place();

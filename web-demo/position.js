@@ -28,8 +28,16 @@ export function visibleRange() {
   }
   let last = lo;
   while (last + 1 < items.length && items[last + 1].getBoundingClientRect().top < view.bottom) last++;
-  const index = (el) => Number(el.dataset.index);
-  return { first: index(items[lo]), last: index(items[last]) };
+  // A call's article may hold its result's card (data-result-index): where the view's edge
+  // is past that card's top, the result is the message there.
+  const index = (el, edge) => {
+    let i = Number(el.dataset.index);
+    for (const card of el.querySelectorAll('[data-result-index]')) {
+      if (card.getBoundingClientRect().top <= edge) i = Number(card.dataset.resultIndex);
+    }
+    return i;
+  };
+  return { first: index(items[lo], top), last: index(items[last], view.bottom - 1) };
 }
 
 /** Wires the footer: the slider, "Go to", and the position as the reader scrolls. */

@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FIXTURES, ROOT, SCREENSHOTS, fileChip, openBrowser } from './helpers.mjs';
+import { FIXTURES, ROOT, SCREENSHOTS, fileChip, openBrowser, messageAt } from './helpers.mjs';
 
 const TERM = 'b5bd68'; // a colour of the theme work: only in messages far beyond the first window
 const TYPED = 'B5bD68'; // typed in another case
@@ -104,7 +104,7 @@ describe('finding things in a session', { timeout: 240_000 }, () => {
     // Enter: the first hit, its window loaded, scrolled to, the match marked.
     await page.keyboard.press('Enter');
     await status.filter({ hasText: `1 of ${expected.length}` }).waitFor();
-    const first = page.locator(`#conversation .msg[data-index="${expected[0][0]}"]`);
+    const first = messageAt(page, expected[0][0]);
     await first.waitFor();
     const mark = first.locator('mark.find-hit.current');
     await mark.waitFor();
@@ -119,18 +119,18 @@ describe('finding things in a session', { timeout: 240_000 }, () => {
 
     await page.keyboard.press('Enter');
     await status.filter({ hasText: `2 of ${expected.length}` }).waitFor();
-    await page.locator(`#conversation .msg[data-index="${expected[1][0]}"] mark.find-hit.current`).waitFor();
+    await messageAt(page, expected[1][0]).locator('mark.find-hit.current').waitFor();
     assert.equal(await page.locator('#find-hits [aria-current]').innerText().then((s) => num(s.match(/#([\d,]+)/)[1]) - 1), expected[1][0], 'the list shows the current hit');
     await page.keyboard.press('Shift+Enter');
     await status.filter({ hasText: `1 of ${expected.length}` }).waitFor();
     await page.keyboard.press('Shift+Enter');
     await status.filter({ hasText: `${expected.length} of ${expected.length}` }).waitFor();
-    await page.locator(`#conversation .msg[data-index="${expected.at(-1)[0]}"] mark.find-hit.current`).waitFor();
+    await messageAt(page, expected.at(-1)[0]).locator('mark.find-hit.current').waitFor();
 
     // A row of the list goes to its message.
     await rows.nth(2).click();
     await status.filter({ hasText: `3 of ${expected.length}` }).waitFor();
-    await page.locator(`#conversation .msg[data-index="${expected[2][0]}"] mark.find-hit.current`).waitFor();
+    await messageAt(page, expected[2][0]).locator('mark.find-hit.current').waitFor();
 
     // Escape closes the bar and takes the marks away.
     await page.locator('#find-query').focus();
@@ -170,9 +170,9 @@ describe('finding things in a session', { timeout: 240_000 }, () => {
     await page.locator('#find-query').fill(`#${n}`);
     await status.filter({ hasText: `go to message #${n}` }).waitFor();
     await page.locator('#find-query').press('Enter');
-    const last = page.locator(`#conversation .msg[data-index="${n - 1}"]`);
+    const last = messageAt(page, n - 1);
     await last.waitFor();
-    await page.waitForFunction((i) => document.activeElement?.dataset?.index === String(i), n - 1);
+    await page.waitForFunction((i) => (document.activeElement?.dataset?.index ?? document.activeElement?.dataset?.resultIndex) === String(i), n - 1);
     assert.ok(await inView(last));
     assert.match(await last.getAttribute('class'), /msg-target/);
     await page.locator('#find-query').fill(`#${n + 5}`);
@@ -182,9 +182,9 @@ describe('finding things in a session', { timeout: 240_000 }, () => {
     // "Go to" in the footer, and its check.
     await page.locator('#goto-input').fill('500');
     await page.locator('#goto-input').press('Enter');
-    const target = page.locator('#conversation .msg[data-index="499"]');
+    const target = messageAt(page, 499);
     await target.waitFor();
-    await page.waitForFunction(() => document.activeElement?.dataset?.index === '499');
+    await page.waitForFunction(() => (document.activeElement?.dataset?.index ?? document.activeElement?.dataset?.resultIndex) === '499');
     const [box, view] = [await target.boundingBox(), await convBox()];
     assert.ok(Math.abs(box.y - view.y) < 40, `message #500 is at the top (${box.y} vs ${view.y})`);
     await page.locator('#conv-position').filter({ hasText: /^Messages? 500\b/ }).waitFor();
@@ -204,10 +204,10 @@ describe('finding things in a session', { timeout: 240_000 }, () => {
     assert.equal(num(await slider.inputValue()), 500, 'the slider shows where the reader is');
     await slider.focus();
     await page.keyboard.press('End');
-    await page.locator(`#conversation .msg[data-index="${n - 1}"]`).waitFor();
+    await messageAt(page, n - 1).waitFor();
     await page.locator('#conv-position').filter({ hasText: new RegExp(`${n} of ${n}$`) }).waitFor();
     await page.keyboard.press('Home');
-    await page.locator('#conversation .msg[data-index="0"]').waitFor();
+    await messageAt(page, 0).waitFor();
     await page.locator('#conv-position').filter({ hasText: /^Messages? 1\b/ }).waitFor();
 
     const prompts = messages.map((m, i) => [i, m]).filter(([, m]) => m.role === 'user');
@@ -231,7 +231,7 @@ describe('finding things in a session', { timeout: 240_000 }, () => {
     await page.keyboard.press('Enter');
     await page.waitForFunction((i) => document.activeElement?.dataset?.index === String(i), want);
     assert.equal(await page.locator('#outline').isVisible(), false, 'the list closes');
-    assert.ok(await inView(page.locator(`#conversation .msg[data-index="${want}"]`)));
+    assert.ok(await inView(messageAt(page, want)));
     // Escape closes it and gives the focus back to its button.
     await page.locator('#outline-open').click();
     await page.locator('#outline a[aria-current]').waitFor();

@@ -124,3 +124,11 @@ export function readOpfs(page, path) {
 export function pickerTitles(page) {
   return page.locator('#picker-list .picker-item .pi-title').allInnerTexts();
 }
+
+/**
+ * The element that shows message `index` of the conversation: its article, or for a tool
+ * result drawn inside its call's card (the article then an empty marker), that card.
+ */
+export function messageAt(page, index) {
+  return page.locator(`#conversation .msg[data-index="${index}"]:not(.msg-merged), #conversation [data-result-index="${index}"]`);
+}

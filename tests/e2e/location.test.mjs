@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { SCREENSHOTS, cssEscape, fileChip, openBrowser } from './helpers.mjs';
+import { SCREENSHOTS, cssEscape, fileChip, openBrowser, messageAt } from './helpers.mjs';
 
 describe('the address of the place shown', { timeout: 180_000 }, () => {
   let b;
@@ -25,7 +25,7 @@ describe('the address of the place shown', { timeout: 180_000 }, () => {
   const hash = () => new URLSearchParams(new URL(page.url()).hash.slice(1));
   const msgParam = () => Number(hash().get('msg'));
   const historyLength = () => page.evaluate(() => history.length);
-  const focusedIndex = () => page.evaluate(() => document.activeElement?.dataset?.index ?? null);
+  const focusedIndex = () => page.evaluate(() => document.activeElement?.dataset?.index ?? document.activeElement?.dataset?.resultIndex ?? null);
   /** The message at the top of the conversation (data-index). */
   const topIndex = () =>
     page.evaluate(() => {
@@ -37,13 +37,16 @@ describe('the address of the place shown', { timeout: 180_000 }, () => {
   const waitTop = (i) =>
     page.waitForFunction((want) => {
       const conv = document.getElementById('conversation').getBoundingClientRect();
-      return document.elementFromPoint(conv.left + conv.width / 2, conv.top + 30)?.closest('.msg')?.dataset.index === String(want);
+      // A tool result drawn in its call's card is that card (data-result-index).
+      const at = document.elementFromPoint(conv.left + conv.width / 2, conv.top + 30);
+      const card = at?.closest('[data-result-index]');
+      return (card ? card.dataset.resultIndex : at?.closest('.msg')?.dataset.index) === String(want);
     }, i);
 
   test('opening an address with #msg= shows that message at the top, focused, in its window', async () => {
     await page.goto(`${server.url}?sample=large-session.jsonl#msg=700`);
     await fileChip(page, 'large-session.jsonl');
-    await page.locator('#conversation .msg[data-index="699"]').waitFor();
+    await messageAt(page, 699).waitFor();
     await waitTop(699);
     assert.equal(await focusedIndex(), '699', 'the message has the focus');
     assert.equal(await page.locator('#conversation .msg[data-index="0"]').count(), 0, 'the start is not loaded');
@@ -118,11 +121,11 @@ describe('the address of the place shown', { timeout: 180_000 }, () => {
     await waitTop(1);
     assert.equal(hash().get('leaf'), id);
     assert.equal(msgParam(), 2);
-    const text = await page.locator('#conversation .msg[data-index="1"]').innerText();
+    const text = await messageAt(page, 1).innerText();
     await page.reload();
     await page.locator(`#node-${cssEscape(id)}.selected`).waitFor();
     await waitTop(1);
-    assert.equal(await page.locator('#conversation .msg[data-index="1"]').innerText(), text);
+    assert.equal(await messageAt(page, 1).innerText(), text);
     assert.equal(await focusedIndex(), '1');
 
     // Back: the branch selected (no message); Back again: the session's own branch.
