@@ -7,34 +7,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { SCREENSHOTS, dropFile, fileChip, openBrowser } from './helpers.mjs';
+import { SCREENSHOTS, contrastRatios as ratios, dropFile, fileChip, openBrowser } from './helpers.mjs';
 import { contentSession } from './content-fixture.mjs';
 
-/** In the page: the contrast ratio of each element matching `selector` (text vs background). */
-function ratios(selector) {
-  const rgb = (c) => (c.match(/[\d.]+/g) ?? []).map(Number);
-  const lum = ([r, g, b]) => {
-    const f = (v) => {
-      const x = v / 255;
-      return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4;
-    };
-    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
-  };
-  const background = (el) => {
-    for (let e = el; e; e = e.parentElement) {
-      const c = rgb(getComputedStyle(e).backgroundColor);
-      if (c.length === 3 || (c.length === 4 && c[3] === 1)) return c.slice(0, 3);
-    }
-    return [255, 255, 255];
-  };
-  return [...document.querySelectorAll(selector)]
-    .filter((el) => el.textContent.trim() && el.getClientRects().length)
-    .map((el) => {
-      const a = lum(rgb(getComputedStyle(el).color).slice(0, 3));
-      const b = lum(background(el));
-      return { text: el.textContent.trim().slice(0, 40), ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05) };
-    });
-}
 
 const MODES = [
   { name: 'light', scheme: 'light', theme: 'system' },

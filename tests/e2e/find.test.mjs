@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FIXTURES, ROOT, SCREENSHOTS, fileChip, openBrowser, messageAt } from './helpers.mjs';
+import { FIXTURES, ROOT, SCREENSHOTS, fileChip, openBrowser, messageAt, contrastRatios as ratios } from './helpers.mjs';
 
 const TERM = 'b5bd68'; // a colour of the theme work: only in messages far beyond the first window
 const TYPED = 'B5bD68'; // typed in another case
@@ -323,31 +323,6 @@ describe('finding things in a session', { timeout: 240_000 }, () => {
   });
 });
 
-/** In the page: the contrast ratio of each visible element matching `selector`. */
-function ratios(selector) {
-  const rgb = (c) => (c.match(/[\d.]+/g) ?? []).map(Number);
-  const lum = ([r, g, bl]) => {
-    const f = (v) => {
-      const x = v / 255;
-      return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4;
-    };
-    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(bl);
-  };
-  const background = (el) => {
-    for (let e = el; e; e = e.parentElement) {
-      const c = rgb(getComputedStyle(e).backgroundColor);
-      if (c.length === 3 || (c.length === 4 && c[3] === 1)) return c.slice(0, 3);
-    }
-    return [255, 255, 255];
-  };
-  return [...document.querySelectorAll(selector)]
-    .filter((el) => el.textContent.trim() && el.getClientRects().length)
-    .map((el) => {
-      const a = lum(rgb(getComputedStyle(el).color).slice(0, 3));
-      const c = lum(background(el));
-      return { text: el.textContent.trim().slice(0, 40), ratio: (Math.max(a, c) + 0.05) / (Math.min(a, c) + 0.05) };
-    });
-}
 
 for (const scheme of ['light', 'dark']) {
   describe(`finding things: text contrast, ${scheme} theme`, { timeout: 120_000 }, () => {
