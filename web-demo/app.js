@@ -188,7 +188,8 @@ async function loadSampleList() {
     showBanner('warn', `Cannot read the sample list: ${errMsg(e)}`);
   }
   select.replaceChildren(
-    h('option', { value: '', disabled: true }, 'Other session'),
+    // Shown when the open session is not a sample (a file, a folder, the browser storage).
+    h('option', { value: '', disabled: true }, 'None (not a sample)'),
     ...samples.map((s) => h('option', { value: s.file, title: s.description ?? '' }, s.title ?? s.file)),
   );
   return samples;

@@ -264,6 +264,9 @@ describe('session viewer', { timeout: 180_000 }, () => {
     const glued = await readFile(join(FIXTURES, 'historical-compact.jsonl'), 'utf8');
     await dropFile(page, 'historical-compact.jsonl', glued);
     await fileChip(page, 'historical-compact.jsonl');
+    // The Sample menu says that the open session is none of its samples.
+    assert.equal(await page.locator('#sample-select').inputValue(), '');
+    assert.equal(await page.locator('#sample-select option:checked').innerText(), 'None (not a sample)');
     const warnings = page.locator('[data-testid=load-warnings]');
     await warnings.waitFor();
     await warnings.locator('summary').click();
