@@ -14,13 +14,12 @@ use xcsh_session::{SessionError, Storage};
 
 type CoreSession = xcsh_session::Session;
 
-/// A session: an append-only tree of entries with a movable leaf, persisted through a
-/// `JsStorage` (or read-only / in memory). Call `free()` when done with it, or rely on
-/// the garbage collector.
-
 /// The longest JS string V8 makes, in UTF-16 units (`String.prototype.length`): 2^29 − 24.
 const MAX_JS_STRING: usize = (1 << 29) - 24;
 
+/// A session: an append-only tree of entries with a movable leaf, persisted through a
+/// `JsStorage` (or read-only / in memory). Call `free()` when done with it, or rely on
+/// the garbage collector.
 #[wasm_bindgen(js_name = Session)]
 pub struct JsSession {
     inner: CoreSession,
