@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FIXTURES, ROOT, SCREENSHOTS, fileChip, openBrowser, messageAt, contrastRatios as ratios } from './helpers.mjs';
+import { FIXTURES, ROOT, SCREENSHOTS, fileChip, openBrowser, messageAt, assertContrast } from './helpers.mjs';
 
 const TERM = 'b5bd68'; // a colour of the theme work: only in messages far beyond the first window
 const TYPED = 'B5bD68'; // typed in another case
@@ -342,11 +342,7 @@ for (const scheme of ['light', 'dark']) {
     });
 
     test('the find bar, its hits and marks, the outline, the footer', async () => {
-      const check = async (selector) => {
-        const seen = await page.evaluate(ratios, selector);
-        assert.ok(seen.length > 0, `nothing visible matches ${selector}`);
-        for (const { text, ratio } of seen) assert.ok(ratio >= 4.5, `${selector} "${text}": ${ratio.toFixed(2)}:1 (< 4.5:1)`);
-      };
+      const check = (selector) => assertContrast(page, selector);
       await page.keyboard.press('Control+f');
       await page.locator('#find-query').fill(TERM);
       await page.locator('#find-status').filter({ hasText: /messages? ·/ }).waitFor();

@@ -161,3 +161,10 @@ export function contrastRatios(selector) {
       return { text: el.textContent.trim().slice(0, 40), ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05) };
     });
 }
+
+/** Asserts that every visible element matching `selector` has text contrast >= 4.5:1 (WCAG AA). */
+export async function assertContrast(page, selector) {
+  const seen = await page.evaluate(contrastRatios, selector);
+  assert.ok(seen.length > 0, `nothing visible matches ${selector}`);
+  for (const { text, ratio } of seen) assert.ok(ratio >= 4.5, `${selector} "${text}": ${ratio.toFixed(2)}:1 (< 4.5:1)`);
+}
