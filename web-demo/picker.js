@@ -50,16 +50,13 @@ export function wirePicker() {
 
 /**
  * Opens the picker. While a session loads (the worker is busy), it opens at once from what
- * the page already has (the sources and the last list of each place) and refreshes when
- * the worker is free.
+ * the page already has (the sources and the last list of each place, or a note when it has
+ * none yet) and refreshes when the worker is free: it never waits for the load.
  */
 export async function openPicker(source) {
   const dlg = $('picker');
-  const fresh = call('sources').then(
-    (list) => (state.sources = list),
-    () => state.sources,
-  );
-  if (!state.loading || !state.sources.length) await fresh;
+  const fresh = freshSources();
+  if (!state.loading) await fresh;
   const current = state.view?.source;
   const byKey = new Map(state.sources.map((s) => [s.key, s]));
   picker.source = source ?? (current && byKey.get(current)?.available ? current : byKey.get('opfs')?.sessions ? 'opfs' : 'samples');
@@ -70,6 +67,14 @@ export async function openPicker(source) {
   }
   $('picker-query').focus();
   await refreshPicker();
+}
+
+/** Asks the worker for the sources (queued behind a load); keeps the known ones on failure. */
+function freshSources() {
+  return call('sources').then(
+    (list) => (state.sources = list),
+    () => state.sources,
+  );
 }
 
 /** Fills the picker's cache (sources, the list it would show first) while the worker is idle. */
@@ -149,6 +154,12 @@ function refreshPicker() {
 async function doRefreshPicker() {
   const gen = ++picker.gen;
   const query = $('picker-query').value;
+  if (!state.sources.length && state.loading) {
+    // Opened during the page's first load: nothing to show but a note until the worker answers.
+    showWhileBusy(null, query, null);
+    await freshSources();
+    if (gen !== picker.gen) return;
+  }
   renderSources();
   const src = state.sources.find((s) => s.key === picker.source);
   let res = null;
