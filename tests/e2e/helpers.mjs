@@ -2,6 +2,7 @@
 // Chromium (/usr/bin/chromium, never a downloaded browser) with a fresh profile, and the
 // list of problems (page errors, console errors, failed requests) every test must keep empty.
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -43,6 +44,23 @@ export function stopServer(child) {
 }
 
 /**
+ * One browser for the enclosing describe(): opened before its tests, closed after them.
+ * `onOpen(b)` runs once it is open (to take its page, pick a colour scheme…). The returned
+ * object is the one openBrowser() gives, filled in when the suite starts.
+ */
+export function suiteBrowser(onOpen) {
+  const b = {};
+  before(async () => {
+    Object.assign(b, await openBrowser());
+    await onOpen?.(b);
+  });
+  after(async () => {
+    await b.close?.();
+  });
+  return b;
+}
+
+/**
  * The server, a persistent Chromium context on a fresh profile (so OPFS survives page
  * reloads within the run), its page, and `problems`: every page error, console error,
  * failed request and HTTP error. `assertNoProblems()` reports and clears them.
@@ -68,7 +86,12 @@ export async function openBrowser() {
   page.on('console', (m) => {
     if (m.type() === 'error') problems.push(`console.error: ${m.text()}`);
   });
-  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ''}`));
+  page.on('requestfailed', (r) => {
+    // A navigation (goto, reload, Back) aborts what the page it leaves still loads (the
+    // history's sqlite3.wasm, say): that is the test leaving, not a failure of the viewer.
+    if (r.failure()?.errorText === 'net::ERR_ABORTED') return;
+    problems.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ''}`);
+  });
   page.on('response', (r) => {
     if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
   });

@@ -3,24 +3,15 @@
 // branch and jumping are history entries (Back and Forward move between them), scrolling
 // replaces the current one; an address naming something missing says so and still shows
 // the session.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { SCREENSHOTS, cssEscape, fileChip, openBrowser, messageAt } from './helpers.mjs';
+import { SCREENSHOTS, cssEscape, fileChip, messageAt, suiteBrowser } from './helpers.mjs';
 
 describe('the address of the place shown', { timeout: 180_000 }, () => {
-  let b;
   let page;
   let server;
-
-  before(async () => {
-    b = await openBrowser();
-    ({ page, server } = b);
-  });
-
-  after(async () => {
-    await b?.close();
-  });
+  const b = suiteBrowser((opened) => ({ page, server } = opened));
 
   const hash = () => new URLSearchParams(new URL(page.url()).hash.slice(1));
   const msgParam = () => Number(hash().get('msg'));

@@ -3,10 +3,10 @@
 // conversation within the first screen and one scroll; at every width chips that never
 // shrink to nothing and message headers whose parts never overlap. Screenshots:
 // tests/e2e/screenshots/layout-*.png.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { SCREENSHOTS, openBrowser } from './helpers.mjs';
+import { SCREENSHOTS, suiteBrowser } from './helpers.mjs';
 
 const AGENT_SESSION = '/samples/agent/sessions/--work-demo--/2026-03-02T09-15-00-000Z_7e1d4c2a9b3f5e60.jsonl';
 
@@ -68,17 +68,8 @@ function scrolls() {
 }
 
 describe('layout: phone, laptop and desktop widths', { timeout: 180_000 }, () => {
-  let b;
   let page;
-
-  before(async () => {
-    b = await openBrowser();
-    page = b.page;
-  });
-
-  after(async () => {
-    await b?.close();
-  });
+  const b = suiteBrowser((opened) => (page = opened.page));
 
   const open = async (query = '') => {
     await page.goto(b.server.url + query);

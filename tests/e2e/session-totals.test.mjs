@@ -1,11 +1,11 @@
 // The session bar's totals of the open branch (tokens, cost, duration, models): the numbers
 // shown equal what this test computes from the session file itself, for a real session and
 // for each branch of the demo; a hostile session's text stays text there.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FIXTURES, ROOT, SCREENSHOTS, dropFile, fileChip, openBrowser } from './helpers.mjs';
+import { FIXTURES, ROOT, SCREENSHOTS, dropFile, fileChip, suiteBrowser } from './helpers.mjs';
 
 const nf = new Intl.NumberFormat('en-US');
 
@@ -39,17 +39,8 @@ function pathTo(entries, leafId) {
 const readJsonl = async (path) => (await readFile(path, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
 
 describe('session totals in the header', { timeout: 120_000 }, () => {
-  let b;
   let page;
-
-  before(async () => {
-    b = await openBrowser();
-    page = b.page;
-  });
-
-  after(async () => {
-    await b?.close();
-  });
+  const b = suiteBrowser((opened) => (page = opened.page));
 
   const shown = async () => {
     const box = page.locator('#session-totals');

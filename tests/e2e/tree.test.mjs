@@ -3,10 +3,10 @@
 // "Jump to current leaf", previews over the row's width, the keyboard moving the active row
 // only (Enter shows the branch), aria-activedescendant naming a row in the DOM; the links
 // panel reached and left by keyboard; and a hostile session that stays inert.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { SCREENSHOTS, dropFile, fileChip, openBrowser } from './helpers.mjs';
+import { SCREENSHOTS, dropFile, fileChip, suiteBrowser } from './helpers.mjs';
 
 const T0 = Date.parse('2026-03-01T10:00:00Z');
 const hex = (n) => (0x70000000 + n).toString(16);
@@ -29,18 +29,9 @@ function branchySession({ main = 60, from = 5, side = 3 } = {}) {
 }
 
 describe('the tree', { timeout: 240_000 }, () => {
-  let b;
   let page;
   let server;
-
-  before(async () => {
-    b = await openBrowser();
-    ({ page, server } = b);
-  });
-
-  after(async () => {
-    await b?.close();
-  });
+  const b = suiteBrowser((opened) => ({ page, server } = opened));
 
   const row = (id) => page.locator(`#node-${id}`);
   const box = async (id) => (await row(id).boundingBox()) ?? assert.fail(`row ${id} is not shown`);

@@ -7,26 +7,17 @@
 // sessions.test.mjs and large-session.test.mjs.
 //
 // Run: scripts/test-e2e   (or `node --test tests/e2e/` once web-demo/pkg is built)
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ROOT, SCREENSHOTS, FIXTURES, cssEscape as CSS_escape, dropFile, fileChip, openBrowser } from './helpers.mjs';
+import { ROOT, SCREENSHOTS, FIXTURES, cssEscape as CSS_escape, dropFile, fileChip, suiteBrowser } from './helpers.mjs';
 
 describe('session viewer', { timeout: 180_000 }, () => {
-  let b;
   let server;
   let page;
-
-  before(async () => {
-    b = await openBrowser();
-    ({ server, page } = b);
-  });
-
-  after(async () => {
-    await b?.close();
-  });
+  const b = suiteBrowser((opened) => ({ server, page } = opened));
 
   const conversationText = () => page.locator('#conversation').innerText();
   // Each test reports (and clears) what went wrong during it.
