@@ -7,6 +7,8 @@
 //   wasm-text  Session.fromText(text, {storage, agentDir}).contextJson(), from the file's text
 //              already in memory as a JS string (read and decoded outside the timed region)
 //   wasm-open  Session.open(storage, file, {readOnly, agentDir}).contextJson() (bytes, no JS string)
+//   wasm-open-bytes  the same with contextJsonBytes(): the context as UTF-8 bytes, which has
+//              no JS string's size limit (a 1 GB session's context is ~975 MB)
 //   js         the straightforward JavaScript reference (baseline.mjs), reading the file itself
 //   js-text    the same reference from the JS string already in memory (as wasm-text)
 // Prints one JSON object. Times are wall-clock ms (performance.now) and process CPU ms
@@ -69,6 +71,15 @@ function runner(mode, file, agentDir) {
       run() {
         session = pkg.Session.open(storage, file, { readOnly: true, agentDir });
         return session.contextJson();
+      },
+      free,
+    };
+  }
+  if (mode === 'wasm-open-bytes') {
+    return {
+      run() {
+        session = pkg.Session.open(storage, file, { readOnly: true, agentDir });
+        return session.contextJsonBytes();
       },
       free,
     };
