@@ -66,20 +66,12 @@ function runner(mode, file, agentDir) {
       free,
     };
   }
-  if (mode === 'wasm-open') {
+  if (mode === 'wasm-open' || mode === 'wasm-open-bytes') {
+    const bytes = mode === 'wasm-open-bytes';
     return {
       run() {
         session = pkg.Session.open(storage, file, { readOnly: true, agentDir });
-        return session.contextJson();
-      },
-      free,
-    };
-  }
-  if (mode === 'wasm-open-bytes') {
-    return {
-      run() {
-        session = pkg.Session.open(storage, file, { readOnly: true, agentDir });
-        return session.contextJsonBytes();
+        return bytes ? session.contextJsonBytes() : session.contextJson();
       },
       free,
     };
