@@ -57,10 +57,8 @@ export async function openPicker(source) {
   const dlg = $('picker');
   const fresh = freshSources();
   if (!state.loading) await fresh;
-  const current = state.view?.source;
-  const byKey = new Map(state.sources.map((s) => [s.key, s]));
-  picker.source = source ?? (current && byKey.get(current)?.available ? current : byKey.get('opfs')?.sessions ? 'opfs' : 'samples');
-  picker.cwd = state.view?.source === picker.source ? state.view.header?.cwd ?? null : null;
+  picker.source = source ?? defaultSource(state.sources);
+  picker.cwd = cwdIn(picker.source);
   if (!dlg.open) {
     $('picker-query').value = ''; // a fresh list each time the picker opens
     dlg.showModal();
@@ -69,25 +67,38 @@ export async function openPicker(source) {
   await refreshPicker();
 }
 
+/** The sources request in flight: opening the picker during a load asks the worker once. */
+let sourcesAsked = null;
+
 /** Asks the worker for the sources (queued behind a load); keeps the known ones on failure. */
 function freshSources() {
-  return call('sources').then(
-    (list) => (state.sources = list),
-    () => state.sources,
-  );
+  sourcesAsked ??= call('sources')
+    .then(
+      (list) => (state.sources = list),
+      () => state.sources,
+    )
+    .finally(() => (sourcesAsked = null));
+  return sourcesAsked;
 }
+
+/** The source the picker opens on: the open session's, else browser storage if it has sessions, else the samples. */
+function defaultSource(sources) {
+  const byKey = new Map(sources.map((s) => [s.key, s]));
+  const current = state.view?.source;
+  return current && byKey.get(current)?.available ? current : byKey.get('opfs')?.sessions ? 'opfs' : 'samples';
+}
+
+/** The project a source's list starts in: the open session's, when it belongs to that source. */
+const cwdIn = (key) => (state.view?.source === key ? state.view.header?.cwd ?? null : null);
 
 /** Fills the picker's cache (sources, the list it would show first) while the worker is idle. */
 export function prefetchPicker() {
   if (state.loading) return;
-  call('sources')
+  freshSources()
     .then((list) => {
-      state.sources = list;
-      const byKey = new Map(list.map((s) => [s.key, s]));
-      const current = state.view?.source;
-      const key = current && byKey.get(current)?.available ? current : byKey.get('opfs')?.sessions ? 'opfs' : 'samples';
-      const cwd = state.view?.source === key ? state.view.header?.cwd ?? null : null;
-      if (!byKey.get(key)?.available) return null;
+      const key = defaultSource(list);
+      const cwd = cwdIn(key);
+      if (!list.find((s) => s.key === key)?.available) return null;
       return call('list', { source: key, scope: picker.scope, cwd, query: '' }).then((res) => remember(key, picker.scope, cwd, '', res));
     })
     .catch(() => {});
@@ -116,7 +127,7 @@ function renderSources() {
           title: s.note ?? `${s.label}${s.writable ? ' · editable' : ' · read-only'}`,
           onclick: () => {
             picker.source = s.key;
-            picker.cwd = state.view?.source === s.key ? state.view.header?.cwd ?? null : null;
+            picker.cwd = cwdIn(s.key);
             refreshPicker();
             $('picker-query').focus();
           },
