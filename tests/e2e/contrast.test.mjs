@@ -4,10 +4,10 @@
 // against the background it is drawn on (the first opaque background up the tree). The
 // places axe-core flagged: the primary button in dark mode, the chips' labels, the
 // picker's active row; and the session totals, the phone's tabs.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { SCREENSHOTS, assertContrast, dropFile, fileChip, openBrowser } from './helpers.mjs';
+import { SCREENSHOTS, assertContrast, dropFile, fileChip, suiteBrowser } from './helpers.mjs';
 import { contentSession } from './content-fixture.mjs';
 
 
@@ -20,14 +20,11 @@ const MODES = [
 
 for (const { name, scheme, theme } of MODES) {
   describe(`text contrast, ${name} theme (system ${scheme}, menu ${theme})`, { timeout: 120_000 }, () => {
-    let b;
     let page;
-
-    before(async () => {
-      b = await openBrowser();
-      page = b.page;
+    const b = suiteBrowser(async (opened) => {
+      page = opened.page;
       await page.emulateMedia({ colorScheme: scheme });
-      await page.goto(b.server.url);
+      await page.goto(opened.server.url);
       await page.locator('#conversation .msg').first().waitFor();
       if (theme !== 'system') {
         await page.locator('#theme-select').selectOption(theme);
@@ -36,10 +33,6 @@ for (const { name, scheme, theme } of MODES) {
       // The colours really are the ones asked for (the body's background).
       const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
       assert.equal(bg, (theme === 'system' ? scheme : theme) === 'dark' ? 'rgb(15, 17, 21)' : 'rgb(245, 246, 248)');
-    });
-
-    after(async () => {
-      await b?.close();
     });
 
     const check = (selector) => assertContrast(page, selector);

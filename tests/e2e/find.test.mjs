@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FIXTURES, ROOT, SCREENSHOTS, fileChip, openBrowser, messageAt, assertContrast } from './helpers.mjs';
+import { FIXTURES, ROOT, SCREENSHOTS, fileChip, openBrowser, messageAt, assertContrast, suiteBrowser } from './helpers.mjs';
 
 const TERM = 'b5bd68'; // a colour of the theme work: only in messages far beyond the first window
 const TYPED = 'B5bD68'; // typed in another case
@@ -326,19 +326,12 @@ describe('finding things in a session', { timeout: 240_000 }, () => {
 
 for (const scheme of ['light', 'dark']) {
   describe(`finding things: text contrast, ${scheme} theme`, { timeout: 120_000 }, () => {
-    let b;
     let page;
-
-    before(async () => {
-      b = await openBrowser();
-      page = b.page;
+    const b = suiteBrowser(async (opened) => {
+      page = opened.page;
       await page.emulateMedia({ colorScheme: scheme });
-      await page.goto(`${b.server.url}?sample=large-session.jsonl`);
+      await page.goto(`${opened.server.url}?sample=large-session.jsonl`);
       await page.locator('#conversation .msg').first().waitFor();
-    });
-
-    after(async () => {
-      await b?.close();
     });
 
     test('the find bar, its hits and marks, the outline, the footer', async () => {
