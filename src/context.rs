@@ -45,7 +45,7 @@ pub struct SessionContext<'a> {
     pub entry_ids: Vec<String>,
 }
 
-impl SessionContext<'_> {
+impl<'a> SessionContext<'a> {
     pub fn empty() -> Self {
         SessionContext {
             messages: Vec::new(),
@@ -66,16 +66,48 @@ impl SessionContext<'_> {
 
     /// `JSON.stringify(context)`: camelCase keys, absent optional values omitted.
     pub fn to_json(&self) -> String {
+        let tail = self.json_tail();
         let size: usize = self.messages.iter().map(|m| m.len() + 1).sum();
-        let mut out = String::with_capacity(size + 256);
-        out.push_str("{\"messages\":[");
-        for (i, m) in self.messages.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            out.push_str(m);
+        let mut out = String::with_capacity(JSON_HEAD.len() + size + tail.len());
+        let mut k = 0;
+        while let Some(piece) = self.json_piece(k, &tail) {
+            out.push_str(piece);
+            k += 1;
         }
-        out.push_str("],\"thinkingLevel\":");
+        out
+    }
+
+    /// The same bytes as [`SessionContext::to_json`], read in chunks: nothing holds the
+    /// whole text (a 1 GB session's context is about 1 GB of JSON).
+    pub fn into_json_reader(self) -> ContextJsonReader<'a> {
+        let tail = self.json_tail();
+        ContextJsonReader {
+            ctx: self,
+            tail,
+            piece: 0,
+            offset: 0,
+        }
+    }
+
+    /// Piece `k` of the JSON text: the head, then each message with the commas between
+    /// them, then `tail`; `None` past the end. Every writer of the text joins these.
+    fn json_piece<'p>(&'p self, k: usize, tail: &'p str) -> Option<&'p str> {
+        let n = self.messages.len();
+        let separators = n.saturating_sub(1);
+        match k {
+            0 => Some(JSON_HEAD),
+            k if k <= n + separators => Some(match (k - 1) % 2 {
+                0 => &self.messages[(k - 1) / 2],
+                _ => ",",
+            }),
+            k if k == n + separators + 1 => Some(tail),
+            _ => None,
+        }
+    }
+
+    /// Everything after the messages: the runtime state, camelCase, absent values left out.
+    fn json_tail(&self) -> String {
+        let mut out = String::from("],\"thinkingLevel\":");
         out.push_str(&self.thinking_level);
         if let Some(t) = &self.service_tier {
             out.push_str(",\"serviceTier\":");
@@ -115,6 +147,62 @@ impl SessionContext<'_> {
         }
         out.push('}');
         out
+    }
+}
+
+const JSON_HEAD: &str = "{\"messages\":[";
+
+/// A context's JSON read a chunk at a time ([`SessionContext::into_json_reader`]): the
+/// CLI, the component's `context-reader` and the npm package's `writeContextJson` pass a
+/// huge context on without a second copy of it.
+pub struct ContextJsonReader<'a> {
+    ctx: SessionContext<'a>,
+    tail: String,
+    /// The piece being read ([`SessionContext::json_piece`]) and how much of it is read.
+    piece: usize,
+    offset: usize,
+}
+
+impl ContextJsonReader<'_> {
+    /// The context being read.
+    pub fn context(&self) -> &SessionContext<'_> {
+        &self.ctx
+    }
+
+    /// Append at most `max` more bytes of the JSON to `out`; 0 at the end (and for `max`
+    /// 0). Chunks may end inside a UTF-8 character: join them before decoding.
+    pub fn read_into(&mut self, out: &mut Vec<u8>, max: usize) -> usize {
+        self.next_bytes(max, |bytes| out.extend_from_slice(bytes))
+    }
+
+    /// Hand the next at most `max` bytes to `put`, a piece at a time; how many in all.
+    fn next_bytes(&mut self, max: usize, mut put: impl FnMut(&[u8])) -> usize {
+        let mut done = 0;
+        while done < max {
+            let Some(piece) = self.ctx.json_piece(self.piece, &self.tail) else {
+                break;
+            };
+            let rest = &piece.as_bytes()[self.offset..];
+            let take = rest.len().min(max - done);
+            put(&rest[..take]);
+            done += take;
+            self.offset += take;
+            if self.offset == piece.len() {
+                self.piece += 1;
+                self.offset = 0;
+            }
+        }
+        done
+    }
+}
+
+impl std::io::Read for ContextJsonReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut at = 0;
+        Ok(self.next_bytes(buf.len(), |bytes| {
+            buf[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        }))
     }
 }
 

@@ -52,7 +52,7 @@ mod urls;
 
 pub use artifacts::{AgentOutputManager, ArtifactManager};
 pub use blob::{parse_ref as parse_blob_ref, BlobError, BlobPut, BlobStore, BLOB_REF_PREFIX};
-pub use context::{Leaf, SessionContext};
+pub use context::{ContextJsonReader, Leaf, SessionContext};
 pub use entry::{Entry, EntryType, Header, Payload, CURRENT_SESSION_VERSION};
 pub use error::SessionError;
 pub use gc::{

@@ -194,3 +194,80 @@ fn read_only_open_of_an_old_file_never_writes() {
         "migration ids are deterministic"
     );
 }
+
+/// A context read in chunks ([`SessionContext::into_json_reader`], what the CLI, the
+/// component's `context-reader` and npm's `writeContextJson` stream) is the same bytes as
+/// `to_json`, for every chunk size, on the real fixtures, an empty session and a context
+/// whose state fields are all set; chunk boundaries may cut a UTF-8 character.
+#[test]
+fn a_context_read_in_chunks_is_the_same_json_as_the_whole_text() {
+    use std::io::Read;
+    let mut sessions: Vec<Session> = EXPECTED
+        .iter()
+        .map(|(name, ..)| Session::from_text(mem(), &fixture_text(name), "/agent"))
+        .collect();
+    sessions.push(Session::in_memory(mem(), "/w"));
+    let mut state = Session::in_memory(mem(), "/w");
+    state
+        .append_message(r#"{"role":"user","content":"héllo 日本 🎉","timestamp":1}"#)
+        .unwrap();
+    state.append_thinking_level_change(Some("high")).unwrap();
+    state
+        .append_model_change("anthropic/claude", Some("smol"))
+        .unwrap();
+    state.append_service_tier_change(Some("flex")).unwrap();
+    state
+        .append_mode_change("plan", Some(r#"{"a":1}"#))
+        .unwrap();
+    state.append_context_change("ctx", "tenant", "ns").unwrap();
+    state
+        .append_mcp_tool_selection(&["t1".into(), "t\"2".into()])
+        .unwrap();
+    state
+        .append_message(r#"{"role":"user","content":"again","timestamp":2}"#)
+        .unwrap();
+    let all_set = state.context().to_json();
+    for field in [
+        "serviceTier",
+        "modeData",
+        "activeContextTenant",
+        "selectedMCPToolNames\":[\"t1\"",
+    ] {
+        assert!(all_set.contains(field), "{field} in {all_set}");
+    }
+    sessions.push(state);
+    for s in &sessions {
+        let whole = s.context().to_json();
+        for max in [1, 2, 3, 7, 64, 4096, whole.len(), whole.len() + 1] {
+            let mut reader = s.context().into_json_reader();
+            let mut joined = Vec::new();
+            loop {
+                let n = reader.read_into(&mut joined, max);
+                assert!(n <= max);
+                if n == 0 {
+                    break;
+                }
+            }
+            assert_eq!(String::from_utf8(joined).unwrap(), whole, "chunks of {max}");
+            assert_eq!(
+                reader.read_into(&mut Vec::new(), max),
+                0,
+                "stays at the end"
+            );
+        }
+        // As std::io::Read, with a buffer of another size.
+        let mut text = String::new();
+        let mut reader = s.context().into_json_reader();
+        let mut buf = [0u8; 5];
+        let mut bytes = Vec::new();
+        loop {
+            let n = reader.read(&mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            bytes.extend_from_slice(&buf[..n]);
+        }
+        text.push_str(std::str::from_utf8(&bytes).unwrap());
+        assert_eq!(text, whole);
+    }
+}
