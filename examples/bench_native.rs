@@ -3,7 +3,7 @@
 //! process's CPU time, all threads, on Linux).
 //!
 //! ```text
-//! bench_native open   <FILE> <AGENT_DIR> <WARMUP> <REPS>  open read-only + context().to_json()
+//! bench_native open   <FILE> <AGENT_DIR> <WARMUP> <REPS>  open read-only + stream the context's JSON
 //! bench_native cat    <FILE> <WARMUP> <REPS>              read in 128 KiB chunks, discard (cat)
 //! bench_native phases <FILE> <AGENT_DIR> <REPS>           the same, phase by phase (medians)
 //! bench_native rss    <FILE> <AGENT_DIR>                  one open; peak RSS (VmHWM)
@@ -89,15 +89,30 @@ fn read_only(agent_dir: &str) -> OpenOptions {
     }
 }
 
-/// Load + migrate + index + build the context as JSON text.
-fn open_context(file: &str, agent_dir: &str) -> (Session, String, usize) {
+/// Load + migrate + index + build the context, and stream its JSON through a 1 MiB
+/// buffer (as the CLI writes it to stdout; nothing holds the whole text). Returns the
+/// session, the JSON's length and the number of messages.
+fn open_context(file: &str, agent_dir: &str) -> (Session, usize, usize) {
     let s = Session::open(Rc::new(FsStorage::new()), file, &read_only(agent_dir))
         .unwrap_or_else(|e| die(e));
-    let ctx = s.context();
-    let messages = ctx.messages.len();
-    let json = ctx.to_json();
-    drop(ctx);
-    (s, json, messages)
+    let mut reader = s.context().into_json_reader();
+    let messages = reader.context().messages.len();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut bytes = 0;
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => bytes += std::hint::black_box(&buf[..n]).len(),
+            Err(e) => die(e),
+        }
+    }
+    drop(reader);
+    (s, bytes, messages)
+}
+
+/// The context's JSON as one text, for its hash (outside the timed region).
+fn context_json(s: &Session) -> String {
+    s.context().to_json()
 }
 
 /// Wall and CPU times (ms) of the timed repetitions.
@@ -129,8 +144,10 @@ fn cmd_open(file: &str, agent_dir: &str, warmup: usize, reps: usize) {
     let mut times = Times::default();
     let mut last = None;
     for i in 0..warmup + reps {
-        let (s, json, messages) = times.run(i >= warmup, || open_context(file, agent_dir));
-        // Freeing happens outside the timed region (as in the JS measurements).
+        let (s, bytes, messages) = times.run(i >= warmup, || open_context(file, agent_dir));
+        // Hashing and freeing happen outside the timed region (as in the JS measurements).
+        let json = context_json(&s);
+        assert_eq!(json.len(), bytes, "the streamed context and to_json differ in length");
         last = Some((s.entries().len(), messages, json));
     }
     let (entries, messages, json) = last.unwrap_or_else(|| die("no repetitions"));
@@ -230,7 +247,7 @@ fn cmd_phases(file: &str, agent_dir: &str, reps: usize) {
 fn cmd_rss(file: &str, agent_dir: &str) {
     let before = status_kib("VmHWM");
     let t = Instant::now();
-    let (s, json, _) = open_context(file, agent_dir);
+    let (s, context_bytes, _) = open_context(file, agent_dir);
     let elapsed = ms(t.elapsed());
     let hwm = status_kib("VmHWM");
     let rss = status_kib("VmRSS");
@@ -240,7 +257,7 @@ fn cmd_rss(file: &str, agent_dir: &str) {
         opt(hwm),
         opt(before),
         opt(rss),
-        json.len(),
+        context_bytes,
         s.entries().len()
     );
 }
