@@ -147,7 +147,11 @@ fn cmd_open(file: &str, agent_dir: &str, warmup: usize, reps: usize) {
         let (s, bytes, messages) = times.run(i >= warmup, || open_context(file, agent_dir));
         // Hashing and freeing happen outside the timed region (as in the JS measurements).
         let json = context_json(&s);
-        assert_eq!(json.len(), bytes, "the streamed context and to_json differ in length");
+        assert_eq!(
+            json.len(),
+            bytes,
+            "the streamed context and to_json differ in length"
+        );
         last = Some((s.entries().len(), messages, json));
     }
     let (entries, messages, json) = last.unwrap_or_else(|| die("no repetitions"));

@@ -3,7 +3,7 @@
 //! arguments and print; the three hosts therefore print identical bytes.
 
 pub use crate::api_error::{ApiError, ApiResult, ErrorKind};
-use crate::context::Leaf;
+use crate::context::{Leaf, SessionContext};
 use crate::error::Result;
 /// A typed result as the JSON text every shell prints (serde, with the core's string
 /// escaping: the same bytes in every host).
@@ -53,10 +53,12 @@ pub fn show_json(session: &Session) -> String {
 
 /// `context`: the SessionContext as the agent builds it.
 pub fn context_json(session: &Session, leaf: Option<&str>) -> String {
-    match leaf {
-        Some(id) => session.context_at(Leaf::Id(id)).to_json(),
-        None => session.context_at(Leaf::Last).to_json(),
-    }
+    file_context(session, leaf).to_json()
+}
+
+/// The context of a session file at `leaf` (default: its last entry).
+pub fn file_context<'s>(session: &'s Session, leaf: Option<&str>) -> SessionContext<'s> {
+    session.context_at(leaf.map_or(Leaf::Last, Leaf::Id))
 }
 
 /// An existing session file, opened: a missing file is [`ErrorKind::NotFound`] instead of
@@ -100,11 +102,24 @@ pub fn context_file(
     agent_dir: &str,
     leaf: Option<&str>,
 ) -> ApiResult {
+    let s = open_for_context(storage, path, agent_dir, leaf)?;
+    Ok(context_json(&s, leaf))
+}
+
+/// The session file `context` reads, opened read-only, with `leaf` checked to be one of
+/// its entries (a missing file is `NotFound`, an unknown leaf `EntryNotFound`): for a
+/// host that streams the context ([`file_context`], `into_json_reader`).
+pub fn open_for_context(
+    storage: Rc<dyn Storage>,
+    path: &str,
+    agent_dir: &str,
+    leaf: Option<&str>,
+) -> std::result::Result<Session, ApiError> {
     let s = open_existing(storage, path, agent_dir, Persistence::ReadOnly)?;
     if let Some(id) = leaf {
         s.entry(id)?;
     }
-    Ok(context_json(&s, leaf))
+    Ok(s)
 }
 
 /// `tree`; a missing file is `NotFound`.

@@ -67,8 +67,7 @@ impl<'a> SessionContext<'a> {
     /// `JSON.stringify(context)`: camelCase keys, absent optional values omitted.
     pub fn to_json(&self) -> String {
         let tail = self.json_tail();
-        let size: usize = self.messages.iter().map(|m| m.len() + 1).sum();
-        let mut out = String::with_capacity(JSON_HEAD.len() + size + tail.len());
+        let mut out = String::with_capacity(self.json_len(&tail));
         let mut k = 0;
         while let Some(piece) = self.json_piece(k, &tail) {
             out.push_str(piece);
@@ -103,6 +102,12 @@ impl<'a> SessionContext<'a> {
             k if k == n + separators + 1 => Some(tail),
             _ => None,
         }
+    }
+
+    /// The length of the JSON text: its pieces' lengths.
+    fn json_len(&self, tail: &str) -> usize {
+        let messages: usize = self.messages.iter().map(|m| m.len()).sum();
+        JSON_HEAD.len() + messages + self.messages.len().saturating_sub(1) + tail.len()
     }
 
     /// Everything after the messages: the runtime state, camelCase, absent values left out.
@@ -167,6 +172,11 @@ impl ContextJsonReader<'_> {
     /// The context being read.
     pub fn context(&self) -> &SessionContext<'_> {
         &self.ctx
+    }
+
+    /// The whole JSON's length in bytes, read or not.
+    pub fn total_bytes(&self) -> usize {
+        self.ctx.json_len(&self.tail)
     }
 
     /// Append at most `max` more bytes of the JSON to `out`; 0 at the end (and for `max`

@@ -240,6 +240,7 @@ fn a_context_read_in_chunks_is_the_same_json_as_the_whole_text() {
         let whole = s.context().to_json();
         for max in [1, 2, 3, 7, 64, 4096, whole.len(), whole.len() + 1] {
             let mut reader = s.context().into_json_reader();
+            assert_eq!(reader.total_bytes(), whole.len());
             let mut joined = Vec::new();
             loop {
                 let n = reader.read_into(&mut joined, max);

@@ -26,13 +26,13 @@ mod bindings {
 }
 
 use anyhow::{Context, Result};
-use bindings::exports::xcsh::session::session_api::{ApiError, ErrorKind};
+use bindings::exports::xcsh::session::session_api::{ApiError, ErrorKind, GuestContextReader};
 use bindings::SessionComponent;
 use clap::{Args, Parser, Subcommand};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::{HasSelf, Linker, ResourceAny};
 use wasmtime::{Config, Engine, Store};
 
 #[derive(Parser, Debug)]
@@ -544,6 +544,8 @@ enum Output {
     Bytes(Vec<u8>),
     /// Nothing.
     Nothing,
+    /// A context's JSON, read from the component in chunks, and a newline.
+    Context(ResourceAny),
 }
 
 fn field(json: &str, name: &str) -> Result<String> {
@@ -566,8 +568,36 @@ fn print(output: Output) -> Result<()> {
         }
         Output::Bytes(bytes) => (bytes, false),
         Output::Nothing => return Ok(()),
+        Output::Context(_) => unreachable!("printed by print_context"),
     };
     write_stdout(&[&body, if newline { b"\n" } else { b"" }])
+}
+
+/// How much of a context's JSON crosses from the component per call.
+const CONTEXT_CHUNK: u64 = 1 << 20;
+
+/// Print a context as the component writes it, a chunk at a time (neither side holds the
+/// whole text: a 1 GB session's context is about 1 GB), then a newline.
+fn print_context(
+    store: &mut Store<fshost::FsHost>,
+    api: &GuestContextReader,
+    reader: ResourceAny,
+) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let written = loop {
+        let chunk = api.call_read(&mut *store, reader, CONTEXT_CHUNK)?;
+        if chunk.is_empty() {
+            break out.write_all(b"\n").and_then(|()| out.flush());
+        }
+        if let Err(e) = out.write_all(&chunk) {
+            break Err(e);
+        }
+    };
+    reader.resource_drop(&mut *store)?;
+    match written {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other.context("writing to stdout")?),
+    }
 }
 
 /// Write to stdout. A reader that stops reading early (`| head`) ends the output
@@ -777,9 +807,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let json = |r: Result<String, ApiError>| r.map(Output::Json);
     let result: Result<Output, ApiError> = match &cli.command {
         Command::Show { .. } => json(api.call_show(&mut store, file, agent)?),
-        Command::Context { leaf, .. } => {
-            json(session_api.call_context(&mut store, file, agent, leaf.as_deref())?)
-        }
+        Command::Context { leaf, .. } => session_api
+            .call_open_context(&mut store, file, agent, leaf.as_deref())?
+            .map(Output::Context),
         Command::Tree { .. } => json(session_api.call_tree(&mut store, file, agent)?),
         Command::Migrate { .. } => json(api.call_migrate(&mut store, file, agent)?),
         Command::Append { .. } => json(api.call_append(
@@ -875,6 +905,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         anyhow::bail!("history: {e}");
     }
     match result {
+        Ok(Output::Context(reader)) => {
+            print_context(&mut store, &session_api.context_reader(), reader)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Ok(output) => {
             print(output)?;
             Ok(ExitCode::SUCCESS)

@@ -163,6 +163,39 @@ fn context_show_and_tree_print_exactly_what_the_native_core_prints() {
     }
 }
 
+/// A context of several MiB crosses from the component in chunks of 1 MiB (neither side
+/// holds the whole text): joined, they are exactly the native core's JSON, for the last
+/// entry and for an earlier leaf, with chunk edges inside multi-byte characters.
+#[test]
+fn a_large_context_is_printed_in_chunks_exactly_as_the_native_core_builds_it() {
+    let cli = Cli::new();
+    let agent = cli.agent_dir();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("big.jsonl");
+    let mut s = xcsh_session::Session::in_memory(Rc::new(FsStorage::new()), "/w");
+    let text = "é日本🎉 tool output line\n".repeat(4000);
+    let mut ids = Vec::new();
+    for i in 0..30 {
+        let m =
+            serde_json::json!({"role": "user", "content": format!("{i} {text}"), "timestamp": i});
+        ids.push(s.append_message(&m.to_string()).expect("append"));
+    }
+    fs::write(&path, s.to_jsonl().expect("jsonl")).expect("write session");
+    let (p, a) = (path_str(&path), path_str(&agent));
+    for leaf in [None, Some(ids[20].as_str())] {
+        let expected = api::context_file(Rc::new(FsStorage::new()), p, a, leaf).expect("native");
+        assert!(expected.len() > 2 << 20, "{} bytes", expected.len());
+        let mut args = vec!["context", p, "--json"];
+        if let Some(id) = leaf {
+            args.extend(["--leaf", id]);
+        }
+        assert!(
+            cli.ok(&args) == expected + "\n",
+            "context at {leaf:?} differs from the native core"
+        );
+    }
+}
+
 #[test]
 fn read_commands_write_nothing() {
     let cli = Cli::new();

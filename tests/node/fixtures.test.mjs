@@ -59,6 +59,10 @@ for (const name of FIXTURES) {
     assert.ok(bytes instanceof Uint8Array);
     assert.deepEqual(Buffer.from(bytes), Buffer.from(json, 'utf8'));
     assert.deepEqual(Buffer.from(session.contextJsonBytes(null)), Buffer.from(session.contextJson(null), 'utf8'));
+    // writeContextJson (streamed a chunk at a time): the same bytes again.
+    const chunks = [];
+    assert.equal(session.writeContextJson((c) => chunks.push(c)), bytes.length);
+    assert.deepEqual(Buffer.concat(chunks), Buffer.from(bytes));
     // An unknown leaf falls back to the last entry, as in the agent.
     assert.equal(buildSessionContextJson(text, 'no-such-id'), json);
     assert.deepEqual(buildSessionContext(text), JSON.parse(json));
@@ -100,4 +104,32 @@ test('buildSessionContextJson on the largest fixture is fast', (t) => {
   const ms = (performance.now() - start) / runs;
   t.diagnostic(`buildSessionContextJson(before-compaction.jsonl, ${text.length} bytes): ${ms.toFixed(1)} ms`);
   assert.ok(ms < 1000, `${ms} ms`);
+});
+
+// A context of several MiB is written in chunks of at most 1 MiB that join into the
+// same bytes as contextJsonBytes, for every leaf argument; a chunk may end inside a
+// character. Bad writers get clear errors and leave the session usable.
+test('writeContextJson streams a large context in chunks of at most 1 MiB', () => {
+  const session = Session.inMemory('/w');
+  const text = 'é日本🎉 tool output line\n'.repeat(4000);
+  for (let i = 0; i < 30; i++) session.appendMessage({ role: 'user', content: `${i} ${text}`, timestamp: i });
+  for (const leaf of [undefined, null, session.leafId]) {
+    const whole = Buffer.from(session.contextJsonBytes(leaf));
+    const chunks = [];
+    const total = session.writeContextJson((c) => {
+      assert.ok(c instanceof Uint8Array);
+      chunks.push(c);
+    }, leaf);
+    assert.equal(total, whole.length);
+    assert.deepEqual(Buffer.concat(chunks), whole);
+    if (leaf !== null) {
+      assert.ok(whole.length > 3 * 2 ** 20, `${whole.length} bytes`);
+      assert.ok(chunks.length >= 4);
+      for (const c of chunks) assert.ok(c.length > 0 && c.length <= 2 ** 20);
+    }
+  }
+  assert.throws(() => session.writeContextJson('out.json'), { kind: 'invalidInput', message: /write must be a function/ });
+  assert.throws(() => session.writeContextJson(async () => {}), { kind: 'invalidInput', message: /returned a Promise/ });
+  assert.throws(() => session.writeContextJson(() => { throw new Error('disk full'); }), /disk full/);
+  assert.equal(JSON.parse(session.contextJson()).messages.length, 30);
 });

@@ -27,14 +27,16 @@ wit_bindgen::generate!({
     generate_all,
 });
 
+mod context_reader;
 mod json_api;
 mod output;
 mod records;
 mod session;
 
 use exports::xcsh::session::session_api::{
-    ApiError, BlobRef, Continued, ErrorKind, ForkOutcome, GcReport, Guest, HistoryAddOutcome,
-    HistoryRow, LoadReport, RecentSession, ResolvedUrl, ScoredSession, SessionInfo, SessionSummary,
+    ApiError, BlobRef, ContextReader, Continued, ErrorKind, ForkOutcome, GcReport, Guest,
+    HistoryAddOutcome, HistoryRow, LoadReport, RecentSession, ResolvedUrl, ScoredSession,
+    SessionInfo, SessionSummary,
 };
 use xcsh::session::history as wit_history;
 use xcsh::session::storage as wit;
@@ -290,6 +292,7 @@ struct Component;
 impl Guest for Component {
     type Session = session::SessionResource;
     type OutputSink = output::OutputSinkResource;
+    type ContextReader = context_reader::ContextReaderResource;
 
     fn show(path: String, agent_dir: String) -> Result<SessionSummary, ApiError> {
         api::show_session(storage(), &path, &agent_dir)
@@ -299,6 +302,18 @@ impl Guest for Component {
 
     fn context(path: String, agent_dir: String, leaf: Option<String>) -> Result<String, ApiError> {
         api::context_file(storage(), &path, &agent_dir, leaf.as_deref()).map_err(to_wit)
+    }
+
+    fn open_context(
+        path: String,
+        agent_dir: String,
+        leaf: Option<String>,
+    ) -> Result<ContextReader, ApiError> {
+        let session =
+            api::open_for_context(storage(), &path, &agent_dir, leaf.as_deref()).map_err(to_wit)?;
+        Ok(ContextReader::new(
+            context_reader::ContextReaderResource::new(session, leaf.as_deref()),
+        ))
     }
 
     fn tree(path: String, agent_dir: String) -> Result<String, ApiError> {

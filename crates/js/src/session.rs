@@ -8,7 +8,7 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use xcsh_session::api;
-use xcsh_session::context::Leaf;
+use xcsh_session::context::{Leaf, SessionContext};
 use xcsh_session::session::{CompactionInput, CreateOptions, OpenOptions, Persistence};
 use xcsh_session::{SessionError, Storage};
 
@@ -26,6 +26,9 @@ pub struct JsSession {
 }
 
 type JsResult<T> = Result<T, JsValue>;
+
+/// How much of a context's JSON `writeContextJson` hands over per call.
+const CONTEXT_CHUNK: usize = 1 << 20;
 
 fn core<T>(result: Result<T, SessionError>) -> JsResult<T> {
     result.map_err(js_error)
@@ -303,10 +306,51 @@ impl JsSession {
         Ok(self.context_text(&leaf_id)?.into_bytes())
     }
 
+    /// The context as JSON handed to `write` a chunk at a time: UTF-8 bytes, at most
+    /// 1 MiB each (a chunk may end inside a character: join before decoding). The same
+    /// bytes as `contextJsonBytes`, without the whole text in wasm memory and again in
+    /// JS (a 1 GB session's context is about 1 GB). Each chunk is a new `Uint8Array` that
+    /// `write` may keep; `write` is called synchronously (a Promise it returns is refused:
+    /// write with `fs.writeSync`, or collect the chunks). Returns the number of bytes.
+    #[wasm_bindgen(js_name = writeContextJson)]
+    pub fn write_context_json(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(chunk: Uint8Array) => void")] write: JsValue,
+        #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
+    ) -> JsResult<f64> {
+        let Some(write) = write.dyn_ref::<js_sys::Function>() else {
+            return Err(crate::convert::invalid(
+                "writeContextJson(write): write must be a function taking each chunk (a Uint8Array)",
+            ));
+        };
+        let mut reader = self.context_for(&leaf_id)?.into_json_reader();
+        let mut chunk = Vec::with_capacity(CONTEXT_CHUNK);
+        let mut total = 0f64;
+        loop {
+            chunk.clear();
+            if reader.read_into(&mut chunk, CONTEXT_CHUNK) == 0 {
+                return Ok(total);
+            }
+            total += chunk.len() as f64;
+            let answer = write.call1(&JsValue::NULL, &js_sys::Uint8Array::from(&chunk[..]))?;
+            if answer.is_instance_of::<js_sys::Promise>() {
+                return Err(crate::convert::invalid(
+                    "writeContextJson(write): write returned a Promise; it is called synchronously (write with fs.writeSync, or collect the chunks)",
+                ));
+            }
+        }
+    }
+
     fn context_text(&self, leaf_id: &JsValue) -> JsResult<String> {
+        Ok(self.context_for(leaf_id)?.to_json())
+    }
+
+    /// The context at `leafId`: `undefined` → the current leaf, `null` → the empty
+    /// context, an id → that entry (unknown: the last entry).
+    fn context_for(&self, leaf_id: &JsValue) -> JsResult<SessionContext<'_>> {
         Ok(match LeafArg::from_js(leaf_id)? {
-            LeafArg::Default => self.inner.context().to_json(),
-            other => self.inner.context_at(other.leaf(Leaf::Last)).to_json(),
+            LeafArg::Default => self.inner.context(),
+            other => self.inner.context_at(other.leaf(Leaf::Last)),
         })
     }
 
