@@ -403,7 +403,7 @@ const REAL_HOSTS = {
   },
   cli: (c) => ({ wallMs: timeProcess(CLI, cliArgs(c.path, c.agentDir), cliEnv).wallMs }),
   npm: (c) => {
-    const r = json(process.execPath, [path.join(here, 'open.mjs'), 'wasm-open-bytes', c.path, c.agentDir, '0', '1']);
+    const r = json(process.execPath, [path.join(here, 'open.mjs'), 'wasm-open-stream', c.path, c.agentDir, '0', '1']);
     return { wallMs: r.wallMs[0], contextBytes: r.contextBytes, contextSha256: r.contextSha256 };
   },
 };
@@ -421,7 +421,7 @@ const REAL_MEMORY = {
     const m = /XCSH_MAXRSS_KIB=(\d+)/.exec(r.stderr ?? '');
     return m ? Number(m[1]) * 1024 : NaN;
   },
-  npm: (c) => json(process.execPath, [path.join(here, 'open.mjs'), 'memory', 'wasm-open-bytes', c.path, c.agentDir]).maxRssBytes,
+  npm: (c) => json(process.execPath, [path.join(here, 'open.mjs'), 'memory', 'wasm-open-stream', c.path, c.agentDir]).maxRssBytes,
 };
 const attempt = (f) => {
   try {
@@ -592,7 +592,7 @@ const realLabel = (key) => {
   return `${size.replace(/(\d)([KMG]B)$/, '$1 $2')} real, ${variant}`;
 };
 const REAL_TARGETS = { native: 4, cli: 5, npm: 6 };
-const REAL_NAMES = { native: 'native', cli: 'CLI context --json, whole process', npm: 'npm Session.open → contextJsonBytes' };
+const REAL_NAMES = { native: 'native, context streamed', cli: 'CLI context --json, whole process', npm: 'npm Session.open → writeContextJson' };
 for (const key of REAL_CFG.sessions) {
   const r = results.real[key];
   const L = realLabel(key);
