@@ -42,7 +42,7 @@ pub struct SessionContext<'a> {
     pub cycle_at: Option<String>,
     /// The id of the entry each message came from (parallel to `messages`; not part of
     /// the agent's JSON), so viewers can link a message to the tree.
-    pub entry_ids: Vec<String>,
+    pub entry_ids: Vec<&'a str>,
 }
 
 impl<'a> SessionContext<'a> {
@@ -422,8 +422,8 @@ pub fn build_session_context<'a>(
     }
     ctx.injected_ttsr_rules = rules;
 
-    // (message, id of the entry it came from)
-    let emit = |entry: &'a Entry, out: &mut Vec<(Cow<'a, str>, String)>| {
+    // Each message, and the id of the entry it came from.
+    let emit = |entry: &'a Entry, ctx: &mut SessionContext<'a>| {
         let message = match &entry.payload {
             Payload::Message { .. } if entry.message_json().is_some() => message_text(entry),
             Payload::CustomMessage { .. } => Cow::Owned(custom_message(entry)),
@@ -432,15 +432,16 @@ pub fn build_session_context<'a>(
             }
             _ => return,
         };
-        out.push((message, entry.id.clone()));
+        ctx.messages.push(message);
+        ctx.entry_ids.push(&entry.id);
     };
 
-    let mut out = Vec::new();
     match compaction {
         Some(cpos) => {
             let comp = &entries[path[cpos]];
             let (summary, remote) = compaction_message(comp);
-            out.push((Cow::Owned(summary), comp.id.clone()));
+            ctx.messages.push(Cow::Owned(summary));
+            ctx.entry_ids.push(&comp.id);
             if !remote {
                 let first_kept = match &comp.payload {
                     Payload::Compaction {
@@ -454,21 +455,20 @@ pub fn build_session_context<'a>(
                         found = true;
                     }
                     if found {
-                        emit(&entries[i], &mut out);
+                        emit(&entries[i], &mut ctx);
                     }
                 }
             }
             for &i in &path[cpos + 1..] {
-                emit(&entries[i], &mut out);
+                emit(&entries[i], &mut ctx);
             }
         }
         None => {
             for &i in &path {
-                emit(&entries[i], &mut out);
+                emit(&entries[i], &mut ctx);
             }
         }
     }
-    (ctx.messages, ctx.entry_ids) = out.into_iter().unzip();
     ctx
 }
 

@@ -118,7 +118,7 @@ impl Session {
                 entry.id
             )));
         }
-        self.apply_label(&entry);
+        Self::apply_label(&mut self.labels, &entry);
         if entry.is_assistant_message() {
             self.has_assistant = true;
         }

@@ -226,38 +226,46 @@ impl Session {
         };
         let mut session = Self::blank(storage, persistence, file, agent_dir, header);
         let mut tick = ProgressTick::new(total);
-        session.entries.reserve_exact(candidates.len());
-        session.by_id.reserve(candidates.len());
         let count = candidates.len().max(1);
-        for (i, candidate) in candidates.into_iter().enumerate() {
-            let parsed_already = matches!(candidate, Candidate::Parsed(..));
-            let (parsed, offset) = match candidate {
-                Candidate::Parsed(entry, offset) => (Ok(entry), offset),
-                Candidate::Raw(text, offset) => (Entry::parse(text), offset),
-            };
-            // Records the fast reader left unparsed are parsed here: report those
-            // (migrated records have no offset in the file: estimate by position).
-            if !parsed_already {
-                let estimate = (i as u64 * total as u64 / count as u64) as usize;
-                tick.at(offset.max(estimate), progress);
-            }
-            match parsed {
-                Ok(entry) if entry.type_name() == "session" => report.non_entries.push(NonEntry {
-                    offset,
-                    reason: "a second session header".into(),
-                }),
-                Ok(entry) => {
-                    if session.by_id.contains_key(&entry.id) {
-                        report.duplicate_ids.push(entry.id.clone());
+        // Collected in place: the candidates' vector becomes the entries' (never two
+        // copies of the index at once).
+        let mut entries = candidates
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, candidate)| {
+                let (parsed, offset) = match candidate {
+                    Candidate::Parsed(entry, offset) => (Ok(entry), offset),
+                    Candidate::Raw(text, offset) => {
+                        // Records the fast reader left unparsed are parsed here: report
+                        // those (migrated records have no offset in the file: estimate
+                        // by position).
+                        let estimate = (i as u64 * total as u64 / count as u64) as usize;
+                        tick.at(offset.max(estimate), progress);
+                        (Entry::parse(text), offset)
                     }
-                    session.push_entry(entry);
+                };
+                match parsed {
+                    Ok(entry) if entry.type_name() == "session" => {
+                        report.non_entries.push(NonEntry {
+                            offset,
+                            reason: "a second session header".into(),
+                        });
+                        None
+                    }
+                    Ok(entry) => Some(entry),
+                    Err(e) => {
+                        report.non_entries.push(NonEntry {
+                            offset,
+                            reason: e.to_string(),
+                        });
+                        None
+                    }
                 }
-                Err(e) => report.non_entries.push(NonEntry {
-                    offset,
-                    reason: e.to_string(),
-                }),
-            }
-        }
+            })
+            .collect::<Vec<Entry>>();
+        // Reading reserves for ~1 entry per KiB; a large allocation shrinks in place.
+        entries.shrink_to_fit();
+        report.duplicate_ids = session.index_loaded(entries);
         let store = session.blob_store();
         for entry in session.entries.iter().filter(|e| e.has_blob_refs()) {
             for hash in blob::referenced_hashes(entry.json()) {

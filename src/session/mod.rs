@@ -207,34 +207,52 @@ impl Session {
 
     /// A label entry sets its target's label; any falsy label (none, or empty) clears it,
     /// as in the agent.
-    fn apply_label(&mut self, entry: &Entry) {
+    fn apply_label(labels: &mut HashMap<String, String>, entry: &Entry) {
         if let Payload::Label {
             target_id: Some(target),
             label,
         } = &entry.payload
         {
             match label {
-                Some(l) if !l.is_empty() => self.labels.insert(target.clone(), l.clone()),
-                _ => self.labels.remove(target),
+                Some(l) if !l.is_empty() => labels.insert(target.clone(), l.clone()),
+                _ => labels.remove(target),
             };
         }
     }
 
     fn push_entry(&mut self, entry: Entry) {
+        self.leaf = Some(entry.id.clone());
+        self.entries.push(entry);
+        self.note_entry(self.entries.len() - 1);
+    }
+
+    /// Take the entries read from a file (the session has none yet) and index them; the
+    /// ids that repeat an earlier entry's, in order.
+    fn index_loaded(&mut self, entries: Vec<Entry>) -> Vec<String> {
+        debug_assert!(self.entries.is_empty());
+        self.entries = entries;
+        self.by_id.reserve(self.entries.len());
+        let mut duplicates = Vec::new();
+        for i in 0..self.entries.len() {
+            if self.by_id.contains_key(&self.entries[i].id) {
+                duplicates.push(self.entries[i].id.clone());
+            }
+            self.note_entry(i);
+        }
+        if let Some(last) = self.entries.last() {
+            self.leaf = Some(last.id.clone());
+        }
+        duplicates
+    }
+
+    /// What entry `i`, just added, changes: the assistant flag, labels and the id index.
+    fn note_entry(&mut self, i: usize) {
+        let entry = &self.entries[i];
         if entry.is_assistant_message() {
             self.has_assistant = true;
         }
-        self.apply_label(&entry);
-        // Reuse the leaf's buffer: loading pushes every entry of the file through here.
-        match &mut self.leaf {
-            Some(leaf) => {
-                leaf.clear();
-                leaf.push_str(&entry.id);
-            }
-            None => self.leaf = Some(entry.id.clone()),
-        }
-        self.by_id.insert(entry.id.clone(), self.entries.len());
-        self.entries.push(entry);
+        Self::apply_label(&mut self.labels, entry);
+        self.by_id.insert(entry.id.clone(), i);
     }
 
     // ---- reading ----

@@ -135,10 +135,12 @@ fn parse_lines_parallel(
     let parts: Vec<(Vec<Candidate>, Vec<NonEntry>)> = on_line_chunks(b, from, chunk)?
         .into_iter()
         .collect::<Option<_>>()?;
-    let mut out = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
-    let mut non_entries = Vec::new();
-    for (o, n) in parts {
-        out.extend(o);
+    // The first chunk's vector grows to hold the others (a large one is remapped, not
+    // copied), each freed once moved: never two copies of the whole index.
+    let mut parts = parts.into_iter();
+    let (mut out, mut non_entries) = parts.next()?;
+    for (mut o, n) in parts {
+        out.append(&mut o);
         non_entries.extend(n);
     }
     Some((out, non_entries))

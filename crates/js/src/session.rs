@@ -653,10 +653,8 @@ impl JsSession {
         &self,
         #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
     ) -> JsResult<Vec<String>> {
-        Ok(match LeafArg::from_js(&leaf_id)? {
-            LeafArg::Default => self.inner.context().entry_ids,
-            other => self.inner.context_at(other.leaf(Leaf::Last)).entry_ids,
-        })
+        let ctx = self.context_for(&leaf_id)?;
+        Ok(ctx.entry_ids.iter().map(|id| id.to_string()).collect())
     }
 
     /// Continue in a copy under a new id in the same directory (artifacts copied);
