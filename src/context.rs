@@ -6,11 +6,10 @@
 //! `firstKeptEntryId` up to the compaction, then everything after it. Message payloads are
 //! copied as raw JSON text, never parsed into trees.
 
-use crate::entry::{pick, Entry, Payload};
+use crate::entry::{pick, Entry, IdIndex, Payload};
 use crate::json::{push_quoted, quote, raw_str};
 use crate::time::ms_from_iso;
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 /// Which leaf to build for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,9 +228,9 @@ fn push_list(out: &mut String, items: &[String]) {
 
 /// The path root → leaf as entry indices; the second value is the id where a parent cycle
 /// stopped the walk, if any.
-pub fn path_to_root(
+pub(crate) fn path_to_root(
     entries: &[Entry],
-    by_id: &HashMap<String, usize>,
+    by_id: &IdIndex,
     leaf: usize,
 ) -> (Vec<usize>, Option<String>) {
     let mut path = Vec::new();
@@ -248,23 +247,18 @@ pub fn path_to_root(
         current = entries[i]
             .parent_id
             .as_ref()
-            .and_then(|p| by_id.get(p).copied());
+            .and_then(|p| by_id.get(entries, p));
     }
     path.reverse();
     (path, cycle)
 }
 
 /// Resolve a [`Leaf`] to an entry index (`None`: empty context).
-pub fn resolve_leaf(
-    entries: &[Entry],
-    by_id: &HashMap<String, usize>,
-    leaf: Leaf,
-) -> Option<usize> {
+pub(crate) fn resolve_leaf(entries: &[Entry], by_id: &IdIndex, leaf: Leaf) -> Option<usize> {
     match leaf {
         Leaf::Null => None,
         Leaf::Id(id) => by_id
-            .get(id)
-            .copied()
+            .get(entries, id)
             .or_else(|| entries.len().checked_sub(1)),
         Leaf::Last => entries.len().checked_sub(1),
     }
@@ -362,9 +356,9 @@ fn compaction_message(entry: &Entry) -> (String, bool) {
 
 /// Build the context. `message_text` turns a message entry into its JSON (it rehydrates
 /// blob references when the caller has a blob store).
-pub fn build_session_context<'a>(
+pub(crate) fn build_session_context<'a>(
     entries: &'a [Entry],
-    by_id: &HashMap<String, usize>,
+    by_id: &IdIndex,
     leaf: Leaf,
     message_text: &dyn Fn(&'a Entry) -> Cow<'a, str>,
 ) -> SessionContext<'a> {

@@ -1,15 +1,13 @@
 //! Entry ids (8 lowercase hex, unique within a session) and session ids (16 lowercase hex,
 //! time-sortable: `((unix_ms - 1420070400000) << 22) | seq22`).
 
-use std::collections::HashMap;
-
 const EPOCH_2015_MS: i64 = 1_420_070_400_000;
 
-/// A fresh entry id not yet used in `taken` (retries on collision).
-pub fn entry_id<V>(taken: &HashMap<String, V>, mut random: impl FnMut() -> u64) -> String {
+/// A fresh entry id for which `taken` is false (retries on collision).
+pub fn entry_id(taken: impl Fn(&str) -> bool, mut random: impl FnMut() -> u64) -> String {
     loop {
         let id = format!("{:08x}", random() as u32);
-        if !taken.contains_key(&id) {
+        if !taken(&id) {
             return id;
         }
     }
@@ -67,16 +65,20 @@ impl SeededIds {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
 
     #[test]
     fn entry_ids_are_8_lowercase_hex_and_avoid_collisions() {
         let mut taken = HashMap::new();
         taken.insert("00000001".to_string(), ());
         let mut n = 0u64;
-        let id = entry_id(&taken, || {
-            n += 1;
-            n
-        });
+        let id = entry_id(
+            |id| taken.contains_key(id),
+            || {
+                n += 1;
+                n
+            },
+        );
         assert_eq!(id, "00000002");
     }
 

@@ -54,7 +54,7 @@ fn v1_to_v2(header: &Header, records: &mut [Text]) -> usize {
     let mut assigned: Vec<String> = Vec::with_capacity(values.len());
     let mut prev: Option<String> = None;
     for value in values.iter_mut() {
-        let id = entry_id(&taken, || ids.next_u64());
+        let id = entry_id(|id| taken.contains_key(id), || ids.next_u64());
         taken.insert(id.clone(), ());
         if let Value::Object(obj) = value {
             obj.insert("id".into(), Value::String(id.clone()));

@@ -615,7 +615,7 @@ fn branched_session_keeps_the_path_and_leaves_no_orphaned_parent_ids() {
     for e in reloaded.entries() {
         if let Some(p) = &e.parent_id {
             assert!(
-                reloaded.by_id().contains_key(p),
+                reloaded.index_of(p).is_some(),
                 "dangling parentId {p} on {}",
                 e.id
             );

@@ -381,6 +381,7 @@ pub fn compose_line(
 
 pub(crate) mod fields;
 mod header;
+mod id_index;
 
 pub use fields::pick;
 use fields::{
@@ -388,6 +389,7 @@ use fields::{
     EntryFields, Slice,
 };
 pub use header::{Header, HEADER_PREFIX_BYTES};
+pub use id_index::IdIndex;
 
 #[cfg(test)]
 mod tests {

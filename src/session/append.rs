@@ -88,7 +88,10 @@ impl Session {
             ));
         }
         let storage = self.storage.clone();
-        let id = entry_id(&self.by_id, || storage.env().random_u64());
+        let id = entry_id(
+            |id| self.by_id.contains(&self.entries, id),
+            || storage.env().random_u64(),
+        );
         let timestamp = iso_from_ms(self.storage.env().now_ms());
         let borrowed: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let line = compose_line(type_name, &id, self.leaf.as_deref(), &timestamp, &borrowed);
@@ -107,9 +110,8 @@ impl Session {
         self.check_writable()?;
         let entry = Entry::parse(Text::from(json.to_string()))
             .map_err(|e| SessionError::InvalidInput(e.to_string()))?;
-        let &i = self
-            .by_id
-            .get(&entry.id)
+        let i = self
+            .index_of(&entry.id)
             .ok_or_else(|| SessionError::EntryNotFound(entry.id.clone()))?;
         let old = &self.entries[i];
         if old.parent_id != entry.parent_id || old.entry_type != entry.entry_type {

@@ -28,7 +28,7 @@ pub use usage::UsageStatistics;
 
 use crate::blob::{self, BlobStore};
 use crate::context::{self, Leaf, SessionContext};
-use crate::entry::{Entry, Header, Payload};
+use crate::entry::{Entry, Header, IdIndex, Payload};
 use crate::error::{Result, SessionError};
 use crate::ids::SessionIdGen;
 use crate::paths;
@@ -96,7 +96,7 @@ pub struct Session {
     noted_referrer: std::cell::RefCell<Option<String>>,
     header: Header,
     entries: Vec<Entry>,
-    by_id: HashMap<String, usize>,
+    by_id: IdIndex,
     leaf: Option<String>,
     labels: HashMap<String, String>,
     has_assistant: bool,
@@ -149,7 +149,7 @@ impl Session {
             noted_referrer: Default::default(),
             header,
             entries: Vec::new(),
-            by_id: HashMap::new(),
+            by_id: IdIndex::new(),
             leaf: None,
             labels: HashMap::new(),
             has_assistant: false,
@@ -231,10 +231,10 @@ impl Session {
     fn index_loaded(&mut self, entries: Vec<Entry>) -> Vec<String> {
         debug_assert!(self.entries.is_empty());
         self.entries = entries;
-        self.by_id.reserve(self.entries.len());
+        self.by_id.reserve(&self.entries, self.entries.len());
         let mut duplicates = Vec::new();
         for i in 0..self.entries.len() {
-            if self.by_id.contains_key(&self.entries[i].id) {
+            if self.by_id.contains(&self.entries, &self.entries[i].id) {
                 duplicates.push(self.entries[i].id.clone());
             }
             self.note_entry(i);
@@ -252,7 +252,7 @@ impl Session {
             self.has_assistant = true;
         }
         Self::apply_label(&mut self.labels, entry);
-        self.by_id.insert(entry.id.clone(), i);
+        self.by_id.insert(&self.entries, i);
     }
 
     // ---- reading ----
@@ -304,14 +304,14 @@ impl Session {
         &self.entries
     }
 
-    pub fn by_id(&self) -> &HashMap<String, usize> {
-        &self.by_id
+    /// The position in [`Session::entries`] of the (last) entry with this id.
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.by_id.get(&self.entries, id)
     }
 
     pub fn entry(&self, id: &str) -> Result<&Entry> {
-        self.by_id
-            .get(id)
-            .map(|&i| &self.entries[i])
+        self.index_of(id)
+            .map(|i| &self.entries[i])
             .ok_or_else(|| SessionError::EntryNotFound(id.to_string()))
     }
 
@@ -357,7 +357,11 @@ impl Session {
     /// message read from the file, stale OpenAI Responses replay data dropped.
     fn message_text<'e>(&self, e: &'e Entry, store: &BlobStore) -> Cow<'e, str> {
         let m = e.message_json().unwrap_or("null");
-        let loaded = || self.by_id.get(&e.id).is_some_and(|&i| i < self.from_file);
+        let loaded = || {
+            self.by_id
+                .get(&self.entries, &e.id)
+                .is_some_and(|i| i < self.from_file)
+        };
         let m: Cow<'e, str> = match e.is_assistant_message() && loaded() {
             true => crate::replay::without_stale_replay(m).map_or(Cow::Borrowed(m), Cow::Owned),
             false => Cow::Borrowed(m),

@@ -26,15 +26,10 @@ impl Session {
     pub fn branch_path(&self, from: Option<&str>) -> Result<Vec<&Entry>> {
         let start = match from {
             Some(id) => Some(
-                *self
-                    .by_id
-                    .get(id)
+                self.index_of(id)
                     .ok_or_else(|| SessionError::EntryNotFound(id.to_string()))?,
             ),
-            None => self
-                .leaf
-                .as_deref()
-                .and_then(|id| self.by_id.get(id).copied()),
+            None => self.leaf.as_deref().and_then(|id| self.index_of(id)),
         };
         Ok(match start {
             Some(i) => context::path_to_root(&self.entries, &self.by_id, i)
@@ -52,12 +47,8 @@ impl Session {
         let mut roots = Vec::new();
         let mut children = vec![Vec::new(); self.entries.len()];
         for (i, e) in self.entries.iter().enumerate() {
-            match e
-                .parent_id
-                .as_deref()
-                .and_then(|p| self.by_id.get(p).copied())
-            {
-                Some(p) if p != i && self.by_id.get(&e.id) == Some(&i) => children[p].push(i),
+            match e.parent_id.as_deref().and_then(|p| self.index_of(p)) {
+                Some(p) if p != i && self.index_of(&e.id) == Some(i) => children[p].push(i),
                 _ => roots.push(i),
             }
         }
