@@ -94,6 +94,79 @@ pub fn to_text(value: &serde_json::Value) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "null".to_string())
 }
 
+/// Append `json` (valid JSON text) to `out` with every string value (keys stay whole)
+/// longer than `max_chars` characters cut to its first `max_chars` (an escape counts as one character; a cut
+/// never splits a character, an escape or a surrogate pair). For outlines of huge
+/// sessions: a preview needs the start of a tool's output, not all of it.
+pub fn push_with_strings_cut(out: &mut String, json: &str, max_chars: usize) {
+    let b = json.as_bytes();
+    let mut copied = 0;
+    let mut i = 0;
+    // Outside strings there are no quotes: each quote found from here opens a string.
+    while let Some(q) = memchr::memchr(b'"', &b[i..]) {
+        let (cut, end) = string_cut(b, i + q, max_chars);
+        let is_key = b.get(skip_ws(b, end)) == Some(&b':');
+        if let Some(cut) = cut.filter(|_| !is_key) {
+            out.push_str(&json[copied..cut]);
+            copied = end - 1; // the closing quote
+        }
+        i = end;
+    }
+    out.push_str(&json[copied..]);
+}
+
+/// For the string whose opening quote is at `open`: where to cut it to `max_chars`
+/// characters (`None`: it is not longer), and its end (exclusive).
+fn string_cut(b: &[u8], open: usize, max_chars: usize) -> (Option<usize>, usize) {
+    let mut chars = 0;
+    let mut cut = None;
+    let mut i = open + 1;
+    loop {
+        let Some(k) = memchr::memchr2(b'"', b'\\', &b[i..]).map(|k| i + k) else {
+            return (cut, b.len()); // not valid JSON: the rest is left as it is
+        };
+        if cut.is_none() {
+            // Characters of the plain run: every byte that does not continue one.
+            let run = &b[i..k];
+            let n = run.iter().filter(|&&c| (c as i8) >= -0x40).count();
+            if chars + n > max_chars {
+                // The start of the first character past the ones kept.
+                let at = run
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &c)| (c as i8) >= -0x40)
+                    .nth(max_chars - chars)
+                    .map(|(j, _)| j);
+                cut = Some(i + at.unwrap_or(run.len()));
+            } else {
+                chars += n;
+            }
+        }
+        if b[k] == b'"' {
+            return (cut, k + 1);
+        }
+        let len = if b.get(k + 1) == Some(&b'u') { 6 } else { 2 };
+        if cut.is_none() {
+            if chars == max_chars {
+                cut = Some(k);
+            } else if chars + 1 == max_chars && len == 6 && is_high_surrogate(&b[k..]) {
+                // Keep a surrogate pair whole: cut before its first half.
+                cut = Some(k);
+            } else {
+                chars += 1;
+            }
+        }
+        i = (k + len).min(b.len());
+    }
+}
+
+/// Is this `\uXXXX` escape the first half of a surrogate pair (D800–DBFF)?
+fn is_high_surrogate(escape: &[u8]) -> bool {
+    escape.len() >= 6
+        && matches!(escape[2], b'd' | b'D')
+        && matches!(escape[3], b'8' | b'9' | b'a' | b'b' | b'A' | b'B')
+}
+
 /// The end (exclusive) of the string whose opening quote is at `i`.
 fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
     i += 1;
@@ -192,6 +265,94 @@ pub fn object_fields<'a>(obj: &'a str, names: &[&str]) -> Option<Vec<Option<&'a 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn cut(json: &str, max: usize) -> String {
+        let mut out = String::new();
+        push_with_strings_cut(&mut out, json, max);
+        out
+    }
+
+    /// Every string value of `got` is a prefix of the same string in `want` with at most
+    /// `max` characters (with `exact`: `want`'s first `max`, or all of it); keys and
+    /// everything else are equal.
+    fn same_but_cut(want: &serde_json::Value, got: &serde_json::Value, max: usize, exact: bool) {
+        use serde_json::Value;
+        match (want, got) {
+            (Value::String(w), Value::String(g)) => {
+                assert!(w.starts_with(g.as_str()), "{g:?} is not a prefix of {w:?}");
+                let (wn, gn) = (w.chars().count(), g.chars().count());
+                assert!(gn <= max, "{gn} > {max}");
+                if exact {
+                    assert_eq!(gn, wn.min(max), "{w:?} → {g:?}");
+                }
+            }
+            (Value::Array(w), Value::Array(g)) => {
+                assert_eq!(w.len(), g.len());
+                w.iter()
+                    .zip(g)
+                    .for_each(|(w, g)| same_but_cut(w, g, max, exact));
+            }
+            (Value::Object(w), Value::Object(g)) => {
+                assert_eq!(w.keys().collect::<Vec<_>>(), g.keys().collect::<Vec<_>>());
+                w.values()
+                    .zip(g.values())
+                    .for_each(|(w, g)| same_but_cut(w, g, max, exact));
+            }
+            (w, g) => assert_eq!(w, g),
+        }
+    }
+
+    #[test]
+    fn long_strings_are_cut_to_their_first_characters_and_nothing_else_changes() {
+        let pieces = [
+            "a", " ", "é", "日本", "🎉", "\"", "\\", "\n", "\u{1}", "\u{2028}", "{}[],:",
+        ];
+        let mut seed = 7u64;
+        let mut next = move |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        for _ in 0..2_000 {
+            let mut text = || {
+                (0..next(40))
+                    .map(|_| pieces[next(pieces.len())])
+                    .collect::<String>()
+            };
+            let value = serde_json::json!({
+                "type": "message", "id": text(), "n": 12.5e3,
+                "message": {"role": "assistant", "content": [{"type": "text", "text": text()}, text(), [text(), null, true, -1]]},
+                "k": text(),
+            });
+            let json = serde_json::to_string(&value).unwrap();
+            for max in [0, 1, 2, 5, 17, 40, 1000] {
+                let out = cut(&json, max);
+                let got: serde_json::Value =
+                    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+                // serde_json writes control characters as escapes (one character each).
+                same_but_cut(&value, &got, max, true);
+            }
+        }
+    }
+
+    #[test]
+    fn cuts_keep_escapes_and_surrogate_pairs_whole() {
+        // 🎉 written as a surrogate pair: two escapes, counted as two characters.
+        let json = r#"{"s":"ab\ud83c\udf89cd\u00e9\n","t":"x"}"#;
+        for max in 0..12 {
+            let out = cut(json, max);
+            let got: serde_json::Value =
+                serde_json::from_str(&out).unwrap_or_else(|e| panic!("{max}: {e}: {out}"));
+            let want: serde_json::Value = serde_json::from_str(json).unwrap();
+            same_but_cut(&want, &got, max, false);
+        }
+        assert_eq!(cut(json, 3), r#"{"s":"ab","t":"x"}"#);
+        assert_eq!(cut(json, 4), r#"{"s":"ab\ud83c\udf89","t":"x"}"#);
+        assert_eq!(cut(json, 7), r#"{"s":"ab\ud83c\udf89cd\u00e9","t":"x"}"#);
+        assert_eq!(cut(json, 100), json);
+        assert_eq!(cut("[1,2,null]", 0), "[1,2,null]");
+    }
 
     #[test]
     fn quote_matches_json_stringify() {

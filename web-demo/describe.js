@@ -37,8 +37,14 @@ const TYPE_TAGS = {
   mcp_tool_selection: ['mcp', 'meta'],
 };
 
+/**
+ * How much of any one string a preview reads: the worker asks the package for the tree
+ * with longer strings cut there (`treeJson(PREVIEW_CHARS)`), so previews never see more.
+ */
+export const PREVIEW_CHARS = 400;
+
 /** The text of a content string or block array (images as `[image]`), cut early. */
-export function textOf(content, max = 400) {
+export function textOf(content, max = PREVIEW_CHARS) {
   if (typeof content === 'string') return content.slice(0, max);
   if (!Array.isArray(content)) return '';
   let out = '';

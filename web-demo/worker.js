@@ -22,7 +22,7 @@
 import init, * as pkg from './pkg/xcsh_session.js';
 import { MemoryStorage, baseName, normPath } from './pkg/memory-storage.mjs';
 import { openOpfsSource } from './opfs-source.js';
-import { describeEntry } from './describe.js';
+import { describeEntry, PREVIEW_CHARS } from './describe.js';
 import { entryDigest, sumDigests } from './totals.js';
 import { errMsg } from './errors.js';
 import { openMemoryHistory, openSqliteHistory } from './history-store.js';
@@ -361,7 +361,9 @@ const bySize = (a, b) => (a?.size ?? 0) - (b?.size ?? 0);
  * longest line goes on below it. Iterative: linear sessions nest thousands deep.
  */
 async function buildRows(v, reqId) {
-  const json = v.session.treeJson();
+  // Previews and totals read no string past its first PREVIEW_CHARS characters: the
+  // outline cuts the rest (a real 100 MB session: 104 MB of tree JSON → 47 MB).
+  const json = v.session.treeJson(PREVIEW_CHARS);
   await checkpoint(reqId);
   const roots = JSON.parse(json);
   await checkpoint(reqId);
@@ -481,7 +483,8 @@ function contextOf(v, leaf) {
     }
   }
   const s = v.session;
-  const raw = JSON.parse(s.contextJson());
+  // As bytes, decoded here: faster than the package's string for a context of tens of MB.
+  const raw = JSON.parse(dec.decode(s.contextJsonBytes()));
   const messages = Array.isArray(raw.messages) ? raw.messages : [];
   const ids = s.contextEntryIds();
   const base = { row, messages, ids };

@@ -6,7 +6,7 @@ use super::Session;
 use crate::context;
 use crate::entry::Entry;
 use crate::error::{Result, SessionError};
-use crate::json::{push_quoted, quote};
+use crate::json::{push_quoted, push_with_strings_cut, quote};
 use crate::time::ms_from_iso;
 
 impl Session {
@@ -173,6 +173,17 @@ impl Tree {
     /// Nested JSON `[{entry, label?, children: [...]}, ...]`, written without recursion
     /// (a linear session is as deep as it is long).
     pub fn to_json(&self, session: &Session) -> String {
+        self.json(session, None)
+    }
+
+    /// [`Tree::to_json`] with every string value in the entries longer than
+    /// `max_string_chars` characters cut to its first `max_string_chars`: an outline of a
+    /// huge session (previews, usage, tool names) at a fraction of its size.
+    pub fn to_outline_json(&self, session: &Session, max_string_chars: usize) -> String {
+        self.json(session, Some(max_string_chars))
+    }
+
+    fn json(&self, session: &Session, max_string_chars: Option<usize>) -> String {
         let mut out = String::from("[");
         // (node, next child position) frames.
         let mut stack: Vec<(usize, usize)> = Vec::new();
@@ -184,7 +195,10 @@ impl Tree {
             }
             let e = &session.entries[i];
             out.push_str("{\"entry\":");
-            out.push_str(&session.entry_json(e));
+            match max_string_chars {
+                None => out.push_str(&session.entry_json(e)),
+                Some(max) => push_with_strings_cut(out, &session.entry_json(e), max),
+            }
             if let Some(l) = session.label(&e.id) {
                 out.push_str(",\"label\":");
                 push_quoted(out, l);

@@ -133,3 +133,31 @@ test('writeContextJson streams a large context in chunks of at most 1 MiB', () =
   assert.throws(() => session.writeContextJson(() => { throw new Error('disk full'); }), /disk full/);
   assert.equal(JSON.parse(session.contextJson()).messages.length, 30);
 });
+
+// treeJson(maxStringChars): the same tree with every string value of the entries cut to
+// its first maxStringChars characters; keys, numbers, ids, labels and shape unchanged.
+test('treeJson(maxStringChars) is the tree with long strings cut', () => {
+  const session = Session.fromText(fixture('large-session'));
+  const whole = session.treeJson();
+  const outline = session.treeJson(400);
+  assert.equal(session.treeJson(null), whole);
+  assert.equal(session.treeJson(1e9), whole);
+  assert.ok(outline.length < whole.length * 0.75, `${outline.length} of ${whole.length}`);
+  const same = (w, o, where) => {
+    if (typeof w === 'string') {
+      assert.equal(typeof o, 'string', where);
+      assert.ok(w.startsWith(o), `${where}: not a prefix`);
+      assert.equal(o.length, Math.min(w.length, 400), `${where}: ${o.length} characters`); // no escaped surrogate pairs here
+    } else if (Array.isArray(w)) {
+      assert.equal(o.length, w.length, where);
+      w.forEach((x, i) => same(x, o[i], `${where}[${i}]`));
+    } else if (w && typeof w === 'object') {
+      assert.deepEqual(Object.keys(o), Object.keys(w), where);
+      for (const k of Object.keys(w)) same(w[k], o[k], `${where}.${k}`);
+    } else assert.equal(o, w, where);
+  };
+  same(JSON.parse(whole), JSON.parse(outline), 'tree');
+  for (const bad of [-1, 1.5, 'x', Number.NaN]) {
+    assert.throws(() => session.treeJson(bad), { kind: 'invalidInput', message: /maxStringChars must be a whole number/ });
+  }
+});

@@ -64,6 +64,7 @@ export class AsyncSession {
   contextEntryIds(leafId?: string | null): string[];
   contextJson(leafId?: string | null): string;
   contextJsonBytes(leafId?: string | null): Uint8Array;
+  writeContextJson(write: (chunk: Uint8Array) => void, leafId?: string | null): number;
   displayTitle(maxChars?: number): string | null;
   entries(): SessionEntry[];
   entriesJson(): string;
@@ -76,7 +77,7 @@ export class AsyncSession {
   resetLeaf(): void;
   toJsonl(): string;
   tree(): TreeNode[];
-  treeJson(): string;
+  treeJson(maxStringChars?: number | null): string;
   usageStatistics(): UsageStatistics;
   warnings(): string[];
 }

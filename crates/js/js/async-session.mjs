@@ -28,7 +28,7 @@ const READING = [
   'branch', 'branchPath', 'children', 'context', 'contextEntryIds', 'contextJson', 'contextJsonBytes',
   'displayTitle', 'entries', 'entriesJson', 'entry', 'getArtifactPath', 'header', 'label',
   'lastModelChangeRole', 'report', 'resetLeaf', 'toJsonl', 'tree', 'treeJson',
-  'usageStatistics', 'warnings',
+  'usageStatistics', 'warnings', 'writeContextJson',
 ];
 
 /** The properties read through to the session. */

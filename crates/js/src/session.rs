@@ -241,12 +241,35 @@ impl JsSession {
 
     #[wasm_bindgen(unchecked_return_type = "TreeNode[]")]
     pub fn tree(&self) -> JsResult<JsValue> {
-        parse(&self.tree_json())
+        parse(&self.inner.tree().to_json(&self.inner))
     }
 
+    /// The tree as nested JSON text (`[{entry, label?, children}]`). With
+    /// `maxStringChars`, every string value in the entries longer than that is cut to its
+    /// first `maxStringChars` characters (an escape counts as one): an outline of a huge
+    /// session, for previews and totals, at a fraction of its size.
     #[wasm_bindgen(js_name = treeJson)]
-    pub fn tree_json(&self) -> String {
-        self.inner.tree().to_json(&self.inner)
+    pub fn tree_json(
+        &self,
+        #[wasm_bindgen(js_name = maxStringChars, unchecked_optional_param_type = "number | null")]
+        max_string_chars: JsValue,
+    ) -> JsResult<String> {
+        let tree = self.inner.tree();
+        if max_string_chars.is_undefined() || max_string_chars.is_null() {
+            return Ok(tree.to_json(&self.inner));
+        }
+        let max = max_string_chars
+            .as_f64()
+            .filter(|n| *n >= 0.0 && n.fract() == 0.0 && *n <= u32::MAX as f64)
+            .ok_or_else(|| {
+                crate::convert::invalid(format!(
+                    "treeJson(maxStringChars): maxStringChars must be a whole number of characters, 0 or more (got {})",
+                    js_sys::JSON::stringify(&max_string_chars)
+                        .map(String::from)
+                        .unwrap_or_else(|_| "a value JSON cannot show".into())
+                ))
+            })?;
+        Ok(tree.to_outline_json(&self.inner, max as usize))
     }
 
     pub fn label(&self, id: &str) -> Option<String> {
