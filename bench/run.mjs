@@ -496,6 +496,18 @@ for (const key of [...REAL_CFG.sessions, REAL_CFG.big]) {
 }
 fs.rmSync(REAL_TMP, { recursive: true, force: true });
 
+// The viewer's first render of each 100 MB real-content session, opened from the browser
+// storage (OPFS) in headless Chromium: from navigating to the session's address to its
+// first message on screen (full runs; --quick's sessions are too small to say anything).
+if (!QUICK && fs.existsSync('/usr/bin/chromium')) {
+  for (const key of REAL_CFG.sessions) {
+    log(`viewer: ${key} opened from OPFS in headless Chromium (first render, renderer memory)`);
+    const v = attempt(() => json(process.execPath, [path.join(here, 'viewer-memory.mjs'), path.join(ROOT, 'web-demo'), realManifest.sessions[key].path]));
+    results.real[key].viewer = v;
+    if (v.error) log(`  ${key} viewer: FAILED: ${why(v.error)}`);
+  }
+}
+
 log('sizes');
 const sizeOf = (file) => {
   if (!fs.existsSync(file)) return null;
@@ -607,6 +619,10 @@ for (const key of REAL_CFG.sessions) {
   row(`real.memory.native.${v}`, `Peak RSS, native first open of ${L} (vs file size)`, r.memory.native, fmtBytes, r.bytes, { limit: 1.5, target: '≤ 1.5×' });
   row(`real.memory.cli.${v}`, `Peak RSS, CLI process, ${L} (vs file size)`, r.memory.cli, fmtBytes, r.bytes, {});
   row(`real.memory.npm.${v}`, `Peak RSS, Node process, npm Session.open of ${L} (vs file size)`, r.memory.npm, fmtBytes, r.bytes, { limit: 2, target: '≤ 2×' });
+  if (r.viewer) {
+    row(`real.viewer.${v}`, `Viewer first render of ${L} from OPFS, headless Chromium`, r.viewer.openMs ?? NaN, fmtMs, null, { limit: 2000, on: 'value', target: '≤ 2 s' });
+    row(`real.viewerMemory.${v}`, `Peak renderer RSS, viewer with ${L} opened from OPFS (vs file size)`, r.viewer.rendererRssBytes ?? NaN, fmtBytes, r.bytes, {});
+  }
 }
 {
   const r = results.real[REAL_CFG.big];
