@@ -485,3 +485,32 @@ test('tree-nodes: the JSON tree flat in pre-order, without payloads', (t) => {
   assert.ok(nodes.every((n) => entries[n.index].id === n.id), 'index is the position in file order');
   s.close();
 });
+
+test('open-context: a context of several MiB read in chunks is the context, byte for byte', (t) => {
+  const root = tempRoot(t);
+  const agent = path.join(root, 'agent');
+  const s = Session.create(agent, '/work/pi', undefined, undefined);
+  const big = 'é日本🎉 output line\n'.repeat(4000);
+  for (let i = 0; i < 30; i++) {
+    s.appendMessage(user(`${i} ${big}`));
+    s.appendMessage(reply(`answer ${i}`));
+  }
+  const file = s.file();
+  s.close();
+  const whole = api.context(file, agent, undefined);
+  assert.ok(whole.length > 2 ** 21, `${whole.length} characters`);
+  const reader = api.openContext(file, agent, undefined);
+  const expected = Buffer.from(whole, 'utf8');
+  assert.equal(reader.byteLength(), BigInt(expected.length));
+  const chunks = [];
+  for (let chunk; (chunk = reader.read(1n << 20n)).length > 0;) {
+    assert.ok(chunk.length <= 2 ** 20);
+    chunks.push(chunk);
+  }
+  assert.ok(chunks.length >= 3, `${chunks.length} chunks`);
+  assert.deepEqual(Buffer.concat(chunks), expected);
+  assert.equal(reader.read(1n << 20n).length, 0, 'stays at the end');
+  // The same errors as `context`.
+  assert.equal(apiError(() => api.openContext(path.join(root, 'none.jsonl'), agent, undefined)).kind, 'not-found');
+  assert.equal(apiError(() => api.openContext(file, agent, 'nosuchid')).kind, 'entry-not-found');
+});
