@@ -131,8 +131,12 @@ fn context_at_a_leaf_null_and_unknown() {
 #[wasm_bindgen_test]
 fn tree_shows_the_branch_and_the_label() {
     let s = JsSession::from_text(SMALL.into(), JsValue::UNDEFINED).unwrap();
-    let tree = s.tree_json();
+    let tree = s.tree_json(JsValue::UNDEFINED).unwrap();
     assert!(tree.contains(r#""label":"listing""#), "{tree}");
+    // The outline keeps labels and ids whole, and cuts long strings.
+    let outline = s.tree_json(JsValue::from(3)).unwrap();
+    assert!(outline.contains(r#""label":"listing""#), "{outline}");
+    assert!(outline.len() < tree.len(), "{outline}");
     assert_eq!(
         s.children("a0000002")
             .unwrap()
