@@ -166,7 +166,13 @@ describe('the tree', { timeout: 240_000 }, () => {
     const preview = row(hex(10)).locator('.preview');
     const text = await preview.innerText();
     assert.ok(text.length > 100, `the preview holds a long text (${text.length} characters), cut by CSS only`);
-    const w = await preview.evaluate((el) => ({ client: el.clientWidth, scroll: el.scrollWidth, overflow: getComputedStyle(el).textOverflow }));
+    // Read from the row in the document: the virtual list may draw its rows again between
+    // resolving a locator and evaluating on it (a detached element has no computed style).
+    const w = await (await page.waitForFunction((id) => {
+      const el = document.querySelector(`#node-${id} .preview`);
+      const overflow = el?.isConnected ? getComputedStyle(el).textOverflow : '';
+      return overflow ? { client: el.clientWidth, scroll: el.scrollWidth, overflow } : null;
+    }, hex(10))).jsonValue();
     const rowW = (await row(hex(10)).boundingBox()).width;
     assert.equal(w.overflow, 'ellipsis');
     assert.ok(w.client > rowW * 0.55, `the preview takes most of the row (${w.client} of ${rowW} px)`);
