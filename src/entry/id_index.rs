@@ -48,17 +48,22 @@ impl IdIndex {
         self.find(entries, id).is_ok()
     }
 
-    /// Index `entries[i]` under its id (replacing an earlier entry with that id).
-    pub fn insert(&mut self, entries: &[Entry], i: usize) {
+    /// Index `entries[i]` under its id (replacing an earlier entry with that id); whether
+    /// an earlier entry had that id.
+    pub fn insert(&mut self, entries: &[Entry], i: usize) -> bool {
         let position = u32::try_from(i + 1).expect("at most u32::MAX - 1 entries");
         if (self.len + 1) * 2 > self.slots.len() {
             self.rebuild(entries, (self.slots.len() * 2).max(16));
         }
         match self.find(entries, &entries[i].id) {
-            Ok(slot) => self.slots[slot] = position,
+            Ok(slot) => {
+                self.slots[slot] = position;
+                true
+            }
             Err(slot) => {
                 self.slots[slot] = position;
                 self.len += 1;
+                false
             }
         }
     }
@@ -121,8 +126,7 @@ mod tests {
             };
             entries.push(entry(&id));
             let i = entries.len() - 1;
-            index.insert(&entries, i);
-            map.insert(id, i);
+            assert_eq!(index.insert(&entries, i), map.insert(id, i).is_some());
             if n % 500 == 0 {
                 index.reserve(&entries, 1000);
             }

@@ -120,11 +120,9 @@ impl Session {
                 entry.id
             )));
         }
-        Self::apply_label(&mut self.labels, &entry);
-        if entry.is_assistant_message() {
-            self.has_assistant = true;
-        }
         self.entries[i] = entry;
+        // The same id at the same place: the index is unchanged.
+        self.note_entry(i);
         self.edited.insert(i);
         Ok(())
     }

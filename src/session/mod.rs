@@ -234,10 +234,9 @@ impl Session {
         self.by_id.reserve(&self.entries, self.entries.len());
         let mut duplicates = Vec::new();
         for i in 0..self.entries.len() {
-            if self.by_id.contains(&self.entries, &self.entries[i].id) {
+            if self.note_entry(i) {
                 duplicates.push(self.entries[i].id.clone());
             }
-            self.note_entry(i);
         }
         if let Some(last) = self.entries.last() {
             self.leaf = Some(last.id.clone());
@@ -245,14 +244,15 @@ impl Session {
         duplicates
     }
 
-    /// What entry `i`, just added, changes: the assistant flag, labels and the id index.
-    fn note_entry(&mut self, i: usize) {
+    /// What entry `i`, just added or replaced, changes: the assistant flag, labels and the
+    /// id index; whether an earlier entry had its id.
+    fn note_entry(&mut self, i: usize) -> bool {
         let entry = &self.entries[i];
         if entry.is_assistant_message() {
             self.has_assistant = true;
         }
         Self::apply_label(&mut self.labels, entry);
-        self.by_id.insert(&self.entries, i);
+        self.by_id.insert(&self.entries, i)
     }
 
     // ---- reading ----
