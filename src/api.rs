@@ -591,26 +591,36 @@ pub fn move_session(
     }))
 }
 
-/// `gc`, typed: collect the blobs no session references, older than
-/// [`crate::GC_GRACE_MS`] (a dry run deletes nothing).
+/// `gc`, typed: collect the blobs no session references or pins, older than
+/// [`crate::GC_GRACE_MS`] (a dry run deletes nothing); `forget_missing` forgets the
+/// recorded sessions outside `<agentDir>/sessions` whose files are gone.
 pub fn gc_report(
     storage: Rc<dyn Storage>,
     agent_dir: &str,
     dry_run: bool,
+    forget_missing: bool,
 ) -> std::result::Result<crate::GcReport, ApiError> {
-    Ok(crate::collect_garbage(
-        &*storage,
-        agent_dir,
+    let options = crate::GcOptions {
         dry_run,
-        crate::GC_GRACE_MS,
-    )?)
+        forget_missing,
+        ..crate::GcOptions::default()
+    };
+    Ok(crate::collect_garbage(&*storage, agent_dir, options)?)
 }
 
-/// `gc`: [`gc_report`] as `{"dryRun", "scannedFiles", "referenced", "deleted": [...],
-/// "keptRecent": [...]}`.
-pub fn gc(storage: Rc<dyn Storage>, agent_dir: &str, dry_run: bool) -> ApiResult {
+/// `gc`: [`gc_report`] as `{"dryRun", "scannedFiles", "referenced", "deleted",
+/// "keptRecent", "keptPinned", "missing", "forgotten", "staleFiles"}`.
+pub fn gc(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    dry_run: bool,
+    forget_missing: bool,
+) -> ApiResult {
     Ok(crate::json::record(&gc_report(
-        storage, agent_dir, dry_run,
+        storage,
+        agent_dir,
+        dry_run,
+        forget_missing,
     )?))
 }
 

@@ -129,12 +129,13 @@ impl<'s> BlobStore<'s> {
 /// Every blob hash referenced from image blocks or `image_url` values in a JSON text.
 pub fn referenced_hashes(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let mut rest = text;
     while let Some(i) = rest.find(BLOB_REF_PREFIX) {
         let tail = &rest[i + BLOB_REF_PREFIX.len()..];
-        let hash: String = tail.chars().take(64).collect();
-        if is_valid_hash(&hash) && !out.contains(&hash) {
-            out.push(hash);
+        let hash = tail.get(..64).unwrap_or("");
+        if is_valid_hash(hash) && seen.insert(hash) {
+            out.push(hash.to_string());
         }
         // Go on after the prefix (never inside a multi-byte character).
         rest = tail;

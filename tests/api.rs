@@ -36,7 +36,7 @@ fn blob_put_get_and_gc_through_the_facade() {
             .kind,
         ErrorKind::NotFound
     );
-    let gc = json(&api::gc(storage.clone(), "/agent", true).unwrap());
+    let gc = json(&api::gc(storage.clone(), "/agent", true, false).unwrap());
     assert_eq!(gc["dryRun"], true);
     assert_eq!(
         gc["keptRecent"].as_array().unwrap().len(),
@@ -317,9 +317,12 @@ fn golden_outputs() -> Vec<(&'static str, String)> {
             storage.set_mtime(&p, 0);
         }
     }
-    out.push(("gc empty", ok(api::gc(storage.clone(), "/nowhere", true))));
-    out.push(("gc dry", ok(api::gc(storage.clone(), &agent, true))));
-    out.push(("gc", ok(api::gc(storage.clone(), &agent, false))));
+    out.push((
+        "gc empty",
+        ok(api::gc(storage.clone(), "/nowhere", true, false)),
+    ));
+    out.push(("gc dry", ok(api::gc(storage.clone(), &agent, true, false))));
+    out.push(("gc", ok(api::gc(storage.clone(), &agent, false, false))));
     out.push(("fork", ok(api::fork(storage.clone(), "/agent", other))));
     out.push((
         "move",
@@ -456,15 +459,15 @@ const GOLDEN: &[(&str, &str)] = &[
     ),
     (
         "gc empty",
-        "{\"dryRun\":true,\"scannedFiles\":0,\"referenced\":0,\"deleted\":[],\"keptRecent\":[]}",
+        "{\"dryRun\":true,\"scannedFiles\":0,\"referenced\":0,\"deleted\":[],\"keptRecent\":[],\"keptPinned\":[],\"missing\":[],\"forgotten\":[],\"staleFiles\":[]}",
     ),
     (
         "gc dry",
-        "{\"dryRun\":true,\"scannedFiles\":0,\"referenced\":0,\"deleted\":[\"31e090ff8875902e5671bdec3d3d9fc6ed5c2a0f25cd6f31901274ec0323e9d9\"],\"keptRecent\":[\"16367aacb67a4a017c8da8ab95682ccb390863780f7114dda0a0e0c55644c7c4\"]}",
+        "{\"dryRun\":true,\"scannedFiles\":0,\"referenced\":0,\"deleted\":[\"31e090ff8875902e5671bdec3d3d9fc6ed5c2a0f25cd6f31901274ec0323e9d9\"],\"keptRecent\":[\"16367aacb67a4a017c8da8ab95682ccb390863780f7114dda0a0e0c55644c7c4\"],\"keptPinned\":[],\"missing\":[],\"forgotten\":[],\"staleFiles\":[]}",
     ),
     (
         "gc",
-        "{\"dryRun\":false,\"scannedFiles\":0,\"referenced\":0,\"deleted\":[\"31e090ff8875902e5671bdec3d3d9fc6ed5c2a0f25cd6f31901274ec0323e9d9\"],\"keptRecent\":[\"16367aacb67a4a017c8da8ab95682ccb390863780f7114dda0a0e0c55644c7c4\"]}",
+        "{\"dryRun\":false,\"scannedFiles\":0,\"referenced\":0,\"deleted\":[\"31e090ff8875902e5671bdec3d3d9fc6ed5c2a0f25cd6f31901274ec0323e9d9\"],\"keptRecent\":[\"16367aacb67a4a017c8da8ab95682ccb390863780f7114dda0a0e0c55644c7c4\"],\"keptPinned\":[],\"missing\":[],\"forgotten\":[],\"staleFiles\":[]}",
     ),
     (
         "fork",
@@ -535,10 +538,10 @@ fn the_typed_facade_is_what_the_json_facade_serializes() {
         json(&api::blob_put(storage.clone(), "/agent", b"b").unwrap()),
         serde_json::json!({"hash": put.hash, "ref": put.reference, "path": put.path})
     );
-    let gc = api::gc_report(storage.clone(), "/agent", true).unwrap();
+    let gc = api::gc_report(storage.clone(), "/agent", true, false).unwrap();
     assert_eq!(gc.kept_recent, vec![put.hash.clone()]);
     assert_eq!(
-        json(&api::gc(storage.clone(), "/agent", true).unwrap())["keptRecent"],
+        json(&api::gc(storage.clone(), "/agent", true, false).unwrap())["keptRecent"],
         serde_json::json!([put.hash])
     );
     let fork = api::fork_file(storage.clone(), "/agent", &file).unwrap();

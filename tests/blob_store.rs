@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use xcsh_session::session::{OpenOptions, Persistence, Session};
 use xcsh_session::storage::{Layer, MemoryStorage, Storage, StorageExt, StorageResult};
-use xcsh_session::{api, collect_garbage, BlobError, BlobStore, GcError};
+use xcsh_session::{api, BlobError, BlobStore, GcError};
 
 const BLOBS: &str = "/agent/blobs";
 /// Old enough for any grace period the tests use.
@@ -166,7 +166,7 @@ fn collect_while_an_append_reuses_the_blob(trigger: fn(&str, &str) -> bool) {
             }
         }))),
     };
-    collect_garbage(&gc_view, "/agent", false, GRACE).unwrap();
+    gc_at(&gc_view, false, GRACE).unwrap();
     let file = appended
         .borrow()
         .clone()
@@ -227,7 +227,7 @@ fn blobs_of_a_session_outside_the_sessions_dir_are_never_collected() {
     let orphan = BlobStore::new(&*storage, BLOBS).put(b"nobody").unwrap();
     storage.set_mtime(&orphan.path, LONG_AGO);
 
-    let report = collect_garbage(&*storage, "/agent", false, GRACE).unwrap();
+    let report = gc_at(&*storage, false, GRACE).unwrap();
     assert_eq!(report.deleted, vec![orphan.hash], "the orphan goes");
     assert!(
         storage.exists(&blob_path()),
@@ -237,7 +237,7 @@ fn blobs_of_a_session_outside_the_sessions_dir_are_never_collected() {
         xcsh_session::blob_referrers(read(&storage, "/agent/blob-referrers.jsonl").as_bytes());
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].path, outside);
-    // Appending more images records the file once.
+    // Appending the same image again pins nothing new.
     s.append_message(&image_message()).unwrap();
     assert_eq!(
         read(&storage, "/agent/blob-referrers.jsonl")
@@ -245,11 +245,6 @@ fn blobs_of_a_session_outside_the_sessions_dir_are_never_collected() {
             .count(),
         1
     );
-    // Once the session is deleted, its images may go.
-    storage.unlink(outside).unwrap();
-    storage.set_mtime(&blob_path(), LONG_AGO);
-    let report = collect_garbage(&*storage, "/agent", false, GRACE).unwrap();
-    assert_eq!(report.deleted, vec![image_hash()]);
 }
 
 #[test]
@@ -264,20 +259,20 @@ fn a_second_collection_while_one_runs_is_refused_and_deletes_nothing() {
         "/agent/blobs.lock",
         r#"{"pid":7,"host":"other","startedAt":"2026-01-01T00:00:00.000Z","token":"00000000000000aa"}"#,
     );
-    match collect_garbage(&*storage, "/agent", false, GRACE) {
+    match gc_at(&*storage, false, GRACE) {
         Err(e @ GcError::Busy(_)) => {
             assert!(e.to_string().contains("pid 7"), "{e}");
-            let api_err = api::gc(storage.clone(), "/agent", false).unwrap_err();
+            let api_err = api::gc(storage.clone(), "/agent", false, false).unwrap_err();
             assert_eq!(api_err.kind.as_str(), "conflict");
         }
         other => panic!("{other:?}"),
     }
     assert!(storage.exists(&orphan.path));
     // A dry run takes no lock and still reports.
-    let dry = collect_garbage(&*storage, "/agent", true, GRACE).unwrap();
+    let dry = gc_at(&*storage, true, GRACE).unwrap();
     assert_eq!(dry.deleted, vec![orphan.hash.clone()]);
     storage.unlink("/agent/blobs.lock").unwrap();
-    let real = collect_garbage(&*storage, "/agent", false, GRACE).unwrap();
+    let real = gc_at(&*storage, false, GRACE).unwrap();
     assert_eq!(real.deleted, vec![orphan.hash.clone()]);
     assert!(!storage.exists(&orphan.path));
     assert!(!storage.exists("/agent/blobs.lock"), "the lock is released");
@@ -305,32 +300,27 @@ impl Layer for Deny {
 }
 
 #[test]
-fn a_collection_that_cannot_read_a_recorded_outside_session_refuses_and_deletes_nothing() {
+fn a_collection_that_cannot_read_a_recorded_outside_session_refuses_even_when_it_was_recorded_just_now(
+) {
     let storage = mem();
     let outside = "/elsewhere/s.jsonl";
     outside_session_with_image(&storage, outside);
+    storage.set_mtime(&blob_path(), LONG_AGO);
     let orphan = BlobStore::new(&*storage, BLOBS).put(b"nobody").unwrap();
     storage.set_mtime(&orphan.path, LONG_AGO);
     let confined = Deny {
         inner: storage.clone(),
         denied: outside,
     };
-    // Recorded just now: its blobs are young, so not reading it is safe.
-    let report = collect_garbage(&confined, "/agent", false, GRACE).unwrap();
-    assert_eq!(report.deleted, vec![orphan.hash.clone()]);
-    assert!(storage.exists(&blob_path()));
-    // Recorded long ago and unreadable: nothing is deleted, and the message says why.
-    let list = "/agent/blob-referrers.jsonl";
-    let old = read(&storage, list).replace(r#""notedMs":"#, r#""notedMs":0,"x":"#);
-    storage.write(list, old.as_bytes()).unwrap();
-    storage.set_mtime(&blob_path(), LONG_AGO);
-    let orphan = BlobStore::new(&*storage, BLOBS).put(b"nobody 2").unwrap();
-    storage.set_mtime(&orphan.path, LONG_AGO);
-    let err = collect_garbage(&confined, "/agent", false, GRACE).unwrap_err();
-    let msg = err.to_string();
-    assert!(
-        msg.contains(outside) && msg.contains("nothing was deleted"),
-        "{msg}"
-    );
+    // Recorded a moment ago, and still: what it references cannot be known, so nothing
+    // is deleted, and the message says why.
+    for dry_run in [true, false] {
+        let err = gc_at(&confined, dry_run, GRACE).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains(outside) && msg.contains("nothing was deleted"),
+            "{msg}"
+        );
+    }
     assert!(storage.exists(&blob_path()) && storage.exists(&orphan.path));
 }

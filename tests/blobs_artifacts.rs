@@ -7,7 +7,7 @@ use std::rc::Rc;
 use xcsh_session::paths;
 use xcsh_session::session::{CreateOptions, Persistence, Session};
 use xcsh_session::storage::{MemoryStorage, Storage, StorageExt};
-use xcsh_session::{collect_garbage, BlobStore};
+use xcsh_session::BlobStore;
 use xcsh_session::{resolve_url as resolve, Paging};
 use xcsh_session::{AgentOutputManager, ArtifactManager};
 use xcsh_session::{ArtifactTarget, OutputSink};
@@ -196,16 +196,16 @@ fn gc_deletes_only_unreferenced_old_blobs() {
         "/agent/sessions/--x--/a.jsonl.corrupt-2026",
         &format!("garbage {}", backed_up.reference),
     );
-    let dry = collect_garbage(&*storage, "/agent", true, 0).unwrap();
+    let dry = gc_at(&*storage, true, 0).unwrap();
     assert_eq!(dry.deleted, vec![orphan.hash.clone()]);
     assert!(storage.exists(&orphan.path), "dry run deletes nothing");
-    let recent = collect_garbage(&*storage, "/agent", false, 1_000_000).unwrap();
+    let recent = gc_at(&*storage, false, 1_000_000).unwrap();
     assert_eq!(
         recent.kept_recent,
         vec![orphan.hash.clone()],
         "young blobs are kept"
     );
-    let real = collect_garbage(&*storage, "/agent", false, 0).unwrap();
+    let real = gc_at(&*storage, false, 0).unwrap();
     assert_eq!(real.deleted, vec![orphan.hash.clone()]);
     assert!(!storage.exists(&orphan.path));
     assert!(storage.exists(&backed_up.path));

@@ -231,7 +231,7 @@ fn special_files_in_a_sessions_dir_are_skipped_by_listings_and_gc() {
                     1 => xcsh_session::api::list(st, &a, Some("/w")),
                     2 => xcsh_session::api::list(st, &a, None),
                     3 => xcsh_session::api::search(st, &a, None, "hello"),
-                    _ => xcsh_session::api::gc(st, &a, false),
+                    _ => xcsh_session::api::gc(st, &a, false, false),
                 }
                 .map_err(|e| e.to_string())
             })
@@ -474,7 +474,7 @@ fn gc_still_aborts_on_a_real_read_error_and_deletes_nothing() {
         .and_then(|f| f.set_modified(std::time::SystemTime::UNIX_EPOCH))
         .expect("age");
     let err = within_10s("gc", move || {
-        xcsh_session::api::gc(Rc::new(FailingRead(FsStorage::new())), &agent, false)
+        xcsh_session::api::gc(Rc::new(FailingRead(FsStorage::new())), &agent, false, false)
             .map_err(|e| e.to_string())
     })
     .expect_err("gc went on after a read error");

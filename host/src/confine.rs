@@ -10,6 +10,7 @@
 //! without following one (`PathPolicy::symlink_free`), so a directory or file swapped for
 //! a symlink after the check makes the call fail instead of leading it outside.
 
+use std::collections::HashSet;
 use std::ffi::OsString;
 use std::fmt;
 use std::fs;
@@ -102,10 +103,12 @@ fn is_missing(e: &io::Error) -> bool {
     )
 }
 
-/// The allowed roots, each resolved once.
+/// The allowed roots, each resolved once, and single files outside them that may be
+/// read but never written (the sessions garbage collection must read).
 #[derive(Debug, Clone)]
 pub struct Roots {
     roots: Vec<PathBuf>,
+    readable_files: HashSet<PathBuf>,
 }
 
 impl Roots {
@@ -115,11 +118,37 @@ impl Roots {
             .iter()
             .map(|d| resolve(d.as_ref()))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Roots { roots })
+        Ok(Roots {
+            roots,
+            readable_files: HashSet::new(),
+        })
+    }
+
+    /// Let these files be read (never written, never listed), wherever they are: each is
+    /// resolved now like a guest path, and a read must resolve to exactly one of them. A
+    /// file that does not exist reads as not found; one that cannot be resolved is left
+    /// out (its reads are refused).
+    pub fn with_readable_files<P: AsRef<Path>>(mut self, files: &[P]) -> Roots {
+        self.readable_files = files
+            .iter()
+            .filter_map(|f| resolve(f.as_ref()).ok())
+            .collect();
+        self
     }
 
     pub fn dirs(&self) -> &[PathBuf] {
         &self.roots
+    }
+
+    /// The resolved host path of a guest path to read: inside a root, or one of the
+    /// readable files.
+    pub fn check_read(&self, guest: &str) -> Result<PathBuf, Denied> {
+        match self.check(guest) {
+            Err(Denied::Outside(resolved)) if self.readable_files.contains(&resolved) => {
+                Ok(resolved)
+            }
+            other => other,
+        }
     }
 
     /// The resolved host path of a guest path, or why it is refused.

@@ -28,7 +28,11 @@ impl PathPolicy for Confinement {
                 "{guest} (this command is read-only)"
             )));
         }
-        self.roots.check(guest).map_err(|e| match e {
+        let checked = match access {
+            Access::Read => self.roots.check_read(guest),
+            Access::Write => self.roots.check(guest),
+        };
+        checked.map_err(|e| match e {
             Denied::Io(io) => io_error(guest, io),
             other => StorageError::PermissionDenied(format!("{guest} ({other})")),
         })

@@ -232,6 +232,10 @@ enum Command {
         /// Really delete the unreferenced blobs.
         #[arg(long)]
         delete: bool,
+        /// Forget the recorded sessions outside `<agent-dir>/sessions` whose files are
+        /// gone (deleted or moved): the blobs they pin may then be collected.
+        #[arg(long)]
+        forget_missing: bool,
     },
     /// The prompt history (`<agent-dir>/history.db`, SQLite with an FTS5 index).
     History {
@@ -637,10 +641,11 @@ fn plan(command: &Command) -> (Vec<&Path>, bool) {
     }
 }
 
-/// For `gc`: the session files outside `<agent-dir>/sessions` that stored blobs there
-/// (`<agent-dir>/blob-referrers.jsonl`), whose directories still exist: their directories
-/// become roots, so the collection can read their references (one it cannot read makes
-/// it refuse, deleting nothing).
+/// For `gc`: the session files outside `<agent-dir>/sessions` recorded as referencing
+/// blobs there (`<agent-dir>/blob-referrers.jsonl`). The collection may read each of them
+/// (only it: no directory around it becomes a root, and nothing is written there); one
+/// that is gone reads as not found. Refuses a `blobs` that is a symlink: collection deletes
+/// only in the store itself, never where a link leads.
 fn gc_referrers(cli: &Cli) -> Result<Vec<PathBuf>> {
     if !matches!(cli.command, Command::Gc { .. }) || cli.root.is_some() {
         return Ok(Vec::new());
@@ -649,6 +654,14 @@ fn gc_referrers(cli: &Cli) -> Result<Vec<PathBuf>> {
         Some(d) => d.clone(),
         None => default_agent_dir()?,
     };
+    let blobs = agent_dir.join("blobs");
+    if std::fs::symlink_metadata(&blobs).is_ok_and(|m| m.file_type().is_symlink()) {
+        anyhow::bail!(
+            "{} is a symlink: garbage collection deletes only inside the blob store itself, \
+             never where a link leads; nothing was deleted",
+            blobs.display()
+        );
+    }
     let list = agent_dir.join("blob-referrers.jsonl");
     let bytes = match std::fs::read(&list) {
         Ok(b) => b,
@@ -658,7 +671,7 @@ fn gc_referrers(cli: &Cli) -> Result<Vec<PathBuf>> {
     Ok(xcsh_session::blob_referrers(&bytes)
         .into_iter()
         .map(|r| PathBuf::from(r.path))
-        .filter(|f| f.parent().is_some_and(Path::is_dir))
+        .filter(|f| f.is_absolute())
         .collect())
 }
 
@@ -736,10 +749,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         return serve_session(&cli, &engine, &component, dirs, *timings);
     }
 
-    let (mut files, writable) = plan(&cli.command);
+    let (files, writable) = plan(&cli.command);
     let referrers = gc_referrers(&cli)?;
-    files.extend(referrers.iter().map(PathBuf::as_path));
-    let t = target(&cli, &files, writable)?;
+    let mut t = target(&cli, &files, writable)?;
+    t.roots = t.roots.with_readable_files(&referrers);
     if cli.verbose {
         let dirs: Vec<String> = t
             .roots
@@ -867,7 +880,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Move { .. } => {
             json(api.call_move_session(&mut store, agent, file, cwd.unwrap_or_default())?)
         }
-        Command::Gc { delete, .. } => json(api.call_gc(&mut store, agent, !*delete)?),
+        Command::Gc {
+            delete,
+            forget_missing,
+            ..
+        } => json(api.call_gc(&mut store, agent, !*delete, *forget_missing)?),
         Command::History { op } => match op {
             HistoryCommand::Add { json: as_json, .. } => {
                 let mut answers = Vec::new();

@@ -17,6 +17,7 @@ mod parse;
 mod tree;
 mod usage;
 mod write;
+use write::Pins;
 
 pub use append::{AppendedRecord, CompactionInput};
 pub use copy::{ForkRecord, ForkResult, MovedRecord};
@@ -91,9 +92,9 @@ pub struct Session {
     file: Option<String>,
     /// The agent directory: its blob store holds this session's images.
     agent_dir: String,
-    /// The file [`crate::gc::note_referrer`] last recorded (a file outside
-    /// `<agentDir>/sessions` is recorded before its first blob is put).
-    noted_referrer: std::cell::RefCell<Option<String>>,
+    /// The blobs pinned for this session's file, when it lies outside
+    /// `<agentDir>/sessions` (see `write.rs`, `pin_before_writing`).
+    pins: Pins,
     header: Header,
     entries: Vec<Entry>,
     by_id: IdIndex,
@@ -146,7 +147,7 @@ impl Session {
             file,
             agent_dir: agent_dir.to_string(),
             artifacts: Default::default(),
-            noted_referrer: Default::default(),
+            pins: Pins::default(),
             header,
             entries: Vec::new(),
             by_id: IdIndex::new(),

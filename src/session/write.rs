@@ -11,6 +11,13 @@ use crate::storage::{Storage, StorageError, StorageExt};
 use crate::time::iso_from_ms;
 use std::borrow::Cow;
 
+/// The blobs pinned for one session file (see [`Session::pin_before_writing`]).
+#[derive(Debug, Default)]
+pub(super) struct Pins {
+    file: Option<String>,
+    hashes: std::collections::HashSet<String>,
+}
+
 impl Session {
     pub(super) fn check_writable(&self) -> Result<()> {
         if let Some(e) = &self.persist_error {
@@ -54,7 +61,6 @@ impl Session {
                             .into(),
                     ));
                 }
-                self.note_referrer()?;
                 store.put(bytes).map(|p| p.reference).map_err(|e| match e {
                     blob::BlobError::Storage(s) => s,
                     other => StorageError::Other(other.to_string()),
@@ -64,17 +70,34 @@ impl Session {
         )
     }
 
-    /// Before a blob is put for this session: a file outside `<agentDir>/sessions` is
-    /// recorded, once, so that garbage collection reads its references.
-    fn note_referrer(&self) -> std::result::Result<(), StorageError> {
+    /// Before text is written to a file outside `<agentDir>/sessions`: pin every blob it
+    /// references that is not pinned yet (`gc/referrers.rs`), so garbage collection keeps
+    /// them even once the file is moved or deleted. The first time for a file, every
+    /// blob the whole session references is pinned (a session recorded late, or copied
+    /// here by a fork or a move, references blobs it never put).
+    fn pin_before_writing(&mut self, text: &str) -> std::result::Result<(), StorageError> {
         let Some(file) = self.file.as_deref() else {
             return Ok(());
         };
-        if self.noted_referrer.borrow().as_deref() == Some(file) {
+        if self.agent_dir.is_empty() || crate::paths::is_under_sessions_root(&self.agent_dir, file)
+        {
             return Ok(());
         }
-        crate::gc::note_referrer(&*self.storage, &self.agent_dir, file)?;
-        *self.noted_referrer.borrow_mut() = Some(file.to_string());
+        let mut wanted: Vec<String> = Vec::new();
+        if self.pins.file.as_deref() != Some(file) {
+            self.pins = Pins {
+                file: Some(file.to_string()),
+                hashes: Default::default(),
+            };
+            for entry in &self.entries {
+                wanted.extend(blob::referenced_hashes(entry.json()));
+            }
+        }
+        wanted.extend(blob::referenced_hashes(text));
+        let mut seen = std::collections::HashSet::new();
+        wanted.retain(|h| !self.pins.hashes.contains(h) && seen.insert(h.clone()));
+        crate::gc::referrers::pin(&*self.storage, &self.agent_dir, file, &wanted)?;
+        self.pins.hashes.extend(wanted);
         Ok(())
     }
 
@@ -252,6 +275,7 @@ impl Session {
         };
         self.keep_backup()?;
         let content = self.to_jsonl()?;
+        self.pin_before_writing(&content)?;
         self.storage.atomic_write(&file, content.as_bytes())?;
         self.needs_newline = false;
         self.needs_rewrite = false;
@@ -287,13 +311,17 @@ impl Session {
         let entry = self.entries.last().expect("called after a push");
         let r = self
             .persisted_line(entry, Transforms::All)
-            .and_then(|line| {
+            .map(|line| {
                 let mut data = String::with_capacity(line.len() + 2);
                 if self.needs_newline {
                     data.push('\n');
                 }
                 data.push_str(&line);
                 data.push('\n');
+                data
+            })
+            .and_then(|data| {
+                self.pin_before_writing(&data)?;
                 self.storage
                     .append(self.file.as_deref().unwrap_or_default(), data.as_bytes())
             });

@@ -76,3 +76,17 @@ pub fn assistant(text: &str) -> String {
 pub fn context_value(session: &Session) -> serde_json::Value {
     serde_json::from_str(&session.context().to_json()).unwrap()
 }
+
+/// Garbage collection of the agent dir `/agent` with `grace_ms`, forgetting nothing.
+pub fn gc_at(
+    storage: &dyn xcsh_session::storage::Storage,
+    dry_run: bool,
+    grace_ms: i64,
+) -> Result<xcsh_session::GcReport, xcsh_session::GcError> {
+    let options = xcsh_session::GcOptions {
+        dry_run,
+        forget_missing: false,
+        grace_ms,
+    };
+    xcsh_session::collect_garbage(storage, "/agent", options)
+}

@@ -87,8 +87,8 @@ impl Guest for Component {
         api::move_session(storage(), &agent_dir, &file, &to_cwd).map_err(to_wit)
     }
 
-    fn gc(agent_dir: String, dry_run: bool) -> Result<String, ApiError> {
-        api::gc(storage(), &agent_dir, dry_run).map_err(to_wit)
+    fn gc(agent_dir: String, dry_run: bool, forget_missing: bool) -> Result<String, ApiError> {
+        api::gc(storage(), &agent_dir, dry_run, forget_missing).map_err(to_wit)
     }
 
     fn history_add(

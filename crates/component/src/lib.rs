@@ -416,8 +416,8 @@ impl Guest for Component {
         api::move_file(storage(), &agent_dir, &file, &to_cwd).map_err(to_wit)
     }
 
-    fn gc(agent_dir: String, dry_run: bool) -> Result<GcReport, ApiError> {
-        api::gc_report(storage(), &agent_dir, dry_run)
+    fn gc(agent_dir: String, dry_run: bool, forget_missing: bool) -> Result<GcReport, ApiError> {
+        api::gc_report(storage(), &agent_dir, dry_run, forget_missing)
             .map(records::gc_report)
             .map_err(to_wit)
     }

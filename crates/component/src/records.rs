@@ -175,6 +175,10 @@ pub fn gc_report(r: CoreGcReport) -> GcReport {
         referenced: count(r.referenced),
         deleted: r.deleted,
         kept_recent: r.kept_recent,
+        kept_pinned: r.kept_pinned,
+        missing: r.missing,
+        forgotten: r.forgotten,
+        stale_files: r.stale_files,
     }
 }
 

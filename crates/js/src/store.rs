@@ -299,12 +299,20 @@ pub fn move_session(
     done(api::move_session(port(storage)?, agent_dir, file, to_cwd))
 }
 
-/// Delete blobs no session references (dry run unless `dryRun: false`).
-#[wasm_bindgen(js_name = collectGarbage, unchecked_return_type = "{ dryRun: boolean, scannedFiles: number, referenced: number, deleted: string[], keptRecent: string[] }")]
+/// Delete blobs no session references or pins (dry run unless `dryRun: false`);
+/// `forgetMissing` forgets the recorded sessions outside `<agentDir>/sessions` whose
+/// files are gone, so their pins no longer hold.
+#[wasm_bindgen(js_name = collectGarbage, unchecked_return_type = "{ dryRun: boolean, scannedFiles: number, referenced: number, deleted: string[], keptRecent: string[], keptPinned: string[], missing: string[], forgotten: string[], staleFiles: string[] }")]
 pub fn collect_garbage(
     storage: JsStorage,
     #[wasm_bindgen(js_name = agentDir)] agent_dir: &str,
     #[wasm_bindgen(js_name = dryRun)] dry_run: Option<bool>,
+    #[wasm_bindgen(js_name = forgetMissing)] forget_missing: Option<bool>,
 ) -> JsResult<JsValue> {
-    done(api::gc(port(storage)?, agent_dir, dry_run.unwrap_or(true)))
+    done(api::gc(
+        port(storage)?,
+        agent_dir,
+        dry_run.unwrap_or(true),
+        forget_missing.unwrap_or(false),
+    ))
 }

@@ -24,7 +24,7 @@ Commands:
                                             the session file to resume; several matches: exit 2 and the
                                             candidates on stdout; another project's: exit 4 (--yes forks it)
   move <FILE> --to-cwd DIR                  move a session to another project; prints {\"newFile\"}
-  gc [--dry-run | --delete]                 blobs no session references (older than an hour); --delete deletes
+  gc [--dry-run | --delete] [--forget-missing]  blobs no session references or pins (older than an hour); --delete deletes
 
 Options:
   --agent-dir DIR   the agent directory (blobs in DIR/blobs, sessions in DIR/sessions);
@@ -74,8 +74,8 @@ pub enum Command {
     },
     /// `move FILE --to-cwd DIR`.
     Move { file: String, to_cwd: String },
-    /// `gc [--dry-run | --delete]`.
-    Gc { delete: bool },
+    /// `gc [--dry-run | --delete] [--forget-missing]`.
+    Gc { delete: bool, forget_missing: bool },
 }
 
 /// What the command line asks for.
@@ -149,7 +149,7 @@ fn spec(name: &str) -> Option<Spec> {
         "gc" => Spec {
             positionals: &[],
             values: &[],
-            flags: &["dry-run", "delete"],
+            flags: &["dry-run", "delete", "forget-missing"],
         },
         _ => return None,
     })
@@ -315,6 +315,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
             }
             Command::Gc {
                 delete: has("delete"),
+                forget_missing: has("forget-missing"),
             }
         }
         _ => Command::Fork { file },
@@ -528,8 +529,16 @@ mod tests {
                 to_cwd: "/x".into()
             }
         );
-        assert_eq!(run(&["gc"]).1, Command::Gc { delete: false });
-        assert_eq!(run(&["gc", "--delete"]).1, Command::Gc { delete: true });
+        let gc = |delete, forget_missing| Command::Gc {
+            delete,
+            forget_missing,
+        };
+        assert_eq!(run(&["gc"]).1, gc(false, false));
+        assert_eq!(run(&["gc", "--delete"]).1, gc(true, false));
+        assert_eq!(
+            run(&["gc", "--delete", "--forget-missing"]).1,
+            gc(true, true)
+        );
         for bad in [
             &["gc", "--dry-run", "--delete"][..],
             &["move", "/d/s.jsonl"],

@@ -132,7 +132,7 @@ fn writes(command: &Command) -> bool {
             | Command::Append { .. }
             | Command::Fork { .. }
             | Command::Move { .. }
-            | Command::Gc { delete: true }
+            | Command::Gc { delete: true, .. }
             | Command::Resume { yes: true, .. }
     )
 }
@@ -208,6 +208,9 @@ fn execute(agent_dir_arg: Option<String>, command: Command) -> Result<String, Fa
             let to = absolute(to_cwd, cwd).map_err(Failure::Host)?;
             api::move_session(storage, &agent, &file(f)?, &to)?
         }
-        Command::Gc { delete } => api::gc(storage, &agent, !*delete)?,
+        Command::Gc {
+            delete,
+            forget_missing,
+        } => api::gc(storage, &agent, !*delete, *forget_missing)?,
     })
 }
