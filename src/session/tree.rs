@@ -46,9 +46,14 @@ impl Session {
     pub fn tree(&self) -> Tree {
         let mut roots = Vec::new();
         let mut children = vec![Vec::new(); self.entries.len()];
+        // Each entry's parent in the tree (`usize::MAX` for a root).
+        let mut parent = vec![usize::MAX; self.entries.len()];
         for (i, e) in self.entries.iter().enumerate() {
             match e.parent_id.as_deref().and_then(|p| self.index_of(p)) {
-                Some(p) if p != i && self.index_of(&e.id) == Some(i) => children[p].push(i),
+                Some(p) if p != i && self.index_of(&e.id) == Some(i) => {
+                    children[p].push(i);
+                    parent[i] = p;
+                }
                 _ => roots.push(i),
             }
         }
@@ -74,7 +79,8 @@ impl Session {
                         stack.extend(&children[j]);
                     }
                 }
-                children.iter_mut().for_each(|c| c.retain(|&k| k != i));
+                // Only its parent lists it (scanning every list made 2-cycles quadratic).
+                children[parent[i]].retain(|&k| k != i);
             }
         }
         Tree { roots, children }
