@@ -203,3 +203,141 @@ fn two_writers_creating_one_new_file_never_replace_each_other() {
     assert_eq!(branch_ids(&storage, FILE).last(), Some(&b));
     assert!(branch_ids(&storage, FILE).contains(&a));
 }
+
+// ---- a program that takes no lock (the agent takes none) appends meanwhile ----
+
+/// The line such a program appends: a child of the file's last entry.
+const LOCKLESS_LINE: &str = concat!(
+    r#"{"type":"message","id":"c1","parentId":"b1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"appended without a lock","timestamp":3}}"#,
+    "\n"
+);
+
+fn lockless_append(storage: &MemoryStorage) {
+    storage.append(FILE, LOCKLESS_LINE.as_bytes()).unwrap();
+}
+
+#[test]
+fn a_line_appended_between_the_read_and_the_stat_is_never_overwritten() {
+    let storage = mem();
+    let original = session_file(2);
+    put(&storage, FILE, &original);
+    let shared = storage.clone();
+    let layer = StopAfterRead {
+        inner: storage.clone(),
+        after_read: RefCell::new(Some(Box::new(move || lockless_append(&shared)))),
+    };
+    let mut s = Session::open(Rc::new(layer), FILE, &options()).unwrap();
+    assert!(s.report().migration.is_some(), "v2 → v3");
+    s.rewrite_entries()
+        .expect("the file read again holds the line");
+    assert!(
+        read(&storage, FILE).contains(r#""id":"c1""#),
+        "the line appended between the read and the stat survives the migration's rewrite"
+    );
+    let backup = s.report().backup_path.clone().expect("a backup");
+    assert_eq!(
+        read(&storage, &backup),
+        format!("{original}{LOCKLESS_LINE}"),
+        "the backup holds the file as it was before the rewrite"
+    );
+}
+
+/// Passes everything on, and appends [`LOCKLESS_LINE`] right after every read of
+/// [`FILE`]: a file that never holds still while it is read.
+struct AppendAfterEveryRead(Rc<MemoryStorage>);
+
+impl Layer for AppendAfterEveryRead {
+    fn inner(&self) -> &dyn Storage {
+        &*self.0
+    }
+    fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
+        let bytes = self.0.read(path);
+        if path == FILE {
+            lockless_append(&self.0);
+        }
+        bytes
+    }
+}
+
+#[test]
+fn a_file_that_changes_at_every_read_is_refused_at_the_first_write_never_overwritten() {
+    let storage = mem();
+    put(&storage, FILE, &session_file(2));
+    let mut s = Session::open(
+        Rc::new(AppendAfterEveryRead(storage.clone())),
+        FILE,
+        &options(),
+    )
+    .expect("reading a busy file harms nothing");
+    let err = s.rewrite_entries().unwrap_err();
+    assert!(
+        matches!(err, SessionError::ExternallyModified { .. }),
+        "{err}"
+    );
+    let on_disk = read(&storage, FILE);
+    assert!(on_disk.starts_with(&session_file(2)), "nothing rewritten");
+    assert!(on_disk.ends_with(LOCKLESS_LINE));
+}
+
+/// Passes everything on, and runs `then` once, right after the first `op` (`append`,
+/// or `rename`, the last step of an atomic rewrite) that ends at [`FILE`]: the moment
+/// between a write and the stat that records it.
+struct StopAfterWrite {
+    inner: Rc<MemoryStorage>,
+    op: &'static str,
+    then: RefCell<Option<Box<dyn FnOnce()>>>,
+}
+
+impl StopAfterWrite {
+    fn after(&self, op: &str, path: &str) {
+        if op == self.op && path == FILE {
+            if let Some(other_process) = self.then.borrow_mut().take() {
+                other_process();
+            }
+        }
+    }
+}
+
+impl Layer for StopAfterWrite {
+    fn inner(&self) -> &dyn Storage {
+        &*self.inner
+    }
+    fn append(&self, path: &str, data: &[u8]) -> StorageResult<()> {
+        let r = self.inner.append(path, data);
+        self.after("append", path);
+        r
+    }
+    fn rename(&self, from: &str, to: &str) -> StorageResult<()> {
+        let r = self.inner.rename(from, to);
+        self.after("rename", to);
+        r
+    }
+}
+
+#[test]
+fn a_line_appended_between_a_write_and_its_stat_is_never_overwritten() {
+    for op in ["append", "rename"] {
+        let storage = mem();
+        put(&storage, FILE, &session_file(3));
+        let shared = storage.clone();
+        let layer = StopAfterWrite {
+            inner: storage.clone(),
+            op,
+            then: RefCell::new(Some(Box::new(move || lockless_append(&shared)))),
+        };
+        let mut s = Session::open(Rc::new(layer), FILE, &options()).unwrap();
+        match op {
+            "append" => {
+                s.append_message(&user("mine")).unwrap();
+            }
+            _ => s.rewrite_entries().unwrap(),
+        }
+        // A rewrite now would drop the line: it is refused.
+        let err = s.set_session_name("renamed", "user").unwrap_err();
+        assert!(
+            matches!(err, SessionError::ExternallyModified { .. }),
+            "{op}: {err}"
+        );
+        assert!(read(&storage, FILE).ends_with(LOCKLESS_LINE), "{op}");
+    }
+}

@@ -7,7 +7,7 @@ use crate::blob;
 use crate::entry::Entry;
 use crate::error::{Result, SessionError};
 use crate::persist::{prepare_for_persistence, Transforms};
-use crate::storage::{Storage, StorageError, StorageExt};
+use crate::storage::{FileStat, Storage, StorageError, StorageExt};
 use crate::time::iso_from_ms;
 use std::borrow::Cow;
 
@@ -159,10 +159,12 @@ impl Session {
     /// A file this session had read or written that is gone (deleted behind its back) is
     /// written again whole from memory by the caller, as the agent does: nothing another
     /// writer made is lost by that.
-    pub(super) fn guard_write(&mut self) -> Result<()> {
+    ///
+    /// Returns the file's size now (0 when it is absent): what a write appends to.
+    pub(super) fn guard_write(&mut self) -> Result<u64> {
         self.take_lock()?;
         let Some(file) = self.file.clone() else {
-            return Ok(());
+            return Ok(0);
         };
         if !std::mem::take(&mut self.lock_checked) {
             self.keep_lock()?;
@@ -176,18 +178,19 @@ impl Session {
             self.disk = None;
             self.needs_rewrite = true;
             self.needs_newline = false;
-            return Ok(());
+            return Ok(0);
         }
+        let size = now.map_or(0, |(size, _)| size);
         let expected = match (self.disk, self.flushed) {
             (Some(seen), true) => Some((seen.size, seen.mtime_ms)),
             (None, _) => None,
             // Seen but never written by us (not reached today): nothing to compare.
-            (Some(_), false) => return Ok(()),
+            (Some(_), false) => return Ok(size),
         };
         if now != expected {
             return Err(SessionError::ExternallyModified { file });
         }
-        Ok(())
+        Ok(size)
     }
 
     /// At the start of an append: refuse if this session was fenced (its lock taken
@@ -233,22 +236,31 @@ impl Session {
         }
     }
 
-    fn remember_disk(&mut self) {
-        self.disk = self.file.as_deref().and_then(|f| self.storage.stat(f).ok());
+    /// Record the file as this session has just written it, `size` bytes long. The stat
+    /// comes after the write: a line that a program taking no lock appended in between
+    /// is in it. Its size is then not ours, and the size we wrote is recorded instead, so
+    /// the next write is refused (`conflict`) rather than overwriting that line.
+    fn remember_disk(&mut self, size: u64) {
+        self.disk = self
+            .file
+            .as_deref()
+            .and_then(|f| self.storage.stat(f).ok())
+            .map(|now| FileStat { size, ..now });
     }
 
     /// Guarded, latched atomic rewrite of the whole file.
     pub(super) fn write_whole(&mut self) -> Result<()> {
         self.guard_write()?;
         let r = self.rewrite_file();
-        self.latch(r)?;
-        self.remember_disk();
+        let size = self.latch(r)?;
+        self.remember_disk(size);
         Ok(())
     }
 
-    fn rewrite_file(&mut self) -> std::result::Result<(), StorageError> {
+    /// The whole file written atomically; its size.
+    fn rewrite_file(&mut self) -> std::result::Result<u64, StorageError> {
         let Some(file) = self.file.clone() else {
-            return Ok(());
+            return Ok(0);
         };
         self.keep_backup()?;
         let content = self.to_jsonl()?;
@@ -256,7 +268,7 @@ impl Session {
         self.needs_newline = false;
         self.needs_rewrite = false;
         self.flushed = true;
-        Ok(())
+        Ok(content.len() as u64)
     }
 
     /// `rewriteEntries`: write the whole file now from what this session holds (after
@@ -280,7 +292,7 @@ impl Session {
             }
             return self.write_whole();
         }
-        self.guard_write()?;
+        let size = self.guard_write()?;
         if self.needs_rewrite {
             return self.write_whole();
         }
@@ -296,12 +308,13 @@ impl Session {
                 data.push('\n');
                 self.storage
                     .append(self.file.as_deref().unwrap_or_default(), data.as_bytes())
+                    .map(|()| data.len() as u64)
             });
         if r.is_ok() {
             self.needs_newline = false;
         }
-        self.latch(r)?;
-        self.remember_disk();
+        let appended = self.latch(r)?;
+        self.remember_disk(size + appended);
         Ok(())
     }
 
