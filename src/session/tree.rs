@@ -99,7 +99,8 @@ impl Session {
     }
 
     /// Move the leaf to `from` (`None`: before the first entry) and record a summary of the
-    /// abandoned path there.
+    /// abandoned path there. Refused (fenced, file changed on disk, bad `details`), the
+    /// leaf stays where it was.
     pub fn branch_with_summary(
         &mut self,
         from: Option<&str>,
@@ -107,9 +108,8 @@ impl Session {
         details: Option<&str>,
         from_extension: Option<bool>,
     ) -> Result<String> {
-        match from {
-            Some(id) => self.branch(id)?,
-            None => self.reset_leaf(),
+        if let Some(id) = from {
+            self.entry(id)?;
         }
         let mut fields = vec![
             ("fromId", quote(from.unwrap_or("root"))),
@@ -121,7 +121,7 @@ impl Session {
         if let Some(f) = from_extension {
             fields.push(("fromExtension", f.to_string()));
         }
-        self.append_fields("branch_summary", &fields)
+        self.append_child(from, "branch_summary", &fields)
     }
 }
 

@@ -11,6 +11,16 @@ use crate::storage::{FileStat, Storage, StorageError, StorageExt};
 use crate::time::iso_from_ms;
 use std::borrow::Cow;
 
+/// How an entry about to be added reaches the file ([`Session::plan_append`]).
+pub(super) enum Persist {
+    /// Not now: in memory, or before the first assistant message.
+    Nothing,
+    /// The whole file (the first write, or one after a migration or repair).
+    Whole,
+    /// One line appended to the file, which is `size` bytes long.
+    Line { size: u64 },
+}
+
 impl Session {
     pub(super) fn check_writable(&self) -> Result<()> {
         if let Some(e) = &self.persist_error {
@@ -251,6 +261,11 @@ impl Session {
     /// Guarded, latched atomic rewrite of the whole file.
     pub(super) fn write_whole(&mut self) -> Result<()> {
         self.guard_write()?;
+        self.write_whole_guarded()
+    }
+
+    /// [`Self::write_whole`] once its guard has passed.
+    pub(super) fn write_whole_guarded(&mut self) -> Result<()> {
         let r = self.rewrite_file();
         let size = self.latch(r)?;
         self.remember_disk(size);
@@ -282,20 +297,33 @@ impl Session {
         Ok(())
     }
 
-    pub(super) fn persist_last(&mut self) -> Result<()> {
+    /// Before an entry is added: how it will reach the file, with the write's guard
+    /// (fence, lock, file unchanged) already passed. A refusal thus comes while the
+    /// session is as it was: a refused append leaves no trace, in memory or on disk.
+    pub(super) fn plan_append(&mut self, assistant: bool) -> Result<Persist> {
         if self.persistence != Persistence::Persistent || self.file.is_none() {
-            return Ok(());
+            return Ok(Persist::Nothing);
         }
-        if !self.flushed {
-            if !self.has_assistant {
-                return Ok(());
-            }
-            return self.write_whole();
+        // Nothing is written before the first assistant message.
+        if !self.flushed && !self.has_assistant && !assistant {
+            return Ok(Persist::Nothing);
         }
         let size = self.guard_write()?;
-        if self.needs_rewrite {
-            return self.write_whole();
-        }
+        Ok(if !self.flushed || self.needs_rewrite {
+            Persist::Whole
+        } else {
+            Persist::Line { size }
+        })
+    }
+
+    /// Write the entry just added as [`Self::plan_append`] planned. A failure here is a
+    /// persistence failure (latched), and the entry stays in memory, as in the agent.
+    pub(super) fn persist_last(&mut self, plan: Persist) -> Result<()> {
+        let size = match plan {
+            Persist::Nothing => return Ok(()),
+            Persist::Whole => return self.write_whole_guarded(),
+            Persist::Line { size } => size,
+        };
         let entry = self.entries.last().expect("called after a push");
         let r = self
             .persisted_line(entry, Transforms::All)
