@@ -341,3 +341,247 @@ fn a_line_appended_between_a_write_and_its_stat_is_never_overwritten() {
         assert!(read(&storage, FILE).ends_with(LOCKLESS_LINE), "{op}");
     }
 }
+
+// ---- the legacy-folder merge and the sessions opened while it runs ----
+
+const LEGACY: &str = "/agent/sessions/--work-m--";
+const NEWER: &str = "/agent/sessions/-work-m";
+
+/// The session files of both folders, by the id in their header.
+fn files_by_session_id(storage: &MemoryStorage) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut by_id = std::collections::BTreeMap::<String, Vec<String>>::new();
+    for dir in [LEGACY, NEWER] {
+        for entry in storage.list_dir(dir).unwrap_or_default() {
+            if !entry.name.ends_with(".jsonl") {
+                continue;
+            }
+            let path = format!("{dir}/{}", entry.name);
+            let text = read(storage, &path);
+            let header: serde_json::Value =
+                serde_json::from_str(text.lines().next().unwrap_or_default()).unwrap();
+            let id = header["id"].as_str().unwrap_or_default().to_string();
+            by_id.entry(id).or_default().push(path);
+        }
+    }
+    by_id
+}
+
+/// A legacy session file of id `id`: a user message and an assistant reply.
+fn legacy_session(id: &str) -> String {
+    session_file(3).replace(r#""id":"s1""#, &format!(r#""id":"{id}""#))
+}
+
+/// Passes everything on, and runs `then` once, right after the first listing of
+/// [`LEGACY`]: between the merge's listing and its moves.
+struct StopAfterListing {
+    inner: Rc<MemoryStorage>,
+    then: RefCell<Option<Box<dyn FnOnce()>>>,
+}
+
+impl Layer for StopAfterListing {
+    fn inner(&self) -> &dyn Storage {
+        &*self.inner
+    }
+    fn list_dir(&self, path: &str) -> StorageResult<Vec<xcsh_session::storage::DirEntry>> {
+        let listed = self.inner.list_dir(path);
+        if path == LEGACY {
+            if let Some(other_process) = self.then.borrow_mut().take() {
+                other_process();
+            }
+        }
+        listed
+    }
+}
+
+#[test]
+fn a_session_opened_between_the_listing_and_the_move_stays_with_its_writer() {
+    let storage = mem();
+    let file = format!("{LEGACY}/s.jsonl");
+    put(&storage, &file, &legacy_session("s1"));
+    let writer: Rc<RefCell<Option<Session>>> = Rc::default();
+    let (shared, slot, path) = (storage.clone(), writer.clone(), file.clone());
+    let layer = StopAfterListing {
+        inner: storage.clone(),
+        then: RefCell::new(Some(Box::new(move || {
+            *slot.borrow_mut() = Some(Session::open(shared, &path, &options()).unwrap());
+        }))),
+    };
+    let merge = xcsh_session::merge_legacy_dir(&layer, LEGACY, NEWER).unwrap();
+    let mut s = writer.borrow_mut().take().expect("opened during the merge");
+    let acked = [
+        s.append_message(&user("after the merge")).unwrap(),
+        s.append_message(&assistant("reply")).unwrap(),
+    ];
+    drop(s);
+    let files = files_by_session_id(&storage);
+    assert_eq!(files["s1"], [file.clone()], "one session, one file");
+    for id in &acked {
+        assert!(read(&storage, &file).contains(id.as_str()));
+    }
+    // Reported as kept while its writer had it open.
+    assert_eq!(
+        merge.kept,
+        [("s.jsonl".to_string(), xcsh_session::KeptBecause::Locked)]
+    );
+    // Closed, it is merged by the next run.
+    let merge = xcsh_session::merge_legacy_dir(&*storage, LEGACY, NEWER).unwrap();
+    assert_eq!(
+        (merge.moved, merge.removed),
+        (vec!["s.jsonl".to_string()], true)
+    );
+    assert_eq!(
+        files_by_session_id(&storage)["s1"],
+        [format!("{NEWER}/s.jsonl")]
+    );
+}
+
+/// Passes everything on, and at its `at`-th call runs `then` first: another process
+/// acting at that point of the merge. Counts the calls.
+struct OpenAtStep {
+    inner: Rc<MemoryStorage>,
+    at: usize,
+    calls: std::cell::Cell<usize>,
+    then: RefCell<Option<Box<dyn FnOnce()>>>,
+}
+
+impl OpenAtStep {
+    fn step(&self) {
+        self.calls.set(self.calls.get() + 1);
+        if self.calls.get() == self.at {
+            if let Some(other_process) = self.then.borrow_mut().take() {
+                other_process();
+            }
+        }
+    }
+}
+
+impl Layer for OpenAtStep {
+    fn inner(&self) -> &dyn Storage {
+        &*self.inner
+    }
+    fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
+        self.step();
+        self.inner.read(path)
+    }
+    fn write(&self, path: &str, data: &[u8]) -> StorageResult<()> {
+        self.step();
+        self.inner.write(path, data)
+    }
+    fn rename(&self, from: &str, to: &str) -> StorageResult<()> {
+        self.step();
+        self.inner.rename(from, to)
+    }
+    fn unlink(&self, path: &str) -> StorageResult<()> {
+        self.step();
+        self.inner.unlink(path)
+    }
+    fn list_dir(&self, path: &str) -> StorageResult<Vec<xcsh_session::storage::DirEntry>> {
+        self.step();
+        self.inner.list_dir(path)
+    }
+    fn stat(&self, path: &str) -> StorageResult<xcsh_session::storage::FileStat> {
+        self.step();
+        self.inner.stat(path)
+    }
+    fn mkdir_all(&self, path: &str) -> StorageResult<()> {
+        self.step();
+        self.inner.mkdir_all(path)
+    }
+    fn rmdir(&self, path: &str) -> StorageResult<()> {
+        self.step();
+        self.inner.rmdir(path)
+    }
+    fn create_new(&self, path: &str, data: &[u8]) -> StorageResult<()> {
+        self.step();
+        self.inner.create_new(path, data)
+    }
+}
+
+/// Log `(session id, entry id)` of an append that succeeded and is on disk (flushed).
+fn acknowledge(
+    s: &mut Session,
+    appended: Result<String, SessionError>,
+    log: &RefCell<Vec<(String, String)>>,
+) {
+    if let Ok(id) = appended {
+        if s.flush().is_ok() && s.is_on_disk() {
+            log.borrow_mut().push((s.session_id().to_string(), id));
+        }
+    }
+}
+
+#[test]
+fn merges_and_opens_racing_leave_each_session_in_one_file_with_every_acknowledged_entry() {
+    const SESSIONS: [&str; 3] = ["a", "b", "c"];
+    let setup = || {
+        let storage = mem();
+        for name in SESSIONS {
+            put(
+                &storage,
+                &format!("{LEGACY}/{name}.jsonl"),
+                &legacy_session(&format!("s-{name}")),
+            );
+        }
+        put(&storage, &format!("{LEGACY}/b/1.bash.log"), "artifact");
+        storage
+    };
+    // A run without an open counts the merge's storage calls.
+    let clean = OpenAtStep {
+        inner: setup(),
+        at: 0,
+        calls: Default::default(),
+        then: RefCell::new(None),
+    };
+    xcsh_session::merge_legacy_dir(&clean, LEGACY, NEWER).unwrap();
+    let steps = clean.calls.get();
+    assert!(steps > 10, "{steps} calls");
+    // Each round, another process opens one of the sessions by its legacy path (as a
+    // resume that listed it before the merge would) at one step of the merge, appends,
+    // and appends again once the merge is done.
+    let mut acknowledged = 0;
+    for at in 1..=steps {
+        let storage = setup();
+        let name = SESSIONS[at % SESSIONS.len()];
+        let path = format!("{LEGACY}/{name}.jsonl");
+        let writer: Rc<RefCell<Option<Session>>> = Rc::default();
+        // (session id, entry id) of every append acknowledged.
+        let acked: Rc<RefCell<Vec<(String, String)>>> = Rc::default();
+        let (shared, slot, log, opened) = (storage.clone(), writer.clone(), acked.clone(), path);
+        let layer = OpenAtStep {
+            inner: storage.clone(),
+            at,
+            calls: Default::default(),
+            then: RefCell::new(Some(Box::new(move || {
+                // Refused while the merge holds the session: nothing acknowledged.
+                if let Ok(mut s) = Session::open(shared, &opened, &options()) {
+                    let appended = s.append_message(&assistant("during the merge"));
+                    acknowledge(&mut s, appended, &log);
+                    *slot.borrow_mut() = Some(s);
+                }
+            }))),
+        };
+        xcsh_session::merge_legacy_dir(&layer, LEGACY, NEWER).unwrap();
+        if let Some(mut s) = writer.borrow_mut().take() {
+            let appended = s.append_message(&user("after the merge"));
+            acknowledge(&mut s, appended, &acked);
+        }
+        // Closed now: a later merge moves what this one left.
+        xcsh_session::merge_legacy_dir(&*storage, LEGACY, NEWER).unwrap();
+        let files = files_by_session_id(&storage);
+        for (id, paths) in &files {
+            assert_eq!(paths.len(), 1, "step {at}: session {id} is in {paths:?}");
+        }
+        for name in SESSIONS {
+            assert!(
+                files.contains_key(&format!("s-{name}")),
+                "step {at}: {name}"
+            );
+        }
+        for (session, entry) in acked.borrow().iter() {
+            let text = read(&storage, &files[session][0]);
+            assert!(text.contains(entry.as_str()), "step {at}: {entry} lost");
+            acknowledged += 1;
+        }
+    }
+    assert!(acknowledged >= steps, "{acknowledged} appends acknowledged");
+}
