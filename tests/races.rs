@@ -3,7 +3,9 @@
 //! the first writer right after its read (a storage layer runs the second writer there,
 //! as a process stopped with SIGSTOP at that point and resumed later would) and then
 //! checks that every entry the second writer was told is written is in the file, on the
-//! active branch.
+//! active branch. The same for a program that takes no lock (the agent) appending
+//! between a read or write and its stat, and for sessions opened while the legacy-folder
+//! merge moves them.
 
 mod common;
 use common::*;
