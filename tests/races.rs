@@ -416,7 +416,11 @@ fn a_session_opened_between_the_listing_and_the_move_stays_with_its_writer() {
     ];
     drop(s);
     let files = files_by_session_id(&storage);
-    assert_eq!(files["s1"], [file.clone()], "one session, one file");
+    assert_eq!(
+        files["s1"],
+        std::slice::from_ref(&file),
+        "one session, one file"
+    );
     for id in &acked {
         assert!(read(&storage, &file).contains(id.as_str()));
     }
