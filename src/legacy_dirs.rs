@@ -6,14 +6,20 @@
 //! should be is deleted too. Here nothing is deleted:
 //! - a name the target already has stays where it is (both copies are kept, and both
 //!   folders are read: listing and resume accept every form);
-//! - a session whose lock file (`<file>.jsonl.lock`) is there is being written, or was
-//!   by a process that died: its file, lock and artifacts stay together where they are;
+//! - a session is moved holding its writer lock (`<file>.jsonl.lock`), taken as a writer
+//!   takes it but never over a live writer, not even one in this process: a session
+//!   being written, or opened while the merge runs, stays where it is with its lock and
+//!   artifacts (reported as `locked`; a later merge moves it once it is closed). A lock
+//!   checked only when the folder was listed let a session opened in between move from
+//!   under its writer, whose next write put the whole session back at the old path: two
+//!   files with one id. A dead writer's lock is recovered as a writer would recover it;
 //! - the legacy folder is removed only once it is empty;
 //! - a target that is not a folder stops the merge, with nothing moved.
 //!
 //! Each move is one rename, so a session and its artifacts folder are never half moved.
 
-use crate::storage::{join, Storage, StorageExt, StorageResult};
+use crate::lock::{LockError, SessionLock};
+use crate::storage::{join, DirEntry, Storage, StorageExt, StorageResult};
 
 /// What a merge did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -86,6 +92,80 @@ fn session_stem(name: &str) -> &str {
         .unwrap_or(name)
 }
 
+/// Is this entry part of a session its writer may be using: its file, its lock or its
+/// artifacts folder?
+fn is_session_part(entry: &DirEntry) -> bool {
+    entry.is_dir || entry.name.ends_with(".jsonl") || entry.name.ends_with(".jsonl.lock")
+}
+
+/// The folder's entries grouped by [`session_stem`], in the order first listed; whether
+/// each group is a session's.
+fn group_by_session(entries: &[DirEntry]) -> Vec<(&str, bool, Vec<&str>)> {
+    let mut groups: Vec<(&str, bool, Vec<&str>)> = Vec::new();
+    let mut at = std::collections::HashMap::new();
+    for entry in entries {
+        let stem = session_stem(&entry.name);
+        let i = *at.entry(stem).or_insert_with(|| {
+            groups.push((stem, false, Vec::new()));
+            groups.len() - 1
+        });
+        groups[i].1 |= is_session_part(entry);
+        groups[i].2.push(&entry.name);
+    }
+    groups
+}
+
+/// Move `name` unless the target has it; a name gone since the listing is skipped.
+fn move_name(
+    storage: &dyn Storage,
+    legacy: &str,
+    target: &str,
+    name: &str,
+    merge: &mut DirMerge,
+) -> StorageResult<()> {
+    let to = join(target, name);
+    if storage.exists(&to) {
+        merge
+            .kept
+            .push((name.to_string(), KeptBecause::TargetHasIt));
+        return Ok(());
+    }
+    match storage.rename(&join(legacy, name), &to) {
+        Ok(()) => merge.moved.push(name.to_string()),
+        Err(e) if e.is_not_found() => {}
+        Err(e) => return Err(e),
+    }
+    Ok(())
+}
+
+/// Move session `stem`'s `names` holding its writer lock, or keep them all when a live
+/// writer holds it (or its lock cannot be read).
+fn merge_session(
+    storage: &dyn Storage,
+    legacy: &str,
+    target: &str,
+    stem: &str,
+    names: &[&str],
+    merge: &mut DirMerge,
+) -> StorageResult<()> {
+    let lock = match SessionLock::acquire_idle(storage, &join(legacy, &format!("{stem}.jsonl"))) {
+        Ok(lock) => lock,
+        Err(LockError::Storage(e)) => return Err(e),
+        Err(LockError::Held(_) | LockError::Unreadable) => {
+            let kept = names.iter().map(|n| (n.to_string(), KeptBecause::Locked));
+            merge.kept.extend(kept);
+            return Ok(());
+        }
+    };
+    let lock_name = format!("{stem}.jsonl.lock");
+    let moved = names
+        .iter()
+        .filter(|n| **n != lock_name)
+        .try_for_each(|n| move_name(storage, legacy, target, n, merge));
+    lock.release(storage);
+    moved
+}
+
 /// Move what `legacy` holds into `target` (created when missing). A missing `legacy` is
 /// no merge at all.
 pub fn merge_into(storage: &dyn Storage, legacy: &str, target: &str) -> StorageResult<DirMerge> {
@@ -110,21 +190,13 @@ pub fn merge_into(storage: &dyn Storage, legacy: &str, target: &str) -> StorageR
         Err(e) if e.is_not_found() => storage.mkdir_all(target)?,
         Err(e) => return Err(e),
     }
-    let locked: std::collections::HashSet<&str> = entries
-        .iter()
-        .filter(|e| e.name.ends_with(".jsonl.lock"))
-        .map(|e| session_stem(&e.name))
-        .collect();
-    for entry in &entries {
-        let name = &entry.name;
-        let to = join(target, name);
-        if locked.contains(session_stem(name)) {
-            merge.kept.push((name.clone(), KeptBecause::Locked));
-        } else if storage.exists(&to) {
-            merge.kept.push((name.clone(), KeptBecause::TargetHasIt));
+    for (stem, is_session, names) in group_by_session(&entries) {
+        if is_session {
+            merge_session(storage, legacy, target, stem, &names, &mut merge)?;
         } else {
-            storage.rename(&join(legacy, name), &to)?;
-            merge.moved.push(name.clone());
+            for name in names {
+                move_name(storage, legacy, target, name, &mut merge)?;
+            }
         }
     }
     if merge.kept.is_empty() {

@@ -86,8 +86,27 @@ pub struct SessionLock {
 }
 
 impl SessionLock {
-    /// Take the lock of `session_file`, recovering a stale one.
+    /// Take the lock of `session_file`, recovering a stale one; a lock held by this very
+    /// process is taken over (the newest open of a session in a process writes it).
     pub fn acquire(storage: &dyn Storage, session_file: &str) -> Result<SessionLock, LockError> {
+        Self::take(storage, session_file, true)
+    }
+
+    /// [`SessionLock::acquire`] that takes over no live lock, not even this process's
+    /// own: for what must leave a session alone while anyone writes it (the legacy-folder
+    /// merge moves only sessions nobody has open).
+    pub fn acquire_idle(
+        storage: &dyn Storage,
+        session_file: &str,
+    ) -> Result<SessionLock, LockError> {
+        Self::take(storage, session_file, false)
+    }
+
+    fn take(
+        storage: &dyn Storage,
+        session_file: &str,
+        take_over_own: bool,
+    ) -> Result<SessionLock, LockError> {
         let path = lock_path(session_file);
         let env = storage.env();
         let me = env.process_identity();
@@ -115,7 +134,12 @@ impl SessionLock {
             let stale = match LockOwner::parse(&existing) {
                 // Held by this very process (an older object on the same file): the
                 // newest open takes over, and the older one is fenced (`check`).
-                Some(held) if held.pid == me.pid && held.host == me.host && me.pid != 0 => {
+                Some(held)
+                    if take_over_own
+                        && held.pid == me.pid
+                        && held.host == me.host
+                        && me.pid != 0 =>
+                {
                     crate::storage::StorageExt::atomic_write(
                         storage,
                         &path,
@@ -268,6 +292,25 @@ mod tests {
             "/d/s.jsonl"
         )
         .is_ok());
+    }
+
+    #[test]
+    fn an_idle_acquire_never_takes_over_a_lock_its_own_process_holds() {
+        let s = MemoryStorage::new();
+        let me = Proc {
+            inner: &s,
+            pid: 10,
+            alive: Some(true),
+        };
+        let open = SessionLock::acquire(&me, "/d/s.jsonl").unwrap();
+        match SessionLock::acquire_idle(&me, "/d/s.jsonl") {
+            Err(LockError::Held(owner)) => assert_eq!(owner, open.owner),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(open.check(&s), LockCheck::Held);
+        open.release(&s);
+        let idle = SessionLock::acquire_idle(&me, "/d/s.jsonl").unwrap();
+        assert_eq!(idle.check(&s), LockCheck::Held);
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! the first writer right after its read (a storage layer runs the second writer there,
 //! as a process stopped with SIGSTOP at that point and resumed later would) and then
 //! checks that every entry the second writer was told is written is in the file, on the
-//! active branch.
+//! active branch. The same for a program that takes no lock (the agent) appending
+//! between a read or write and its stat, and for sessions opened while the legacy-folder
+//! merge moves them.
 
 mod common;
 use common::*;
@@ -202,4 +204,390 @@ fn two_writers_creating_one_new_file_never_replace_each_other() {
     let b = again.append_message(&user("second, again")).unwrap();
     assert_eq!(branch_ids(&storage, FILE).last(), Some(&b));
     assert!(branch_ids(&storage, FILE).contains(&a));
+}
+
+// ---- a program that takes no lock (the agent takes none) appends meanwhile ----
+
+/// The line such a program appends: a child of the file's last entry.
+const LOCKLESS_LINE: &str = concat!(
+    r#"{"type":"message","id":"c1","parentId":"b1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"appended without a lock","timestamp":3}}"#,
+    "\n"
+);
+
+fn lockless_append(storage: &MemoryStorage) {
+    storage.append(FILE, LOCKLESS_LINE.as_bytes()).unwrap();
+}
+
+#[test]
+fn a_line_appended_between_the_read_and_the_stat_is_never_overwritten() {
+    let storage = mem();
+    let original = session_file(2);
+    put(&storage, FILE, &original);
+    let shared = storage.clone();
+    let layer = StopAfterRead {
+        inner: storage.clone(),
+        after_read: RefCell::new(Some(Box::new(move || lockless_append(&shared)))),
+    };
+    let mut s = Session::open(Rc::new(layer), FILE, &options()).unwrap();
+    assert!(s.report().migration.is_some(), "v2 → v3");
+    s.rewrite_entries()
+        .expect("the file read again holds the line");
+    assert!(
+        read(&storage, FILE).contains(r#""id":"c1""#),
+        "the line appended between the read and the stat survives the migration's rewrite"
+    );
+    let backup = s.report().backup_path.clone().expect("a backup");
+    assert_eq!(
+        read(&storage, &backup),
+        format!("{original}{LOCKLESS_LINE}"),
+        "the backup holds the file as it was before the rewrite"
+    );
+}
+
+/// Passes everything on, and appends [`LOCKLESS_LINE`] right after every read of
+/// [`FILE`]: a file that never holds still while it is read.
+struct AppendAfterEveryRead(Rc<MemoryStorage>);
+
+impl Layer for AppendAfterEveryRead {
+    fn inner(&self) -> &dyn Storage {
+        &*self.0
+    }
+    fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
+        let bytes = self.0.read(path);
+        if path == FILE {
+            lockless_append(&self.0);
+        }
+        bytes
+    }
+}
+
+#[test]
+fn a_file_that_changes_at_every_read_is_refused_at_the_first_write_never_overwritten() {
+    let storage = mem();
+    put(&storage, FILE, &session_file(2));
+    let mut s = Session::open(
+        Rc::new(AppendAfterEveryRead(storage.clone())),
+        FILE,
+        &options(),
+    )
+    .expect("reading a busy file harms nothing");
+    let err = s.rewrite_entries().unwrap_err();
+    assert!(
+        matches!(err, SessionError::ExternallyModified { .. }),
+        "{err}"
+    );
+    let on_disk = read(&storage, FILE);
+    assert!(on_disk.starts_with(&session_file(2)), "nothing rewritten");
+    assert!(on_disk.ends_with(LOCKLESS_LINE));
+}
+
+/// Passes everything on, and runs `then` once, right after the first `op` (`append`,
+/// or `rename`, the last step of an atomic rewrite) that ends at [`FILE`]: the moment
+/// between a write and the stat that records it.
+struct StopAfterWrite {
+    inner: Rc<MemoryStorage>,
+    op: &'static str,
+    then: RefCell<Option<Box<dyn FnOnce()>>>,
+}
+
+impl StopAfterWrite {
+    fn after(&self, op: &str, path: &str) {
+        if op == self.op && path == FILE {
+            if let Some(other_process) = self.then.borrow_mut().take() {
+                other_process();
+            }
+        }
+    }
+}
+
+impl Layer for StopAfterWrite {
+    fn inner(&self) -> &dyn Storage {
+        &*self.inner
+    }
+    fn append(&self, path: &str, data: &[u8]) -> StorageResult<()> {
+        let r = self.inner.append(path, data);
+        self.after("append", path);
+        r
+    }
+    fn rename(&self, from: &str, to: &str) -> StorageResult<()> {
+        let r = self.inner.rename(from, to);
+        self.after("rename", to);
+        r
+    }
+}
+
+#[test]
+fn a_line_appended_between_a_write_and_its_stat_is_never_overwritten() {
+    for op in ["append", "rename"] {
+        let storage = mem();
+        put(&storage, FILE, &session_file(3));
+        let shared = storage.clone();
+        let layer = StopAfterWrite {
+            inner: storage.clone(),
+            op,
+            then: RefCell::new(Some(Box::new(move || lockless_append(&shared)))),
+        };
+        let mut s = Session::open(Rc::new(layer), FILE, &options()).unwrap();
+        match op {
+            "append" => {
+                s.append_message(&user("mine")).unwrap();
+            }
+            _ => s.rewrite_entries().unwrap(),
+        }
+        // A rewrite now would drop the line: it is refused.
+        let err = s.set_session_name("renamed", "user").unwrap_err();
+        assert!(
+            matches!(err, SessionError::ExternallyModified { .. }),
+            "{op}: {err}"
+        );
+        assert!(read(&storage, FILE).ends_with(LOCKLESS_LINE), "{op}");
+    }
+}
+
+// ---- the legacy-folder merge and the sessions opened while it runs ----
+
+const LEGACY: &str = "/agent/sessions/--work-m--";
+const NEWER: &str = "/agent/sessions/-work-m";
+
+/// The session files of both folders, by the id in their header.
+fn files_by_session_id(storage: &MemoryStorage) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut by_id = std::collections::BTreeMap::<String, Vec<String>>::new();
+    for dir in [LEGACY, NEWER] {
+        for entry in storage.list_dir(dir).unwrap_or_default() {
+            if !entry.name.ends_with(".jsonl") {
+                continue;
+            }
+            let path = format!("{dir}/{}", entry.name);
+            let text = read(storage, &path);
+            let header: serde_json::Value =
+                serde_json::from_str(text.lines().next().unwrap_or_default()).unwrap();
+            let id = header["id"].as_str().unwrap_or_default().to_string();
+            by_id.entry(id).or_default().push(path);
+        }
+    }
+    by_id
+}
+
+/// A legacy session file of id `id`: a user message and an assistant reply.
+fn legacy_session(id: &str) -> String {
+    session_file(3).replace(r#""id":"s1""#, &format!(r#""id":"{id}""#))
+}
+
+/// Passes everything on, and runs `then` once, right after the first listing of
+/// [`LEGACY`]: between the merge's listing and its moves.
+struct StopAfterListing {
+    inner: Rc<MemoryStorage>,
+    then: RefCell<Option<Box<dyn FnOnce()>>>,
+}
+
+impl Layer for StopAfterListing {
+    fn inner(&self) -> &dyn Storage {
+        &*self.inner
+    }
+    fn list_dir(&self, path: &str) -> StorageResult<Vec<xcsh_session::storage::DirEntry>> {
+        let listed = self.inner.list_dir(path);
+        if path == LEGACY {
+            if let Some(other_process) = self.then.borrow_mut().take() {
+                other_process();
+            }
+        }
+        listed
+    }
+}
+
+#[test]
+fn a_session_opened_between_the_listing_and_the_move_stays_with_its_writer() {
+    let storage = mem();
+    let file = format!("{LEGACY}/s.jsonl");
+    put(&storage, &file, &legacy_session("s1"));
+    let writer: Rc<RefCell<Option<Session>>> = Rc::default();
+    let (shared, slot, path) = (storage.clone(), writer.clone(), file.clone());
+    let layer = StopAfterListing {
+        inner: storage.clone(),
+        then: RefCell::new(Some(Box::new(move || {
+            *slot.borrow_mut() = Some(Session::open(shared, &path, &options()).unwrap());
+        }))),
+    };
+    let merge = xcsh_session::merge_legacy_dir(&layer, LEGACY, NEWER).unwrap();
+    let mut s = writer.borrow_mut().take().expect("opened during the merge");
+    let acked = [
+        s.append_message(&user("after the merge")).unwrap(),
+        s.append_message(&assistant("reply")).unwrap(),
+    ];
+    drop(s);
+    let files = files_by_session_id(&storage);
+    assert_eq!(
+        files["s1"],
+        std::slice::from_ref(&file),
+        "one session, one file"
+    );
+    for id in &acked {
+        assert!(read(&storage, &file).contains(id.as_str()));
+    }
+    // Reported as kept while its writer had it open.
+    assert_eq!(
+        merge.kept,
+        [("s.jsonl".to_string(), xcsh_session::KeptBecause::Locked)]
+    );
+    // Closed, it is merged by the next run.
+    let merge = xcsh_session::merge_legacy_dir(&*storage, LEGACY, NEWER).unwrap();
+    assert_eq!(
+        (merge.moved, merge.removed),
+        (vec!["s.jsonl".to_string()], true)
+    );
+    assert_eq!(
+        files_by_session_id(&storage)["s1"],
+        [format!("{NEWER}/s.jsonl")]
+    );
+}
+
+/// Passes everything on, and at its `at`-th call runs `then` first: another process
+/// acting at that point of the merge. Counts the calls.
+struct OpenAtStep {
+    inner: Rc<MemoryStorage>,
+    at: usize,
+    calls: std::cell::Cell<usize>,
+    then: RefCell<Option<Box<dyn FnOnce()>>>,
+}
+
+impl OpenAtStep {
+    fn step(&self) {
+        self.calls.set(self.calls.get() + 1);
+        if self.calls.get() == self.at {
+            if let Some(other_process) = self.then.borrow_mut().take() {
+                other_process();
+            }
+        }
+    }
+}
+
+impl Layer for OpenAtStep {
+    fn inner(&self) -> &dyn Storage {
+        &*self.inner
+    }
+    fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
+        self.step();
+        self.inner.read(path)
+    }
+    fn write(&self, path: &str, data: &[u8]) -> StorageResult<()> {
+        self.step();
+        self.inner.write(path, data)
+    }
+    fn rename(&self, from: &str, to: &str) -> StorageResult<()> {
+        self.step();
+        self.inner.rename(from, to)
+    }
+    fn unlink(&self, path: &str) -> StorageResult<()> {
+        self.step();
+        self.inner.unlink(path)
+    }
+    fn list_dir(&self, path: &str) -> StorageResult<Vec<xcsh_session::storage::DirEntry>> {
+        self.step();
+        self.inner.list_dir(path)
+    }
+    fn stat(&self, path: &str) -> StorageResult<xcsh_session::storage::FileStat> {
+        self.step();
+        self.inner.stat(path)
+    }
+    fn mkdir_all(&self, path: &str) -> StorageResult<()> {
+        self.step();
+        self.inner.mkdir_all(path)
+    }
+    fn rmdir(&self, path: &str) -> StorageResult<()> {
+        self.step();
+        self.inner.rmdir(path)
+    }
+    fn create_new(&self, path: &str, data: &[u8]) -> StorageResult<()> {
+        self.step();
+        self.inner.create_new(path, data)
+    }
+}
+
+/// Log `(session id, entry id)` of an append that succeeded and is on disk (flushed).
+fn acknowledge(
+    s: &mut Session,
+    appended: Result<String, SessionError>,
+    log: &RefCell<Vec<(String, String)>>,
+) {
+    if let Ok(id) = appended {
+        if s.flush().is_ok() && s.is_on_disk() {
+            log.borrow_mut().push((s.session_id().to_string(), id));
+        }
+    }
+}
+
+#[test]
+fn merges_and_opens_racing_leave_each_session_in_one_file_with_every_acknowledged_entry() {
+    const SESSIONS: [&str; 3] = ["a", "b", "c"];
+    let setup = || {
+        let storage = mem();
+        for name in SESSIONS {
+            put(
+                &storage,
+                &format!("{LEGACY}/{name}.jsonl"),
+                &legacy_session(&format!("s-{name}")),
+            );
+        }
+        put(&storage, &format!("{LEGACY}/b/1.bash.log"), "artifact");
+        storage
+    };
+    // A run without an open counts the merge's storage calls.
+    let clean = OpenAtStep {
+        inner: setup(),
+        at: 0,
+        calls: Default::default(),
+        then: RefCell::new(None),
+    };
+    xcsh_session::merge_legacy_dir(&clean, LEGACY, NEWER).unwrap();
+    let steps = clean.calls.get();
+    assert!(steps > 10, "{steps} calls");
+    // Each round, another process opens one of the sessions by its legacy path (as a
+    // resume that listed it before the merge would) at one step of the merge, appends,
+    // and appends again once the merge is done.
+    let mut acknowledged = 0;
+    for at in 1..=steps {
+        let storage = setup();
+        let name = SESSIONS[at % SESSIONS.len()];
+        let path = format!("{LEGACY}/{name}.jsonl");
+        let writer: Rc<RefCell<Option<Session>>> = Rc::default();
+        // (session id, entry id) of every append acknowledged.
+        let acked: Rc<RefCell<Vec<(String, String)>>> = Rc::default();
+        let (shared, slot, log, opened) = (storage.clone(), writer.clone(), acked.clone(), path);
+        let layer = OpenAtStep {
+            inner: storage.clone(),
+            at,
+            calls: Default::default(),
+            then: RefCell::new(Some(Box::new(move || {
+                // Refused while the merge holds the session: nothing acknowledged.
+                if let Ok(mut s) = Session::open(shared, &opened, &options()) {
+                    let appended = s.append_message(&assistant("during the merge"));
+                    acknowledge(&mut s, appended, &log);
+                    *slot.borrow_mut() = Some(s);
+                }
+            }))),
+        };
+        xcsh_session::merge_legacy_dir(&layer, LEGACY, NEWER).unwrap();
+        if let Some(mut s) = writer.borrow_mut().take() {
+            let appended = s.append_message(&user("after the merge"));
+            acknowledge(&mut s, appended, &acked);
+        }
+        // Closed now: a later merge moves what this one left.
+        xcsh_session::merge_legacy_dir(&*storage, LEGACY, NEWER).unwrap();
+        let files = files_by_session_id(&storage);
+        for (id, paths) in &files {
+            assert_eq!(paths.len(), 1, "step {at}: session {id} is in {paths:?}");
+        }
+        for name in SESSIONS {
+            assert!(
+                files.contains_key(&format!("s-{name}")),
+                "step {at}: {name}"
+            );
+        }
+        for (session, entry) in acked.borrow().iter() {
+            let text = read(&storage, &files[session][0]);
+            assert!(text.contains(entry.as_str()), "step {at}: {entry} lost");
+            acknowledged += 1;
+        }
+    }
+    assert!(acknowledged >= steps, "{acknowledged} appends acknowledged");
 }

@@ -390,3 +390,203 @@ fn a_writer_killed_at_random_points_loses_nothing_it_acknowledged() {
     }
     println!("crash consistency: {kills} writer processes killed");
 }
+
+// ---- a refused write leaves no trace ----
+
+use xcsh_session::session::CompactionInput;
+use xcsh_session::storage::{Environment, ProcessIdentity};
+use xcsh_session::Session;
+
+/// A storage whose process is pid 42 on host `h`, where every process runs: a second open
+/// in this process takes the lock over and fences the first.
+struct Pid42(Rc<MemoryStorage>);
+
+impl Layer for Pid42 {
+    fn inner(&self) -> &dyn Storage {
+        &*self.0
+    }
+    fn env(&self) -> &dyn Environment {
+        self
+    }
+}
+
+impl Environment for Pid42 {
+    fn now_ms(&self) -> i64 {
+        self.0.env().now_ms()
+    }
+    fn random_u64(&self) -> u64 {
+        self.0.env().random_u64()
+    }
+    fn process_identity(&self) -> ProcessIdentity {
+        ProcessIdentity {
+            pid: 42,
+            host: "h".into(),
+        }
+    }
+    fn process_alive(&self, _pid: u32) -> Option<bool> {
+        Some(true)
+    }
+}
+
+const REFUSED_FILE: &str = "/agent/sessions/--work--/r.jsonl";
+
+fn open_42(storage: &Rc<MemoryStorage>) -> Session {
+    Session::open(
+        Rc::new(Pid42(storage.clone())),
+        REFUSED_FILE,
+        &xcsh_session::OpenOptions {
+            persistence: Persistence::Persistent,
+            agent_dir: "/agent".into(),
+            cwd: "/work".into(),
+        },
+    )
+    .unwrap()
+}
+
+/// Everything a session shows of itself: the file it would write (header and entries),
+/// the leaf, the tree, every label and the context.
+fn state(s: &Session) -> (String, Option<String>, String, Vec<Option<String>>, String) {
+    (
+        s.to_jsonl().unwrap(),
+        s.leaf_id().map(str::to_string),
+        s.tree().to_json(s),
+        s.entries()
+            .iter()
+            .map(|e| s.label(&e.id).map(str::to_string))
+            .collect(),
+        s.context().to_json(),
+    )
+}
+
+type Call = fn(&mut Session) -> Result<String, SessionError>;
+
+/// Every method that records something, each called once (`a1` is the first entry, the
+/// leaf is `b1`).
+const RECORDING_CALLS: &[(&str, Call)] = &[
+    ("append_message", |s| s.append_message(&user("refused"))),
+    ("append_entry_json", |s| {
+        s.append_entry_json(r#"{"type":"custom","customType":"x"}"#)
+    }),
+    ("append_fields", |s| {
+        s.append_fields("custom", &[("customType", "\"x\"".into())])
+    }),
+    ("append_thinking_level_change", |s| {
+        s.append_thinking_level_change(Some("high"))
+    }),
+    ("append_model_change", |s| {
+        s.append_model_change("p/m", None)
+    }),
+    ("append_compaction", |s| {
+        s.append_compaction(&CompactionInput {
+            summary: "sum".into(),
+            first_kept_entry_id: "a1".into(),
+            tokens_before: 10,
+            ..Default::default()
+        })
+    }),
+    ("append_custom_entry", |s| s.append_custom_entry("x", None)),
+    ("append_custom_message_entry", |s| {
+        s.append_custom_message_entry("x", "\"hi\"", true, None, None)
+    }),
+    ("append_label_change", |s| {
+        s.append_label_change("a1", Some("bookmark"))
+    }),
+    ("append_label_change (clear)", |s| {
+        s.append_label_change("a1", None)
+    }),
+    ("append_ttsr_injection", |s| {
+        s.append_ttsr_injection(&["r".into()])
+    }),
+    ("append_session_init", |s| {
+        s.append_session_init("sys", "task", &[], None)
+    }),
+    ("append_mode_change", |s| s.append_mode_change("plan", None)),
+    ("append_context_change", |s| {
+        s.append_context_change("c", "t", "n")
+    }),
+    ("append_service_tier_change", |s| {
+        s.append_service_tier_change(Some("flex"))
+    }),
+    ("append_mcp_tool_selection", |s| {
+        s.append_mcp_tool_selection(&["t".into()])
+    }),
+    ("branch_with_summary", |s| {
+        s.branch_with_summary(Some("a1"), "abandoned", None, None)
+    }),
+    ("branch_with_summary (root)", |s| {
+        s.branch_with_summary(None, "abandoned", None, None)
+    }),
+    ("set_session_name", |s| {
+        s.set_session_name("a new name", "user")
+            .map(|_| String::new())
+    }),
+];
+
+#[test]
+fn a_refused_write_leaves_no_trace_in_the_session() {
+    let file = concat!(
+        r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work","title":"old name","titleSource":"user"}"#,
+        "\n",
+        r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"root","timestamp":1}}"#,
+        "\n",
+        r#"{"type":"label","id":"l1","parentId":"a1","timestamp":"2026-01-01T00:00:01.500Z","targetId":"a1","label":"first"}"#,
+        "\n",
+        r#"{"type":"message","id":"b1","parentId":"l1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[],"provider":"p","model":"m","timestamp":2}}"#,
+        "\n"
+    );
+    // Every call and refusal that left a trace (all are checked before the test fails).
+    let mut traces = Vec::new();
+    for (name, call) in RECORDING_CALLS {
+        for refusal in ["fenced", "externally modified"] {
+            let storage = mem();
+            put(&storage, REFUSED_FILE, file);
+            let mut s = open_42(&storage);
+            let _newer = match refusal {
+                // A newer open of the file in this process holds the lock now.
+                "fenced" => Some(open_42(&storage)),
+                // Someone appended without the lock.
+                _ => {
+                    storage
+                        .append(REFUSED_FILE, b"{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"e1\",\"parentId\":\"b1\",\"timestamp\":\"2026-01-01T00:00:03.000Z\"}\n")
+                        .unwrap();
+                    None
+                }
+            };
+            let on_disk = read(&storage, REFUSED_FILE);
+            let before = state(&s);
+            let err = call(&mut s).expect_err("refused");
+            match refusal {
+                "fenced" => assert!(
+                    matches!(err, SessionError::Superseded { .. }),
+                    "{name}, {refusal}: {err}"
+                ),
+                _ => assert!(
+                    matches!(err, SessionError::ExternallyModified { .. }),
+                    "{name}, {refusal}: {err}"
+                ),
+            }
+            let after = state(&s);
+            if after != before {
+                let what = [
+                    (after.0 != before.0, "entries or header"),
+                    (after.1 != before.1, "leaf"),
+                    (after.2 != before.2, "tree"),
+                    (after.3 != before.3, "labels"),
+                    (after.4 != before.4, "context"),
+                ]
+                .iter()
+                .filter(|(changed, _)| *changed)
+                .map(|(_, what)| *what)
+                .collect::<Vec<_>>()
+                .join(", ");
+                traces.push(format!("{name}, {refusal}: {what}"));
+            }
+            assert_eq!(read(&storage, REFUSED_FILE), on_disk, "{name}, {refusal}");
+        }
+    }
+    assert!(
+        traces.is_empty(),
+        "refused, and yet changed:\n{}",
+        traces.join("\n")
+    );
+}

@@ -72,16 +72,39 @@ fn list_json(items: &[String]) -> String {
 impl Session {
     /// Append one entry given as (key, JSON text) payload fields; returns its id.
     pub fn append_fields(&mut self, type_name: &str, fields: &[(&str, String)]) -> Result<String> {
-        self.check_writable()?;
-        // A fenced object (its lock taken over) takes no entry, not even in memory.
-        self.fence()?;
-        let appended = self.append_fenced(type_name, fields);
-        // The check was for this append's write only, whether or not it got that far.
-        self.lock_checked = false;
-        appended
+        let leaf = self.leaf.clone();
+        self.append_child(leaf.as_deref(), type_name, fields)
     }
 
-    fn append_fenced(&mut self, type_name: &str, fields: &[(&str, String)]) -> Result<String> {
+    /// Append one entry as a child of `parent` (the leaf moves to it). A refused append
+    /// (fenced, locked, file changed on disk, invalid) changes nothing: not the entries,
+    /// the leaf, the labels or the file.
+    pub(super) fn append_child(
+        &mut self,
+        parent: Option<&str>,
+        type_name: &str,
+        fields: &[(&str, String)],
+    ) -> Result<String> {
+        self.check_writable()?;
+        self.fenced(|s| s.append_fenced(parent, type_name, fields))
+    }
+
+    /// Run `change` on a session that is not fenced: a fenced object (its lock taken
+    /// over) takes no change, not even in memory.
+    pub(super) fn fenced<T>(&mut self, change: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.fence()?;
+        let changed = change(self);
+        // The check was for this change's write only, whether or not it got that far.
+        self.lock_checked = false;
+        changed
+    }
+
+    fn append_fenced(
+        &mut self,
+        parent: Option<&str>,
+        type_name: &str,
+        fields: &[(&str, String)],
+    ) -> Result<String> {
         if type_name == "session" {
             return Err(SessionError::InvalidInput(
                 "\"session\" is the header type, not an entry type".into(),
@@ -94,11 +117,12 @@ impl Session {
         );
         let timestamp = iso_from_ms(self.storage.env().now_ms());
         let borrowed: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let line = compose_line(type_name, &id, self.leaf.as_deref(), &timestamp, &borrowed);
+        let line = compose_line(type_name, &id, parent, &timestamp, &borrowed);
         let entry = Entry::parse(Text::from(line))
             .map_err(|e| SessionError::InvalidInput(e.to_string()))?;
+        let plan = self.plan_append(entry.is_assistant_message())?;
         self.push_entry(entry);
-        self.persist_last()?;
+        self.persist_last(plan)?;
         Ok(id)
     }
 
@@ -316,6 +340,7 @@ impl Session {
 
     /// `setSessionName`: sanitized (first line, no control characters, trimmed).
     /// Returns whether the stored title changed.
+    /// A refused rename (fenced, locked, file changed on disk) leaves the header as it was.
     pub fn set_session_name(&mut self, name: &str, source: &str) -> Result<bool> {
         self.check_writable()?;
         let clean = sanitize_name(name);
@@ -329,12 +354,18 @@ impl Session {
         {
             return Ok(false);
         }
-        self.header.set("title", Value::String(clean));
-        self.header
-            .set("titleSource", Value::String(source.to_string()));
-        if self.persistence == Persistence::Persistent && self.flushed {
-            self.write_whole()?;
-        }
-        Ok(true)
+        self.fenced(|s| {
+            let write = s.persistence == Persistence::Persistent && s.flushed;
+            if write {
+                s.guard_write()?;
+            }
+            s.header.set("title", Value::String(clean));
+            s.header
+                .set("titleSource", Value::String(source.to_string()));
+            if write {
+                s.write_whole_guarded()?;
+            }
+            Ok(true)
+        })
     }
 }

@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::jsonl::{Issue, IssueKind};
 use crate::lock::SessionLock;
 use crate::migration::Migration;
-use crate::storage::Storage;
+use crate::storage::{FileStat, Storage, StorageResult};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -125,7 +125,7 @@ impl Session {
         options: &OpenOptions,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Session> {
-        let (bytes, lock) = read_for(&*storage, path, options.persistence)?;
+        let Read { bytes, lock, stat } = read_for(&*storage, path, options.persistence)?;
         let mut session = match bytes {
             Some(bytes) if !bytes.is_empty() => {
                 let (text, original) = match utf8(bytes) {
@@ -169,13 +169,15 @@ impl Session {
         session.lock = lock;
         if session.persistence == Persistence::Persistent && session.report.file_existed {
             session.flushed = true;
-            session.disk = session.storage.stat(path).ok();
+            // The stat of the bytes read, never one taken after them: a line appended
+            // since by a program that takes no lock makes the next write a conflict
+            // instead of being overwritten by it.
+            session.disk = stat;
             // Written by the next persisted write (or `rewrite_entries`), not now. An empty
             // file has no header yet: its first write writes one.
             session.needs_rewrite = session.report.migration.is_some()
                 || session.report.header_problem.is_some()
-                || session.entries.is_empty()
-                    && session.storage.stat(path).is_ok_and(|s| s.size == 0);
+                || session.entries.is_empty() && stat.is_some_and(|s| s.size == 0);
         }
         Ok(session)
     }
@@ -290,26 +292,69 @@ impl Session {
     }
 }
 
+/// What [`read_for`] read: the bytes (`None`: no file), the writer lock it was read
+/// under, and the stat that describes exactly those bytes (for a writer).
+struct Read {
+    bytes: Option<Vec<u8>>,
+    lock: Option<SessionLock>,
+    stat: Option<FileStat>,
+}
+
+/// How many times a writer reads a file that changed while it was being read.
+const STABLE_READ_ATTEMPTS: usize = 3;
+
+/// A file's bytes and the stat that describes them: a stat taken before the read that
+/// equals one taken after it and gives the size read. The writer lock keeps other
+/// writers of this library out, not a program that takes no lock (the agent takes
+/// none): a line it appends in between makes the file be read again, a few times. A file
+/// still changing after that keeps the stat taken before its last read, older than
+/// anything appended since: the first write then finds the file changed and is refused
+/// (`conflict`, "reload it before writing") instead of overwriting what it never read.
+/// Opening still succeeds (a read of a busy file harms nothing); only writing waits for
+/// a reload.
+fn read_stable(storage: &dyn Storage, path: &str) -> StorageResult<(Vec<u8>, FileStat)> {
+    let mut attempt = 1;
+    loop {
+        let before = storage.stat(path)?;
+        let bytes = storage.read(path)?;
+        let settled = bytes.len() as u64 == before.size && storage.stat(path)? == before;
+        if settled || attempt == STABLE_READ_ATTEMPTS {
+            return Ok((bytes, before));
+        }
+        attempt += 1;
+    }
+}
+
 /// Read a session file; for a writer, under its lock, taken before the read: a writer that
 /// read first and locked after could rewrite (migrate, move) or extend a copy that another
 /// process changed in between, losing what that process had acknowledged. A missing file
 /// is not locked (nothing is created by opening it): the first write takes the lock and
 /// checks that the file is still absent.
-fn read_for(
-    storage: &dyn Storage,
-    path: &str,
-    persistence: Persistence,
-) -> Result<(Option<Vec<u8>>, Option<SessionLock>)> {
-    let read = |lock: Option<SessionLock>| match storage.read(path) {
-        Ok(b) => Ok((Some(b), lock)),
-        Err(e) => {
-            if let Some(l) = &lock {
-                l.release(storage);
-            }
-            if e.is_not_found() {
-                Ok((None, None))
-            } else {
-                Err(e.into())
+fn read_for(storage: &dyn Storage, path: &str, persistence: Persistence) -> Result<Read> {
+    let read = |lock: Option<SessionLock>| {
+        let read = match lock {
+            Some(_) => read_stable(storage, path).map(|(b, stat)| (b, Some(stat))),
+            None => storage.read(path).map(|b| (b, None)),
+        };
+        match read {
+            Ok((bytes, stat)) => Ok(Read {
+                bytes: Some(bytes),
+                lock,
+                stat,
+            }),
+            Err(e) => {
+                if let Some(l) = &lock {
+                    l.release(storage);
+                }
+                if e.is_not_found() {
+                    Ok(Read {
+                        bytes: None,
+                        lock: None,
+                        stat: None,
+                    })
+                } else {
+                    Err(e.into())
+                }
             }
         }
     };
@@ -326,7 +371,7 @@ fn read_for(
     }
     match read(None)? {
         // Created since the stat: read it again, under the lock this time.
-        (Some(_), None) => read(Some(acquire_lock(storage, path)?)),
-        other => Ok(other),
+        Read { bytes: Some(_), .. } => read(Some(acquire_lock(storage, path)?)),
+        absent => Ok(absent),
     }
 }

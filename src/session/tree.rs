@@ -46,9 +46,14 @@ impl Session {
     pub fn tree(&self) -> Tree {
         let mut roots = Vec::new();
         let mut children = vec![Vec::new(); self.entries.len()];
+        // Each entry's parent in the tree (`usize::MAX` for a root).
+        let mut parent = vec![usize::MAX; self.entries.len()];
         for (i, e) in self.entries.iter().enumerate() {
             match e.parent_id.as_deref().and_then(|p| self.index_of(p)) {
-                Some(p) if p != i && self.index_of(&e.id) == Some(i) => children[p].push(i),
+                Some(p) if p != i && self.index_of(&e.id) == Some(i) => {
+                    children[p].push(i);
+                    parent[i] = p;
+                }
                 _ => roots.push(i),
             }
         }
@@ -74,7 +79,8 @@ impl Session {
                         stack.extend(&children[j]);
                     }
                 }
-                children.iter_mut().for_each(|c| c.retain(|&k| k != i));
+                // Only its parent lists it (scanning every list made 2-cycles quadratic).
+                children[parent[i]].retain(|&k| k != i);
             }
         }
         Tree { roots, children }
@@ -93,7 +99,8 @@ impl Session {
     }
 
     /// Move the leaf to `from` (`None`: before the first entry) and record a summary of the
-    /// abandoned path there.
+    /// abandoned path there. Refused (fenced, file changed on disk, bad `details`), the
+    /// leaf stays where it was.
     pub fn branch_with_summary(
         &mut self,
         from: Option<&str>,
@@ -101,9 +108,8 @@ impl Session {
         details: Option<&str>,
         from_extension: Option<bool>,
     ) -> Result<String> {
-        match from {
-            Some(id) => self.branch(id)?,
-            None => self.reset_leaf(),
+        if let Some(id) = from {
+            self.entry(id)?;
         }
         let mut fields = vec![
             ("fromId", quote(from.unwrap_or("root"))),
@@ -115,7 +121,7 @@ impl Session {
         if let Some(f) = from_extension {
             fields.push(("fromExtension", f.to_string()));
         }
-        self.append_fields("branch_summary", &fields)
+        self.append_child(from, "branch_summary", &fields)
     }
 }
 

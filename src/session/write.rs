@@ -7,7 +7,7 @@ use crate::blob;
 use crate::entry::Entry;
 use crate::error::{Result, SessionError};
 use crate::persist::{prepare_for_persistence, Transforms};
-use crate::storage::{Storage, StorageError, StorageExt};
+use crate::storage::{FileStat, Storage, StorageError, StorageExt};
 use crate::time::iso_from_ms;
 use std::borrow::Cow;
 
@@ -16,6 +16,16 @@ use std::borrow::Cow;
 pub(super) struct Pins {
     file: Option<String>,
     hashes: std::collections::HashSet<String>,
+}
+
+/// How an entry about to be added reaches the file ([`Session::plan_append`]).
+pub(super) enum Persist {
+    /// Not now: in memory, or before the first assistant message.
+    Nothing,
+    /// The whole file (the first write, or one after a migration or repair).
+    Whole,
+    /// One line appended to the file, which is `size` bytes long.
+    Line { size: u64 },
 }
 
 impl Session {
@@ -182,10 +192,12 @@ impl Session {
     /// A file this session had read or written that is gone (deleted behind its back) is
     /// written again whole from memory by the caller, as the agent does: nothing another
     /// writer made is lost by that.
-    pub(super) fn guard_write(&mut self) -> Result<()> {
+    ///
+    /// Returns the file's size now (0 when it is absent): what a write appends to.
+    pub(super) fn guard_write(&mut self) -> Result<u64> {
         self.take_lock()?;
         let Some(file) = self.file.clone() else {
-            return Ok(());
+            return Ok(0);
         };
         if !std::mem::take(&mut self.lock_checked) {
             self.keep_lock()?;
@@ -199,18 +211,19 @@ impl Session {
             self.disk = None;
             self.needs_rewrite = true;
             self.needs_newline = false;
-            return Ok(());
+            return Ok(0);
         }
+        let size = now.map_or(0, |(size, _)| size);
         let expected = match (self.disk, self.flushed) {
             (Some(seen), true) => Some((seen.size, seen.mtime_ms)),
             (None, _) => None,
             // Seen but never written by us (not reached today): nothing to compare.
-            (Some(_), false) => return Ok(()),
+            (Some(_), false) => return Ok(size),
         };
         if now != expected {
             return Err(SessionError::ExternallyModified { file });
         }
-        Ok(())
+        Ok(size)
     }
 
     /// At the start of an append: refuse if this session was fenced (its lock taken
@@ -256,22 +269,36 @@ impl Session {
         }
     }
 
-    fn remember_disk(&mut self) {
-        self.disk = self.file.as_deref().and_then(|f| self.storage.stat(f).ok());
+    /// Record the file as this session has just written it, `size` bytes long. The stat
+    /// comes after the write: a line that a program taking no lock appended in between
+    /// is in it. Its size is then not ours, and the size we wrote is recorded instead, so
+    /// the next write is refused (`conflict`) rather than overwriting that line.
+    fn remember_disk(&mut self, size: u64) {
+        self.disk = self
+            .file
+            .as_deref()
+            .and_then(|f| self.storage.stat(f).ok())
+            .map(|now| FileStat { size, ..now });
     }
 
     /// Guarded, latched atomic rewrite of the whole file.
     pub(super) fn write_whole(&mut self) -> Result<()> {
         self.guard_write()?;
+        self.write_whole_guarded()
+    }
+
+    /// [`Self::write_whole`] once its guard has passed.
+    pub(super) fn write_whole_guarded(&mut self) -> Result<()> {
         let r = self.rewrite_file();
-        self.latch(r)?;
-        self.remember_disk();
+        let size = self.latch(r)?;
+        self.remember_disk(size);
         Ok(())
     }
 
-    fn rewrite_file(&mut self) -> std::result::Result<(), StorageError> {
+    /// The whole file written atomically; its size.
+    fn rewrite_file(&mut self) -> std::result::Result<u64, StorageError> {
         let Some(file) = self.file.clone() else {
-            return Ok(());
+            return Ok(0);
         };
         self.keep_backup()?;
         let content = self.to_jsonl()?;
@@ -280,7 +307,7 @@ impl Session {
         self.needs_newline = false;
         self.needs_rewrite = false;
         self.flushed = true;
-        Ok(())
+        Ok(content.len() as u64)
     }
 
     /// `rewriteEntries`: write the whole file now from what this session holds (after
@@ -294,20 +321,33 @@ impl Session {
         Ok(())
     }
 
-    pub(super) fn persist_last(&mut self) -> Result<()> {
+    /// Before an entry is added: how it will reach the file, with the write's guard
+    /// (fence, lock, file unchanged) already passed. A refusal thus comes while the
+    /// session is as it was: a refused append leaves no trace, in memory or on disk.
+    pub(super) fn plan_append(&mut self, assistant: bool) -> Result<Persist> {
         if self.persistence != Persistence::Persistent || self.file.is_none() {
-            return Ok(());
+            return Ok(Persist::Nothing);
         }
-        if !self.flushed {
-            if !self.has_assistant {
-                return Ok(());
-            }
-            return self.write_whole();
+        // Nothing is written before the first assistant message.
+        if !self.flushed && !self.has_assistant && !assistant {
+            return Ok(Persist::Nothing);
         }
-        self.guard_write()?;
-        if self.needs_rewrite {
-            return self.write_whole();
-        }
+        let size = self.guard_write()?;
+        Ok(if !self.flushed || self.needs_rewrite {
+            Persist::Whole
+        } else {
+            Persist::Line { size }
+        })
+    }
+
+    /// Write the entry just added as [`Self::plan_append`] planned. A failure here is a
+    /// persistence failure (latched), and the entry stays in memory, as in the agent.
+    pub(super) fn persist_last(&mut self, plan: Persist) -> Result<()> {
+        let size = match plan {
+            Persist::Nothing => return Ok(()),
+            Persist::Whole => return self.write_whole_guarded(),
+            Persist::Line { size } => size,
+        };
         let entry = self.entries.last().expect("called after a push");
         let r = self
             .persisted_line(entry, Transforms::All)
@@ -324,12 +364,13 @@ impl Session {
                 self.pin_before_writing(&data)?;
                 self.storage
                     .append(self.file.as_deref().unwrap_or_default(), data.as_bytes())
+                    .map(|()| data.len() as u64)
             });
         if r.is_ok() {
             self.needs_newline = false;
         }
-        self.latch(r)?;
-        self.remember_disk();
+        let appended = self.latch(r)?;
+        self.remember_disk(size + appended);
         Ok(())
     }
 
