@@ -1625,9 +1625,11 @@ fn gc_keeps_the_images_of_a_session_outside_the_sessions_dir() {
     assert_eq!(report["deleted"], serde_json::json!([]), "{report}");
     assert_eq!(report["scannedFiles"], 1);
     assert!(blob.exists(), "the outside session's image was deleted");
-    // Deleted with its session, the image goes at the next collection.
+    // Deleted with its session, the image stays pinned until the session is forgotten.
     fs::remove_file(&file).expect("rm");
     let report = json(&cli.ok(["gc", "--delete"]));
+    assert_eq!(report["keptPinned"], serde_json::json!([hash]), "{report}");
+    let report = json(&cli.ok(["gc", "--delete", "--forget-missing"]));
     assert_eq!(report["deleted"], serde_json::json!([hash]));
 }
 

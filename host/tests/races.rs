@@ -271,10 +271,12 @@ struct Log {
     unexpected: Vec<String>,
 }
 
-const CLEAR_REFUSALS: [&str; 3] = [
+const CLEAR_REFUSALS: [&str; 4] = [
     "another process",
     "someone else",
     "another garbage collection",
+    // GC that cannot read a recorded session (or its record) refuses whole.
+    "nothing was deleted",
 ];
 
 #[test]
@@ -317,6 +319,31 @@ fn writers_a_mover_a_migrator_and_gc_together_lose_no_acknowledged_entry_or_blob
     }
     let moving = Arc::new(Mutex::new(project.join("moving.jsonl")));
     v2_session(&moving.lock().unwrap());
+    // Recorded sessions outside `sessions/` that an adversary moves away, deletes with
+    // their folder, and makes unreadable (a directory swapped in) while GC runs: their
+    // images, old, must all survive.
+    let tampered: Vec<PathBuf> = ["moved", "deleted/in-folder", "unreadable"]
+        .iter()
+        .map(|name| {
+            let file = fs::canonicalize(elsewhere.path())
+                .unwrap()
+                .join(format!("{name}.jsonl"));
+            fs::create_dir_all(file.parent().unwrap()).unwrap();
+            file
+        })
+        .collect();
+    let mut tampered_images = Vec::new();
+    for (i, file) in tampered.iter().enumerate() {
+        let (entry, hash, _) = image(1_000_000 + i);
+        let out = cli(&agent.root)
+            .args(["append", file.to_str().unwrap(), "--json", &entry])
+            .output()
+            .unwrap();
+        assert!(acknowledged(&out).is_some(), "{out:?}");
+        make_old(&blobs.join(&hash));
+        tampered_images.push(hash);
+    }
+    let archive = tempfile::tempdir().unwrap();
     let targets = Arc::new(targets);
     let migrating = Arc::new(migrating);
     let log = Arc::new(Mutex::new(Log::default()));
@@ -458,9 +485,48 @@ fn writers_a_mover_a_migrator_and_gc_together_lose_no_acknowledged_entry_or_blob
             }
         }));
     }
+    {
+        let (tampered, archive) = (tampered.clone(), archive.path().to_path_buf());
+        threads.push(std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(2));
+            fs::rename(&tampered[0], archive.join("moved.jsonl")).unwrap();
+            fs::remove_dir_all(tampered[1].parent().unwrap()).unwrap();
+            let (unreadable, hidden) = (&tampered[2], archive.join("unreadable.jsonl"));
+            while Instant::now() < deadline {
+                fs::rename(unreadable, &hidden).unwrap();
+                fs::create_dir(unreadable).unwrap();
+                std::thread::sleep(Duration::from_millis(300));
+                fs::remove_dir(unreadable).unwrap();
+                fs::rename(&hidden, unreadable).unwrap();
+                std::thread::sleep(Duration::from_millis(300));
+            }
+        }));
+    }
     for t in threads {
         t.join().unwrap();
     }
+    // A line of the record of outside sessions that cannot be read: GC refuses whole.
+    let records = agent.root.join("blob-referrers.jsonl");
+    let kept = fs::read(&records).unwrap();
+    let mut bad = kept.clone();
+    bad.extend_from_slice(b"{\"path\":\"/x.jsonl\",\"notedMs\":\"1\"}\n");
+    fs::write(&records, &bad).unwrap();
+    let store_before: Vec<_> = fs::read_dir(&blobs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let refused = cli(&agent.root).args(["gc", "--delete"]).output().unwrap();
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    let store_after: Vec<_> = fs::read_dir(&blobs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        store_before.len(),
+        store_after.len(),
+        "a refused GC deleted blobs"
+    );
+    fs::write(&records, &kept).unwrap();
     // One last collection with nobody writing.
     let last = cli(&agent.root).args(["gc", "--delete"]).output().unwrap();
     assert!(last.status.success(), "{last:?}");
@@ -521,6 +587,16 @@ fn writers_a_mover_a_migrator_and_gc_together_lose_no_acknowledged_entry_or_blob
     for o in &orphans {
         assert!(!blobs.join(o).exists(), "orphan {o} was never collected");
     }
+    // The images of the outside sessions moved away, deleted or unreadable meanwhile.
+    for (file, hash) in tampered.iter().zip(&tampered_images) {
+        assert!(
+            blobs.join(hash).exists(),
+            "the image of {} was deleted",
+            file.display()
+        );
+    }
+    let last: Value = serde_json::from_slice(&last.stdout).unwrap();
+    assert_eq!(last["missing"].as_array().unwrap().len(), 2, "{last}");
     eprintln!(
         "stress: {} appends acknowledged, {} refused clearly, {} collections ({} blobs deleted), {} image references checked",
         log.acknowledged.len(),

@@ -431,8 +431,9 @@ test('the listings, resume, continue, blobs, urls, fork, move, gc and append: ty
   assert.equal(path.dirname(moved), path.dirname(movedText.newFile));
   assert.ok(fs.existsSync(moved) && !fs.existsSync(fork.newFile));
 
-  const gc = api.gc(agentDir, true);
-  assert.deepEqual({ ...gc }, JSON.parse(json.gc(agentDir, true)));
+  const gc = api.gc(agentDir, true, false);
+  assert.deepEqual({ ...gc }, JSON.parse(json.gc(agentDir, true, false)));
+  assert.deepEqual([gc.keptPinned, gc.missing, gc.forgotten, gc.staleFiles], [[], [], [], []]);
   assert.equal(gc.dryRun, true);
   assert.deepEqual(gc.keptRecent, [blob.hash], 'a new unreferenced blob is kept');
 

@@ -76,6 +76,12 @@ test('urls, blobs, fork, move and gc', () => {
   const gc = collectGarbage(storage, agentDir);
   assert.equal(gc.dryRun, true);
   assert.deepEqual(gc.keptRecent, [put.hash]);
+  // A recorded outside session that is gone, its blobs unknown: refused until forgotten.
+  storage.write(`${agentDir}/blob-referrers.jsonl`, new TextEncoder().encode('{"path":"/gone/s.jsonl","notedMs":1}\n'));
+  assert.throws(() => collectGarbage(storage, agentDir, false), (e) => e.kind === 'storage' && e.message.includes('--forget-missing'));
+  const forgot = collectGarbage(storage, agentDir, false, true);
+  assert.deepEqual([forgot.missing, forgot.forgotten], [['/gone/s.jsonl'], ['/gone/s.jsonl']]);
+  assert.deepEqual(collectGarbage(storage, agentDir, false).missing, []);
 });
 
 test('fromText reports load progress from 0 to the total', () => {

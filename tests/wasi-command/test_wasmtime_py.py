@@ -319,6 +319,13 @@ class Finding(Sandbox):
         done = json.loads(self.ok("--agent-dir", AGENT, "gc", "--delete"))
         self.assertFalse(done["dryRun"])
         self.assertFalse(os.path.exists(orphan))
+        self.assertEqual([done["keptPinned"], done["missing"], done["forgotten"]], [[], [], []])
+        # A recorded session that is gone and whose blobs are unknown: refused until forgotten.
+        with open(os.path.join(self.host(AGENT), "blob-referrers.jsonl"), "w") as f:
+            f.write('{"path":"/gone/s.jsonl","notedMs":1}\n')
+        self.refused("--agent-dir", AGENT, "gc", "--delete", says=["--forget-missing"], code=1)
+        forgot = json.loads(self.ok("--agent-dir", AGENT, "gc", "--delete", "--forget-missing"))
+        self.assertEqual(forgot["forgotten"], ["/gone/s.jsonl"])
         self.refused("gc", "--dry-run", "--delete", says=["cannot be used with '--delete'"], code=2)
 
 
