@@ -606,3 +606,160 @@ fn writers_a_mover_a_migrator_and_gc_together_lose_no_acknowledged_entry_or_blob
         referenced
     );
 }
+
+/// A legacy `--<cwd>--` folder merged into the newer one over and over (each `session`
+/// loop's `session.create` merges it) while writers keep appending to its sessions, at
+/// whichever of the two places each is: no session ends up in two files, and every
+/// acknowledged entry is in one.
+#[test]
+fn a_legacy_folder_merged_while_writers_append_splits_no_session_and_loses_no_entry() {
+    use std::sync::{Arc, Mutex};
+    let home = tempfile::tempdir().unwrap();
+    let home = fs::canonicalize(home.path()).unwrap();
+    let agent = home.join(".xcsh/agent");
+    let cwd = home.join("proj");
+    let (agent_s, cwd_s) = (agent.to_str().unwrap(), cwd.to_str().unwrap());
+    let legacy = PathBuf::from(xcsh_session::paths::legacy_session_dir(agent_s, cwd_s));
+    let newer = PathBuf::from(xcsh_session::paths::session_dir_for_cwd(agent_s, cwd_s));
+    assert_ne!(legacy, newer);
+    let names: Vec<String> = (0..6)
+        .map(|n| format!("2026-01-0{}_s{n}.jsonl", n + 1))
+        .collect();
+    for (n, name) in names.iter().enumerate() {
+        fs::create_dir_all(&legacy).unwrap();
+        let header = format!(
+            r#"{{"type":"session","version":3,"id":"legacy-{n}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"{cwd_s}"}}"#
+        );
+        fs::write(legacy.join(name), header + "\n").unwrap();
+    }
+    let names = Arc::new(names);
+    let log = Arc::new(Mutex::new((
+        Vec::<String>::new(),
+        0usize,
+        Vec::<String>::new(),
+    )));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut threads = Vec::new();
+    for w in 0..3 {
+        let (agent, legacy, newer, names, log) = (
+            agent.clone(),
+            legacy.clone(),
+            newer.clone(),
+            names.clone(),
+            log.clone(),
+        );
+        threads.push(std::thread::spawn(move || {
+            let mut round = 0;
+            while Instant::now() < deadline {
+                round += 1;
+                let name = &names[(round + w) % names.len()];
+                let file = if newer.join(name).exists() {
+                    newer.join(name)
+                } else {
+                    legacy.join(name)
+                };
+                let out = cli(&agent)
+                    .args([
+                        "append",
+                        file.to_str().unwrap(),
+                        "--json",
+                        &custom(w * 1000 + round),
+                    ])
+                    .output()
+                    .unwrap();
+                let mut log = log.lock().unwrap();
+                match acknowledged(&out) {
+                    Some(id) => log.0.push(id),
+                    None => {
+                        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+                        if CLEAR_REFUSALS.iter().any(|r| err.contains(r)) {
+                            log.1 += 1;
+                        } else {
+                            log.2.push(format!("append: {err}"));
+                        }
+                    }
+                }
+            }
+        }));
+    }
+    {
+        let (agent, cwd, log) = (agent.clone(), cwd_s.to_string(), log.clone());
+        threads.push(std::thread::spawn(move || {
+            let request = format!(
+                "{{\"id\":1,\"call\":\"session.create\",\"args\":[{},{},null,null]}}\n",
+                serde_json::to_string(agent.to_str().unwrap()).unwrap(),
+                serde_json::to_string(&cwd).unwrap()
+            );
+            let mut merges = 0;
+            while Instant::now() < deadline {
+                let mut child = cli(&agent)
+                    .arg("session")
+                    .stdin(Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                {
+                    use std::io::Write;
+                    let mut stdin = child.stdin.take().unwrap();
+                    stdin.write_all(request.as_bytes()).unwrap();
+                }
+                let out = child.wait_with_output().unwrap();
+                let answer = String::from_utf8_lossy(&out.stdout).into_owned();
+                if !out.status.success() || !answer.contains("\"ok\"") {
+                    log.lock().unwrap().2.push(format!(
+                        "merge: {answer} {}",
+                        String::from_utf8_lossy(&out.stderr)
+                    ));
+                }
+                merges += 1;
+            }
+            assert!(merges >= 3, "merged {merges} times");
+        }));
+    }
+    for t in threads {
+        t.join().unwrap();
+    }
+    let (acknowledged, refused, unexpected) = &*log.lock().unwrap();
+    assert!(
+        unexpected.is_empty(),
+        "unexplained failures: {unexpected:#?}"
+    );
+    assert!(
+        acknowledged.len() >= 20,
+        "too little work: {}",
+        acknowledged.len()
+    );
+    // Each session (header id) in exactly one file; every acknowledged entry in one.
+    let mut by_id: std::collections::HashMap<String, Vec<PathBuf>> = Default::default();
+    let mut texts = String::new();
+    for dir in [&legacy, &newer] {
+        let Ok(list) = fs::read_dir(dir) else {
+            continue;
+        };
+        for e in list {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "jsonl") {
+                let t = text(&p);
+                let header: Value = serde_json::from_str(t.lines().next().unwrap()).unwrap();
+                by_id
+                    .entry(header["id"].as_str().unwrap().to_string())
+                    .or_default()
+                    .push(p.clone());
+                texts += &t;
+            }
+        }
+    }
+    for (id, files) in &by_id {
+        assert_eq!(files.len(), 1, "session {id} is in {files:?}");
+    }
+    for id in acknowledged {
+        assert!(
+            texts.contains(&format!(r#""id":"{id}""#)),
+            "acknowledged {id} is in no file"
+        );
+    }
+    eprintln!(
+        "merge stress: {} appends acknowledged, {refused} refused clearly, {} sessions",
+        acknowledged.len(),
+        by_id.len()
+    );
+}
