@@ -30,9 +30,10 @@ impl ErrorKind {
             E::InvalidInput(_) => ErrorKind::InvalidInput,
             E::ReadOnly(_) => ErrorKind::ReadOnly,
             E::Persistence { .. } => ErrorKind::Persistence,
-            E::Locked { .. } | E::ExternallyModified { .. } | E::Superseded { .. } => {
-                ErrorKind::Conflict
-            }
+            E::Locked { .. }
+            | E::DeleteLocked { .. }
+            | E::ExternallyModified { .. }
+            | E::Superseded { .. } => ErrorKind::Conflict,
         }
     }
 

@@ -18,6 +18,10 @@ pub enum SessionError {
     /// Another live process is writing this session (its lock file names it).
     #[error("session {file} is being written by another process ({owner}); open it read-only or try again when it is done")]
     Locked { file: String, owner: String },
+    /// A delete of a session that a live writer of another process holds (its lock file
+    /// names it): nothing was deleted.
+    #[error("session {file} is being written by another process ({owner}); nothing was deleted: delete it when that writer is done")]
+    DeleteLocked { file: String, owner: String },
     /// This object's writer lock was taken over: by a newer open of the same file in this
     /// process (the agent reopens a session it switches back to), or by another process.
     /// It can still be read; writes go through the newer object.

@@ -160,8 +160,8 @@ impl OpenMode {
 }
 
 /// The error for a FIFO, socket, device or directory where a file was expected.
-pub fn not_regular(path: &str) -> StorageError {
-    StorageError::Other(format!("{path} is not a regular file"))
+fn not_regular(path: &str) -> StorageError {
+    StorageError::not_regular(path)
 }
 
 /// [`io_error`] for a failed open: `ENXIO` (a FIFO without a reader opened for writing

@@ -46,6 +46,14 @@ impl StorageError {
     pub fn is_not_found(&self) -> bool {
         matches!(self, StorageError::NotFound(_))
     }
+
+    /// A FIFO, socket, device or directory where a file was expected. Every storage that
+    /// meets one says so in these words, without blocking on it: the native filesystem,
+    /// the WASI command's, and a JS storage that throws `code: 'EXCSH_NOT_REGULAR'` (the
+    /// npm package's Node storages).
+    pub fn not_regular(path: &str) -> StorageError {
+        StorageError::Other(format!("{path} is not a regular file"))
+    }
 }
 
 pub type StorageResult<T> = Result<T, StorageError>;

@@ -840,13 +840,16 @@ async function importAll({ source: from, target }, reqId) {
 async function deleteSession({ source: key, path }) {
   const src = await source(key);
   if (!src.writable) throw fail(`${src.label} is read-only`, 'readOnly');
+  // The delete takes the session's writer lock first: a session another process writes
+  // is refused (conflict) and stays open here. The open view holds no lock between requests.
+  await prepare(src, [{ op: 'stat', path }, { op: 'read', path: `${path}.lock` }]);
+  pkg.deleteSession(src.storage, src.agentDir, path); // the file, its artifacts, a stale lock
+  await commit(src);
   const closed = Boolean(view && view.src === src && view.session.file === path);
   if (closed) {
     view.session.free();
     view = null;
   }
-  pkg.deleteSession(src.storage, src.agentDir, path); // the file, its artifacts, a stale lock
-  await commit(src);
   return { closed, source: sourceInfo(src) };
 }
 

@@ -2,10 +2,10 @@
 //! session, copying them into another agent directory, importing a session known only by
 //! its text, and deleting a session. Storage-agnostic: both ends are [`Storage`] ports.
 
+use super::write::acquire_lock;
 use crate::blob::referenced_hashes;
 use crate::entry::{Header, HEADER_PREFIX_BYTES};
 use crate::error::{Result, SessionError};
-use crate::lock::lock_path;
 use crate::paths;
 use crate::storage::{files_under, join, parent, remove_tree, Storage, StorageExt, StorageResult};
 
@@ -121,9 +121,19 @@ pub fn import_session_text(
     })
 }
 
-/// Deletes the session `path` of `agent_dir`: the file, its artifacts directory and a
-/// writer lock left beside it (blobs stay: other sessions may share them; blob GC removes
-/// unreferenced ones). Only a `.jsonl` file under `<agent_dir>/sessions/` is a session.
+/// Deletes the session `path` of `agent_dir`: the file, its artifacts directory and its
+/// writer lock (blobs stay: other sessions may share them; blob GC removes unreferenced
+/// ones). Only a `.jsonl` file under `<agent_dir>/sessions/` is a session.
+///
+/// A delete is a writer: it takes the session's lock first, by the rules of every writer
+/// ([`crate::lock`]), and holds it until the files are gone. A live writer of another
+/// process (or a lock it cannot read yet) makes it [`SessionError::DeleteLocked`] and
+/// nothing is deleted: that writer's next append would otherwise write the session again
+/// without its artifacts. A dead writer's lock is recovered. Within this process the
+/// delete takes the lock over as a newer open does: the process asked for it (the agent
+/// closes its active session before deleting it); an object of this process that still
+/// has the session open writes it again whole on its next write, as after any deletion
+/// behind its back.
 pub fn delete_session(storage: &dyn Storage, agent_dir: &str, path: &str) -> Result<()> {
     let sessions = format!("{}/", paths::sessions_root(agent_dir));
     if !path.starts_with(&sessions) || !path.ends_with(".jsonl") {
@@ -131,14 +141,23 @@ pub fn delete_session(storage: &dyn Storage, agent_dir: &str, path: &str) -> Res
             "not a session file: {path}"
         )));
     }
+    // A missing file is not found, before the lock could create its directory.
+    storage.stat(path)?;
+    let lock = acquire_lock(storage, path).map_err(|e| match e {
+        SessionError::Locked { file, owner } => SessionError::DeleteLocked { file, owner },
+        e => e,
+    })?;
+    let deleted = delete_files(storage, path);
+    lock.release(storage);
+    deleted
+}
+
+/// The session file and its artifacts directory (the caller holds the lock).
+fn delete_files(storage: &dyn Storage, path: &str) -> Result<()> {
     storage.unlink(path)?;
     let artifacts = paths::artifacts_dir(path);
     if storage.exists(&artifacts) {
         remove_tree(storage, &artifacts)?;
-    }
-    let lock = lock_path(path);
-    if storage.exists(&lock) {
-        storage.unlink(&lock)?;
     }
     Ok(())
 }
@@ -246,8 +265,10 @@ mod tests {
     }
 
     #[test]
-    fn deleting_removes_the_file_its_artifacts_and_its_lock_only() {
+    fn deleting_removes_the_file_its_artifacts_and_a_stale_lock_only() {
         let st = agent();
+        // The lock a writer left when it crashed while writing it (torn, and old).
+        st.set_mtime(&format!("{FILE}.lock"), 0);
         delete_session(&st, "/a", FILE).unwrap();
         for gone in [FILE, "/a/sessions/--w--/t_s", &format!("{FILE}.lock")] {
             assert!(!st.exists(gone), "{gone}");
@@ -265,5 +286,67 @@ mod tests {
                 SessionError::InvalidInput(format!("not a session file: {not_a_session}"))
             );
         }
+        // A session that is not there: not found, and nothing created for its lock.
+        let missing = "/a/sessions/--gone--/t_x.jsonl";
+        assert!(delete_session(&st, "/a", missing)
+            .unwrap_err()
+            .to_string()
+            .contains("ENOENT"));
+        assert!(!st.exists("/a/sessions/--gone--"));
+    }
+
+    /// Every file of the session `agent()` made, with its bytes.
+    fn session_bytes(st: &MemoryStorage) -> Vec<(String, Vec<u8>)> {
+        [
+            FILE.to_string(),
+            "/a/sessions/--w--/t_s/1.bash.log".into(),
+            "/a/sessions/--w--/t_s/sub/x.md".into(),
+            format!("{FILE}.lock"),
+        ]
+        .into_iter()
+        .map(|p| {
+            let bytes = st.read(&p).unwrap();
+            (p, bytes)
+        })
+        .collect()
+    }
+
+    #[test]
+    fn a_session_a_writer_of_another_process_holds_is_not_deleted() {
+        let st = agent();
+        let lock = format!("{FILE}.lock");
+        // Another host's writer: this process cannot tell whether it runs, so it does.
+        let held = r#"{"pid":4242,"host":"elsewhere","startedAt":"2026-01-01T00:00:00.000Z","token":"0000000000000001"}"#;
+        st.write(&lock, held.as_bytes()).unwrap();
+        let before = session_bytes(&st);
+        let e = delete_session(&st, "/a", FILE).unwrap_err();
+        assert_eq!(
+            e,
+            SessionError::DeleteLocked {
+                file: FILE.into(),
+                owner: "pid 4242 on elsewhere since 2026-01-01T00:00:00.000Z".into(),
+            }
+        );
+        assert_eq!(
+            crate::api::ErrorKind::of(&e),
+            crate::api::ErrorKind::Conflict
+        );
+        assert_eq!(
+            e.to_string(),
+            format!("session {FILE} is being written by another process (pid 4242 on elsewhere since 2026-01-01T00:00:00.000Z); nothing was deleted: delete it when that writer is done")
+        );
+        assert_eq!(
+            session_bytes(&st),
+            before,
+            "the file, its artifacts and the lock"
+        );
+        // A lock being written right now (torn, young) is not taken either.
+        st.write(&lock, b"{\"pid\":").unwrap();
+        let before = session_bytes(&st);
+        assert!(matches!(
+            delete_session(&st, "/a", FILE),
+            Err(SessionError::DeleteLocked { .. })
+        ));
+        assert_eq!(session_bytes(&st), before);
     }
 }

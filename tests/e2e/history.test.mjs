@@ -20,8 +20,15 @@ const DEMO = '/work/demo';
 const OTHER = '/work/other';
 const BACKEND = 'saved in this browser';
 const BACKEND_NAME = 'sqlite-wasm (opfs-sahpool)';
+/**
+ * How long any one wait may take: a limit for a loaded 2-core CI, never a delay (every
+ * wait ends as soon as its condition holds). A page of this suite waits this long by
+ * default, and the suite as a whole at most SUITE_LIMIT.
+ */
+const WAIT = 120_000;
+const SUITE_LIMIT = 900_000;
 
-describe('prompt history (SQLite wasm on OPFS)', { timeout: 240_000 }, () => {
+describe('prompt history (SQLite wasm on OPFS)', { timeout: SUITE_LIMIT }, () => {
   let b;
   let page;
   let server;
@@ -33,6 +40,7 @@ describe('prompt history (SQLite wasm on OPFS)', { timeout: 240_000 }, () => {
     );
     b = await openBrowser();
     ({ page, server } = b);
+    page.setDefaultTimeout(WAIT);
   });
 
   after(async () => {
@@ -52,7 +60,7 @@ describe('prompt history (SQLite wasm on OPFS)', { timeout: 240_000 }, () => {
           return JSON.stringify(sort ? got.sort() : got) === JSON.stringify(exp);
         },
         [norm(expected), sorted],
-        { timeout: 10_000 },
+        { timeout: WAIT },
       );
     } catch {
       /* reported below with the actual list */
@@ -163,9 +171,12 @@ describe('prompt history (SQLite wasm on OPFS)', { timeout: 240_000 }, () => {
   });
 
   test('a malformed query shows an error message, not a crash', async () => {
+    const err = page.locator('[data-testid=history-error]');
     for (const bad of ['"exact phrase', '(pars*', 'AND', 'nosuchcolumn: x']) {
+      // From a list without an error, so the error read is this query's, not the last one's.
+      await search('tokenizer');
+      await waitList([D]);
       await search(bad);
-      const err = page.locator('[data-testid=history-error]');
       await err.waitFor();
       const text = await err.innerText();
       assert.match(text, /Invalid search: /, `${bad}: ${text}`);
@@ -254,9 +265,11 @@ describe('prompt history (SQLite wasm on OPFS)', { timeout: 240_000 }, () => {
     await page.locator('#conversation .msg', { hasText: 'Run cargo update and fix whatever breaks.' }).first().waitFor();
     await fileChip(page, '2026-03-01T19-30-00-000Z_b4f2c8e6a0d1357a.jsonl');
 
-    // A prompt typed by hand, in no session: said so.
+    // A prompt typed by hand, in no session: said so. (The list of the search first: a
+    // row of the list before it would be drawn again under the click.)
     await openHistoryBox();
     await search(A);
+    await waitList([A, A]);
     const handRow = page.locator('#history-list .history-item', { hasText: A }).first();
     await handRow.getByRole('button', { name: 'Sessions' }).click();
     await handRow.locator('[data-testid=prompt-sessions]', { hasText: `No session of ${DEMO} here contains this prompt.` }).waitFor();
@@ -268,6 +281,7 @@ describe('prompt history (SQLite wasm on OPFS)', { timeout: 240_000 }, () => {
 
   test('another tab falls back to an in-memory history and says so', async () => {
     const page2 = await b.context.newPage();
+    page2.setDefaultTimeout(WAIT);
     const problems2 = [];
     page2.on('pageerror', (e) => problems2.push(`pageerror: ${e.message}`));
     page2.on('console', (m) => {

@@ -52,8 +52,9 @@ test('importSessionText files a single session under its cwd and the agent name'
   assert.equal(importSessionText(st, '/b', 'not a session\n', 'a b.jsonl').path, '/b/sessions/--unknown--/a_b.jsonl');
 });
 
-test('deleteSession removes the file, its artifacts and its lock, and refuses other files', () => {
+test('deleteSession removes the file, its artifacts and a stale lock, and refuses other files', () => {
   const st = agent();
+  st.mtimes.set(`${FILE}.lock`, 0); // torn and old: a crash leftover
   deleteSession(st, '/a', FILE);
   assert.deepEqual([...st.files.keys()], [`/a/blobs/${HASH}`]);
   assert.throws(() => deleteSession(st, '/a', `/a/blobs/${HASH}`), (e) => e.kind === 'invalidInput' && /not a session file/.test(e.message));

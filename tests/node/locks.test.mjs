@@ -1,15 +1,17 @@
 // One live writer per session file, through a JS storage over Node's fs: a writer in
 // another process gets kind `conflict`, a newer open in this process takes over (the older
 // object is fenced), a dead writer's lock is recovered, an external edit is not
-// overwritten.
+// overwritten, and a delete is a writer too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Session, user, assistant } from './helpers.mjs';
+import readline from 'node:readline';
+import { Session, agentHome, deleteSession, user, assistant } from './helpers.mjs';
 import { nodeStorage as fsStorage } from '../../pkg/node-storage.mjs';
+import { SessionManager, deleteSessionWithArtifacts } from '../../pkg/agent.mjs';
 
 function tempAgent(t) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'xcsh-locks-'));
@@ -83,4 +85,97 @@ test('an external edit is reported, not overwritten', (t) => {
   assert.throws(() => s.appendMessage(user('would clobber')), (e) => e.kind === 'conflict' && /changed by someone else/.test(e.message));
   assert.equal(fs.readFileSync(s.file, 'utf8'), before);
   s.close();
+});
+
+/**
+ * A second Node process holding a session open through the agent's SessionManager: it
+ * writes a session with an artifact, prints `{file, artifacts}`, then appends one
+ * message for each `append` line on its stdin (printing `appended`).
+ */
+function holder(agentDir, cwd) {
+  const agent = new URL('../../pkg/agent.mjs', import.meta.url).href;
+  const code = `
+    import readline from 'node:readline';
+    const { SessionManager } = await import(${JSON.stringify(agent)});
+    const s = SessionManager.create(${JSON.stringify(cwd)});
+    s.appendMessage({ role: 'user', content: 'keep me', timestamp: 1 });
+    s.appendMessage({ role: 'assistant', content: [{ type: 'text', text: 'kept' }], timestamp: 2 });
+    await s.saveArtifact('tool output', 'bash');
+    console.log(JSON.stringify({ file: s.getSessionFile(), artifacts: s.getArtifactsDir() }));
+    for await (const line of readline.createInterface({ input: process.stdin })) {
+      if (line === 'append') {
+        s.appendMessage({ role: 'user', content: 'after the delete was refused', timestamp: 3 });
+        console.log('appended');
+      }
+    }`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
+    env: { ...process.env, PI_CODING_AGENT_DIR: agentDir },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const next = async () => {
+    const { value, done } = await lines.next();
+    assert.ok(!done, 'the holder exited early');
+    return value;
+  };
+  return { child, next };
+}
+
+/** Every file under `dir` (and `dir` itself when it is a file) with its bytes. */
+function snapshot(...paths) {
+  const out = {};
+  const walk = (p) => {
+    if (!fs.existsSync(p)) return;
+    if (fs.statSync(p).isDirectory()) for (const n of fs.readdirSync(p).sort()) walk(path.join(p, n));
+    else out[p] = fs.readFileSync(p, 'base64');
+  };
+  paths.forEach(walk);
+  return out;
+}
+
+test('a session a writer in another process holds is not deleted: its file, artifacts and lock stay; once that writer is dead it is', { timeout: 60_000 }, async (t) => {
+  const cwd = agentHome(t, 'xcsh-locks-');
+  const agentDir = process.env.PI_CODING_AGENT_DIR;
+  const { child, next } = holder(agentDir, cwd);
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  t.after(() => child.kill('SIGKILL'));
+  const { file, artifacts } = JSON.parse(await next());
+  const lock = `${file}.lock`;
+  assert.equal(JSON.parse(fs.readFileSync(lock, 'utf8')).pid, child.pid, 'the holder has the lock');
+  const before = snapshot(file, artifacts, lock);
+  assert.equal(Object.keys(before).length, 3);
+
+  const refused = (e) => e.kind === 'conflict'
+    && e.message.includes(`being written by another process (pid ${child.pid} on ${os.hostname()}`)
+    && /nothing was deleted/.test(e.message);
+  await assert.rejects(deleteSessionWithArtifacts(file), refused);
+  assert.throws(() => deleteSession(fsStorage(), agentDir, file), refused);
+  assert.deepEqual(snapshot(file, artifacts, lock), before, 'the file, its artifacts and the lock are untouched');
+
+  // The holder goes on writing the whole session, artifacts beside it.
+  child.stdin.write('append\n');
+  assert.equal(await next(), 'appended');
+  const text = fs.readFileSync(file, 'utf8');
+  assert.ok(text.includes('keep me') && text.includes('after the delete was refused'));
+  assert.deepEqual(Object.keys(snapshot(artifacts)), Object.keys(before).filter((p) => p.startsWith(`${artifacts}/`)));
+
+  // Killed, its lock is a dead writer's: recovered, and the session deleted with it.
+  child.kill('SIGKILL');
+  await exited;
+  await deleteSessionWithArtifacts(file);
+  assert.deepEqual(snapshot(file, artifacts, lock), {});
+});
+
+test('within one process a delete goes ahead: the open manager writes the session again whole on its next append', async (t) => {
+  const s = SessionManager.create(agentHome(t, 'xcsh-locks-'));
+  s.appendMessage(user('hi'));
+  s.appendMessage(assistant('hello'));
+  await s.saveArtifact('output', 'bash');
+  const file = s.getSessionFile();
+  assert.equal(JSON.parse(fs.readFileSync(`${file}.lock`, 'utf8')).pid, process.pid);
+  await deleteSessionWithArtifacts(file);
+  assert.deepEqual(snapshot(file, s.getArtifactsDir(), `${file}.lock`), {});
+  s.appendMessage(user('still here'));
+  assert.deepEqual(fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l).type), ['session', 'message', 'message', 'message']);
+  await s.close();
 });

@@ -19,7 +19,10 @@ export function parseSessionEntries(content: string): Record<string, unknown>[];
 /** The newest session file of `sessionDir` with a valid header, or `null`. */
 export function findMostRecentSession(sessionDir: string): Promise<string | null>;
 
-/** Delete a session file of the agent dir with its artifacts directory. */
+/**
+ * Delete a session file of the agent dir with its artifacts directory and its lock. A
+ * session a live writer of another process holds is refused (kind `conflict`).
+ */
 export function deleteSessionWithArtifacts(sessionPath: string): Promise<void>;
 
 /** A file's records (header first) migrated to the current version, in place. */

@@ -6,6 +6,9 @@
 // - One writer per file across processes: a second process gets an Error with
 //   `kind: "conflict"` instead of interleaving its lines (the agent has no lock). Within
 //   one process the newest open takes over and the older manager's writes fail.
+// - `deleteSessionWithArtifacts` is a writer too: it refuses (`kind: "conflict"`) a
+//   session a live writer of another process holds, instead of deleting it under that
+//   writer, which would write it again without its artifacts.
 // - `continueRecent(cwd, sessionDir)` with an explicit directory takes that directory's
 //   newest session; the terminal breadcrumb is read only for the default directory.
 // - Stale OpenAI Responses replay data is dropped from `buildSessionContext()` of a loaded
@@ -338,9 +341,12 @@ export async function findMostRecentSession(sessionDir) {
 }
 
 /**
- * Delete a session file of the agent dir with its artifacts directory (and a lock left
- * beside it); blobs stay for garbage collection. Only `.jsonl` files under
- * `<agentDir>/sessions` are sessions.
+ * Delete a session file of the agent dir with its artifacts directory and its lock; blobs
+ * stay for garbage collection. Only `.jsonl` files under `<agentDir>/sessions` are
+ * sessions. A session a live writer of another process holds is not deleted (kind
+ * `conflict`, naming it); a dead writer's lock is recovered. Within this process the
+ * delete goes ahead (the agent closes its active session first); a manager of this
+ * process that still has it open writes it again whole on its next append.
  */
 export async function deleteSessionWithArtifacts(sessionPath) {
   deleteSession(storage, getAgentDir(), path.resolve(sessionPath));

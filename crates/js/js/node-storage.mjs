@@ -5,13 +5,114 @@
 // (`readInto`); writer locks use exclusive create; `fsync` syncs the file, then its
 // directory: only the directory's sync makes a rename, or a new file, durable (as the
 // native core's FsStorage does).
+//
+// Only regular files are read or written, as in the native core: every file is opened
+// without blocking (O_NONBLOCK: a FIFO or a device named like a session cannot hang the
+// caller) and checked on the open descriptor; anything else is refused with code
+// 'EXCSH_NOT_REGULAR' (the package says "<path> is not a regular file"), and `listDir`
+// leaves FIFOs, sockets and devices (and symlinks to them) out, so listings never meet them.
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
-import { parentOf } from './memory-storage.mjs';
+import { joinPath, parentOf } from './memory-storage.mjs';
+
+// No O_NONBLOCK where the platform has none (Windows has no FIFOs in the filesystem).
+const { O_RDONLY, O_WRONLY, O_CREAT, O_TRUNC, O_APPEND, O_NONBLOCK = 0 } = fs.constants;
+const READ = O_RDONLY | O_NONBLOCK;
+const WRITE = O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK;
+const APPEND = O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK;
+
+/** A FIFO, socket, device or directory where a file was expected. */
+function notRegular(path) {
+  const e = new Error(`${path} is not a regular file`);
+  e.code = 'EXCSH_NOT_REGULAR';
+  return e;
+}
+
+/** FIFOs, sockets and devices (a Dirent or a Stats): no storage reads them. */
+const special = (d) => d.isFIFO() || d.isSocket() || d.isCharacterDevice() || d.isBlockDevice();
+
+/** `path` opened with `flags` (never blocking), or refused unless it is a regular file. */
+function openRegular(path, flags) {
+  let fd;
+  try {
+    fd = fs.openSync(path, flags);
+  } catch (e) {
+    // ENXIO: a FIFO without a reader opened for writing, a socket, a device without its device.
+    throw e.code === 'ENXIO' ? notRegular(path) : e;
+  }
+  let regular = false;
+  try {
+    regular = fs.fstatSync(fd).isFile();
+  } finally {
+    if (!regular) fs.closeSync(fd);
+  }
+  if (!regular) throw notRegular(path);
+  return fd;
+}
+
+async function openRegularAsync(path, flags) {
+  let fh;
+  try {
+    fh = await fsp.open(path, flags);
+  } catch (e) {
+    throw e.code === 'ENXIO' ? notRegular(path) : e;
+  }
+  let regular = false;
+  try {
+    regular = (await fh.stat()).isFile();
+  } finally {
+    if (!regular) await fh.close();
+  }
+  if (!regular) throw notRegular(path);
+  return fh;
+}
+
+/** `f(fd)` on the regular file `path` opened with `flags`, closed afterwards. */
+function withFile(path, flags, f) {
+  const fd = openRegular(path, flags);
+  try {
+    return f(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+async function withFileAsync(path, flags, f) {
+  const fh = await openRegularAsync(path, flags);
+  try {
+    return await f(fh);
+  } finally {
+    await fh.close();
+  }
+}
+
+/** A directory's `dirents` as `listDir` entries, less FIFOs, sockets, devices and links to them. */
+function listed(dirents, linksToSpecial) {
+  return dirents
+    .filter((d, i) => !special(d) && !linksToSpecial[i])
+    .map((d) => ({ name: d.name, isDir: d.isDirectory() }));
+}
+
+/** Whether the symlink `path` leads to a FIFO, socket or device (a dangling one does not). */
+function linkToSpecial(path) {
+  try {
+    return special(fs.statSync(path));
+  } catch {
+    return false;
+  }
+}
+
+async function linkToSpecialAsync(path) {
+  try {
+    return special(await fsp.stat(path));
+  } catch {
+    return false;
+  }
+}
 
 function syncPath(path) {
-  const fd = fs.openSync(path, 'r');
+  const fd = fs.openSync(path, READ);
   try {
     fs.fsyncSync(fd);
   } finally {
@@ -20,7 +121,7 @@ function syncPath(path) {
 }
 
 async function syncPathAsync(path) {
-  const fh = await fsp.open(path, 'r');
+  const fh = await fsp.open(path, READ);
   try {
     await fh.sync();
   } finally {
@@ -44,35 +145,28 @@ const identity = {
 
 export function nodeStorage() {
   return {
-    read: (path) => fs.readFileSync(path),
-    readInto(path, dest, position) {
-      const fd = fs.openSync(path, 'r');
-      try {
-        let n = 0;
-        while (n < dest.length) {
-          const got = fs.readSync(fd, dest, n, dest.length - n, position + n);
-          if (got === 0) break;
-          n += got;
-        }
-        return n;
-      } finally {
-        fs.closeSync(fd);
+    read: (path) => withFile(path, READ, (fd) => fs.readFileSync(fd)),
+    readInto: (path, dest, position) => withFile(path, READ, (fd) => {
+      let n = 0;
+      while (n < dest.length) {
+        const got = fs.readSync(fd, dest, n, dest.length - n, position + n);
+        if (got === 0) break;
+        n += got;
       }
-    },
-    readPrefix(path, maxBytes) {
-      const fd = fs.openSync(path, 'r');
-      try {
-        const buf = Buffer.alloc(Math.min(maxBytes, fs.fstatSync(fd).size));
-        return buf.subarray(0, fs.readSync(fd, buf, 0, buf.length, 0));
-      } finally {
-        fs.closeSync(fd);
-      }
-    },
-    write: (path, data) => fs.writeFileSync(path, data),
-    append: (path, data) => fs.appendFileSync(path, data),
+      return n;
+    }),
+    readPrefix: (path, maxBytes) => withFile(path, READ, (fd) => {
+      const buf = Buffer.alloc(Math.min(maxBytes, fs.fstatSync(fd).size));
+      return buf.subarray(0, fs.readSync(fd, buf, 0, buf.length, 0));
+    }),
+    write: (path, data) => withFile(path, WRITE, (fd) => fs.writeFileSync(fd, data)),
+    append: (path, data) => withFile(path, APPEND, (fd) => fs.writeFileSync(fd, data)),
     rename: (from, to) => fs.renameSync(from, to),
     unlink: (path) => fs.unlinkSync(path),
-    listDir: (path) => fs.readdirSync(path, { withFileTypes: true }).map((d) => ({ name: d.name, isDir: d.isDirectory() })),
+    listDir(path) {
+      const dirents = fs.readdirSync(path, { withFileTypes: true });
+      return listed(dirents, dirents.map((d) => d.isSymbolicLink() && linkToSpecial(joinPath(path, d.name))));
+    },
     stat(path) {
       const s = fs.statSync(path);
       return { size: s.size, mtimeMs: s.mtimeMs, isDir: s.isDirectory() };
@@ -95,22 +189,20 @@ export function nodeStorage() {
 /** `nodeAsyncStorage()`: the same storage over `node:fs/promises`; no call blocks the event loop. */
 export function nodeAsyncStorage() {
   return {
-    read: (path) => fsp.readFile(path),
-    async readPrefix(path, maxBytes) {
-      const fh = await fsp.open(path, 'r');
-      try {
-        const buf = Buffer.alloc(Math.min(maxBytes, (await fh.stat()).size));
-        const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-        return buf.subarray(0, bytesRead);
-      } finally {
-        await fh.close();
-      }
-    },
-    write: (path, data) => fsp.writeFile(path, data),
-    append: (path, data) => fsp.appendFile(path, data),
+    read: (path) => withFileAsync(path, READ, (fh) => fh.readFile()),
+    readPrefix: (path, maxBytes) => withFileAsync(path, READ, async (fh) => {
+      const buf = Buffer.alloc(Math.min(maxBytes, (await fh.stat()).size));
+      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+      return buf.subarray(0, bytesRead);
+    }),
+    write: (path, data) => withFileAsync(path, WRITE, (fh) => fh.writeFile(data)),
+    append: (path, data) => withFileAsync(path, APPEND, (fh) => fh.writeFile(data)),
     rename: (from, to) => fsp.rename(from, to),
     unlink: (path) => fsp.unlink(path),
-    listDir: async (path) => (await fsp.readdir(path, { withFileTypes: true })).map((d) => ({ name: d.name, isDir: d.isDirectory() })),
+    async listDir(path) {
+      const dirents = await fsp.readdir(path, { withFileTypes: true });
+      return listed(dirents, await Promise.all(dirents.map((d) => d.isSymbolicLink() && linkToSpecialAsync(joinPath(path, d.name)))));
+    },
     async stat(path) {
       const s = await fsp.stat(path);
       return { size: s.size, mtimeMs: s.mtimeMs, isDir: s.isDirectory() };

@@ -75,7 +75,8 @@ pub fn import_session_text(
     ))
 }
 
-/// Delete a session: its file, its artifacts directory and a lock left beside it.
+/// Delete a session: its file, its artifacts directory and its lock. Refused (kind
+/// `conflict`) while a live writer of another process holds the session.
 #[wasm_bindgen(js_name = deleteSession)]
 pub fn delete_session(
     storage: JsStorage,

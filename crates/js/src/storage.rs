@@ -65,8 +65,9 @@ fn method(obj: &JsValue, name: &str) -> Option<Function> {
         .and_then(|f| f.dyn_into::<Function>().ok())
 }
 
-/// A thrown JS value as a storage error: `code` decides the variant; any other failure
-/// names the method and the path.
+/// A thrown JS value as a storage error: `code` decides the variant (`EXCSH_NOT_REGULAR`:
+/// a FIFO, socket or device where a file was expected); any other failure names the
+/// method and the path.
 fn storage_error(err: JsValue, method: &str, path: &str) -> StorageError {
     let code = Reflect::get(&err, &JsValue::from_str("code"))
         .ok()
@@ -75,6 +76,7 @@ fn storage_error(err: JsValue, method: &str, path: &str) -> StorageError {
         Some("ENOENT") => StorageError::NotFound(path.to_string()),
         Some("EEXIST") => StorageError::AlreadyExists(path.to_string()),
         Some("EACCES" | "EPERM") => StorageError::PermissionDenied(path.to_string()),
+        Some("EXCSH_NOT_REGULAR") => StorageError::not_regular(path),
         _ => StorageError::Other(format!(
             "storage.{method}({path}) failed: {}",
             crate::convert::error_message(&err)

@@ -19,7 +19,10 @@ export interface StorageStat {
  * The storage port, implemented in JS. Every method is synchronous. A thrown error whose
  * `code` is `'ENOENT'` means "not found" (so Node's `fs.*Sync` errors work as they are);
  * `'EEXIST'` and `'EACCES'`/`'EPERM'` map to "already exists" and "permission denied";
- * anything else is a plain storage failure. Paths are `/`-separated strings.
+ * `'EXCSH_NOT_REGULAR'` to "`<path>` is not a regular file" (a FIFO, socket or device
+ * where a file was expected: open it without blocking, check the open handle, and leave
+ * such files out of `listDir`, as `nodeStorage()` does); anything else is a plain
+ * storage failure. Paths are `/`-separated strings.
  */
 export interface JsStorage {
   read(path: string): Uint8Array;

@@ -196,7 +196,7 @@ fn denied(path: &str, why: &str) -> StorageError {
 /// What the CLI host's storage says of a FIFO, a socket, a device or a directory where a
 /// file is expected.
 fn not_regular(path: &str) -> StorageError {
-    StorageError::Other(format!("{path} is not a regular file"))
+    StorageError::not_regular(path)
 }
 
 /// A `wasi:filesystem` error as the port's, keeping not-found, exists and the refusals
