@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use std::cell::RefCell;
 use std::rc::Rc;
-use xcsh_session::session::{OpenOptions, Persistence, Session};
+use xcsh_session::session::{Persistence, Session};
 use xcsh_session::storage::{Layer, MemoryStorage, Storage, StorageExt, StorageResult};
 use xcsh_session::{api, BlobError, BlobStore, GcError};
 
@@ -202,16 +202,7 @@ fn outside_session_with_image(storage: &Rc<MemoryStorage>, file: &str) -> Sessio
     storage
         .mkdir_all(xcsh_session::storage::parent(file))
         .unwrap();
-    let mut s = Session::open(
-        storage.clone(),
-        file,
-        &OpenOptions {
-            persistence: Persistence::Persistent,
-            agent_dir: "/agent".into(),
-            cwd: "/work".into(),
-        },
-    )
-    .unwrap();
+    let mut s = open(storage, file, Persistence::Persistent);
     s.append_message(&image_message()).unwrap();
     s.append_message(&assistant("seen")).unwrap();
     s
@@ -278,27 +269,6 @@ fn a_second_collection_while_one_runs_is_refused_and_deletes_nothing() {
     assert!(!storage.exists("/agent/blobs.lock"), "the lock is released");
 }
 
-/// Reads of `denied` fail with "permission denied" (a confined host that was not told of
-/// the file); everything else passes on.
-struct Deny {
-    inner: Rc<MemoryStorage>,
-    denied: &'static str,
-}
-
-impl Layer for Deny {
-    fn inner(&self) -> &dyn Storage {
-        &*self.inner
-    }
-    fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
-        if path == self.denied {
-            return Err(xcsh_session::storage::StorageError::PermissionDenied(
-                path.into(),
-            ));
-        }
-        self.inner.read(path)
-    }
-}
-
 #[test]
 fn a_collection_that_cannot_read_a_recorded_outside_session_refuses_even_when_it_was_recorded_just_now(
 ) {
@@ -308,9 +278,9 @@ fn a_collection_that_cannot_read_a_recorded_outside_session_refuses_even_when_it
     storage.set_mtime(&blob_path(), LONG_AGO);
     let orphan = BlobStore::new(&*storage, BLOBS).put(b"nobody").unwrap();
     storage.set_mtime(&orphan.path, LONG_AGO);
-    let confined = Deny {
+    let confined = DenyRead {
         inner: storage.clone(),
-        denied: outside,
+        denied: outside.into(),
     };
     // Recorded a moment ago, and still: what it references cannot be known, so nothing
     // is deleted, and the message says why.

@@ -5,8 +5,8 @@
 mod common;
 use common::*;
 use std::rc::Rc;
-use xcsh_session::session::{OpenOptions, Persistence, Session};
-use xcsh_session::storage::{Layer, MemoryStorage, Storage, StorageExt, StorageResult};
+use xcsh_session::session::{Persistence, Session};
+use xcsh_session::storage::{MemoryStorage, Storage, StorageExt};
 use xcsh_session::{BlobStore, GcOptions, GcReport};
 
 const BLOBS: &str = "/agent/blobs";
@@ -40,16 +40,7 @@ fn session_at(storage: &Rc<MemoryStorage>, file: &str, seed: &str) -> Session {
     storage
         .mkdir_all(xcsh_session::storage::parent(file))
         .unwrap();
-    let mut s = Session::open(
-        storage.clone(),
-        file,
-        &OpenOptions {
-            persistence: Persistence::Persistent,
-            agent_dir: "/agent".into(),
-            cwd: "/work".into(),
-        },
-    )
-    .unwrap();
+    let mut s = open(storage, file, Persistence::Persistent);
     s.append_message(&image_message(seed)).unwrap();
     s.append_message(&assistant("seen")).unwrap();
     s.close().unwrap();
@@ -368,26 +359,6 @@ fn files_a_collection_or_a_put_left_half_way_are_put_back_or_removed_by_the_next
     assert!(reloaded.report().missing_blobs.is_empty());
 }
 
-/// Reads of one file fail with "permission denied" (another user's file).
-struct Unreadable {
-    inner: Rc<MemoryStorage>,
-    denied: String,
-}
-
-impl Layer for Unreadable {
-    fn inner(&self) -> &dyn Storage {
-        &*self.inner
-    }
-    fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
-        if path == self.denied {
-            return Err(xcsh_session::storage::StorageError::PermissionDenied(
-                path.into(),
-            ));
-        }
-        self.inner.read(path)
-    }
-}
-
 #[test]
 fn an_outside_session_this_user_cannot_read_makes_collection_refuse_however_young_its_record() {
     let storage = mem();
@@ -407,7 +378,7 @@ fn an_outside_session_this_user_cannot_read_makes_collection_refuse_however_youn
     s.close().unwrap();
     storage.unlink(&inside_file).unwrap();
     age(&storage, &["old"]);
-    let as_another_user = Unreadable {
+    let as_another_user = DenyRead {
         inner: storage.clone(),
         denied: "/home/other/s.jsonl".into(),
     };

@@ -90,3 +90,24 @@ pub fn gc_at(
     };
     xcsh_session::collect_garbage(storage, "/agent", options)
 }
+
+/// Reads of one file fail with "permission denied" (another user's file, or one a
+/// confined host was not told of); everything else passes on.
+pub struct DenyRead {
+    pub inner: Rc<MemoryStorage>,
+    pub denied: String,
+}
+
+impl xcsh_session::storage::Layer for DenyRead {
+    fn inner(&self) -> &dyn Storage {
+        &*self.inner
+    }
+    fn read(&self, path: &str) -> xcsh_session::storage::StorageResult<Vec<u8>> {
+        if path == self.denied {
+            return Err(xcsh_session::storage::StorageError::PermissionDenied(
+                path.into(),
+            ));
+        }
+        self.inner.read(path)
+    }
+}
