@@ -406,6 +406,62 @@ fn a_line_that_is_not_utf8_is_an_error_answer_with_a_null_id_and_the_loop_goes_o
 }
 
 #[test]
+fn an_acknowledged_user_message_is_not_on_disk_until_a_reply_or_ensure_on_disk_and_is_on_disk_says_so(
+) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let agent = std::fs::canonicalize(dir.path()).expect("canonical");
+    let agent_dir = agent.to_str().expect("utf-8");
+    let mut d = Driver::start(&agent, &[]);
+    let create = json!([agent_dir, "/work/pi", null, null]);
+
+    let s = d.ok("session.create", None, create.clone());
+    let s = text(&s).to_string();
+    d.ok("session.append-message", Some(&s), json!([user("hi")]));
+    let file = d.ok("session.file", Some(&s), json!([]));
+    let file = text(&file).to_string();
+    assert_eq!(
+        d.ok("session.is-on-disk", Some(&s), json!([])),
+        json!(false)
+    );
+    d.ok("session.close", Some(&s), json!([]));
+    assert!(
+        !Path::new(&file).exists(),
+        "acknowledged, closed, not written"
+    );
+    d.ok("session.ensure-on-disk", Some(&s), json!([]));
+    assert_eq!(d.ok("session.is-on-disk", Some(&s), json!([])), json!(true));
+    let written = std::fs::read_to_string(&file).expect("written by ensure-on-disk");
+    assert!(written.contains(r#""content":"hi""#), "{written}");
+
+    // The agent's way: written with the first assistant message.
+    let r = d.ok("session.create", None, create);
+    let r = text(&r).to_string();
+    d.ok("session.append-message", Some(&r), json!([user("hello")]));
+    assert_eq!(
+        d.ok("session.is-on-disk", Some(&r), json!([])),
+        json!(false)
+    );
+    d.ok(
+        "session.append-message",
+        Some(&r),
+        json!([reply("hi there")]),
+    );
+    assert_eq!(d.ok("session.is-on-disk", Some(&r), json!([])), json!(true));
+
+    let m = d.ok("session.in-memory", None, json!(["/work/pi"]));
+    d.ok(
+        "session.append-message",
+        Some(text(&m)),
+        json!([reply("x")]),
+    );
+    assert_eq!(
+        d.ok("session.is-on-disk", Some(text(&m)), json!([])),
+        json!(false)
+    );
+    assert!(d.finish().success());
+}
+
+#[test]
 fn files_outside_the_roots_are_refused_and_dir_adds_a_root() {
     let dir = tempfile::tempdir().expect("tempdir");
     let base = std::fs::canonicalize(dir.path()).expect("canonical");
