@@ -132,3 +132,20 @@ test('paths outside the preopen are refused and nothing is written there', (t) =
   assert.deepEqual(fs.readdirSync(s.outside), ['secret.jsonl']);
   assert.deepEqual(fs.readdirSync(s.box), ['link']);
 });
+
+test('a session hard-linked to an outside file is neither read nor written', (t) => {
+  const s = sandbox(t);
+  const secret = path.join(s.outside, 'secret.jsonl');
+  const before = '{"type":"session","version":1,"id":"s","timestamp":"t","cwd":"/x"}\n';
+  fs.writeFileSync(secret, before);
+  fs.linkSync(secret, path.join(s.box, 's.jsonl'));
+  for (const args of [['show', '/data/s.jsonl'], ['migrate', '/data/s.jsonl'],
+    ['append', '/data/s.jsonl', '--json', user('x'), '--cwd', PROJECT]]) {
+    const { code, out, err } = s.jco(args);
+    assert.equal(code, 1, `${args}: ${out} ${err}`);
+    assert.equal(out, '');
+    assert.match(err, /permission denied: \/data\/s\.jsonl \(a hard link: the file has 2 names/, `${args}: ${err}`);
+  }
+  assert.equal(fs.readFileSync(secret, 'utf8'), before);
+  assert.deepEqual(fs.readdirSync(s.box), ['s.jsonl']);
+});

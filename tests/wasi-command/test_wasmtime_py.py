@@ -233,6 +233,23 @@ class Refusals(Sandbox):
         self.assertEqual(os.listdir(self.box), [])
 
 
+class HardLinks(Sandbox):
+    def test_a_session_hard_linked_to_an_outside_file_is_neither_read_nor_written(self):
+        secret = os.path.join(self.outside, "secret.jsonl")
+        before = b'{"type":"session","version":1,"id":"s","timestamp":"t","cwd":"/x"}\n'
+        with open(secret, "wb") as f:
+            f.write(before)
+        os.link(secret, os.path.join(self.box, "s.jsonl"))
+        says = ["permission denied", "/data/s.jsonl", "hard link", "2 names"]
+        self.refused("show", "/data/s.jsonl", says=says)
+        self.refused("context", "/data/s.jsonl", says=says)
+        self.refused("append", "/data/s.jsonl", "--json", user("x"), "--cwd", PROJECT, says=says)
+        self.refused("migrate", "/data/s.jsonl", says=says)
+        self.assertEqual(read(secret), before)
+        self.assertEqual(os.stat(secret).st_nlink, 2)
+        self.assertEqual(os.listdir(self.box), ["s.jsonl"], "no lock or backup left behind")
+
+
 class Finding(Sandbox):
     """search, resume, move and gc: the commands that find and move sessions."""
 

@@ -5,7 +5,9 @@
 //! the longest matching prefix and the rest is passed, relative, to that directory's
 //! descriptor (`open-at`, `stat-at`, `rename-at`, ...). A path under no preopen is refused
 //! here, before the host is asked, and the host refuses whatever a relative path or a
-//! symlink would lead outside its preopen: the preopens are the sandbox.
+//! symlink would lead outside its preopen: the preopens are the sandbox. A file with more
+//! than one hard link is refused ([`xcsh_session::storage::single_link`]): its other name
+//! may be outside the preopens.
 
 use std::rc::Rc;
 
@@ -105,8 +107,8 @@ impl WasiFsStorage {
     }
 
     /// `rel` in `dir`, opened, after checking that it is a regular file (a FIFO or a
-    /// device is refused before it is opened, so nothing blocks on one). With `create`,
-    /// a missing file is fine.
+    /// device is refused before it is opened, so nothing blocks on one) with one name.
+    /// With `create`, a missing file is fine; `truncate` empties it only after the checks.
     fn open_regular(
         &self,
         dir: &Descriptor,
@@ -114,6 +116,7 @@ impl WasiFsStorage {
         path: &str,
         open: OpenFlags,
         flags: DescriptorFlags,
+        truncate: bool,
     ) -> StorageResult<Descriptor> {
         match dir.stat_at(PathFlags::SYMLINK_FOLLOW, rel) {
             Ok(st) if st.type_ == DescriptorType::RegularFile => {}
@@ -121,14 +124,31 @@ impl WasiFsStorage {
             Err(ErrorCode::NoEntry) if open.contains(OpenFlags::CREATE) => {}
             Err(e) => return Err(fs_error(path, e)),
         }
-        dir.open_at(PathFlags::SYMLINK_FOLLOW, rel, open, flags)
-            .map_err(|e| fs_error(path, e))
+        let file = dir
+            .open_at(PathFlags::SYMLINK_FOLLOW, rel, open, flags)
+            .map_err(|e| fs_error(path, e))?;
+        let st = file.stat().map_err(|e| fs_error(path, e))?;
+        if st.type_ != DescriptorType::RegularFile {
+            return Err(not_regular(path));
+        }
+        xcsh_session::storage::single_link(path, st.link_count)?;
+        if truncate {
+            file.set_size(0).map_err(|e| fs_error(path, e))?;
+        }
+        Ok(file)
     }
 
     /// At most `limit` bytes of the regular file `path`.
     fn read_up_to(&self, path: &str, limit: u64) -> StorageResult<Vec<u8>> {
         let (dir, rel) = self.locate(path)?;
-        let file = self.open_regular(dir, &rel, path, OpenFlags::empty(), DescriptorFlags::READ)?;
+        let file = self.open_regular(
+            dir,
+            &rel,
+            path,
+            OpenFlags::empty(),
+            DescriptorFlags::READ,
+            false,
+        )?;
         let size = file.stat().map(|s| s.size).unwrap_or(0);
         let mut out = Vec::with_capacity(size.min(limit).min(usize::MAX as u64) as usize);
         let mut offset = 0u64;
@@ -262,8 +282,9 @@ impl Storage for WasiFsStorage {
             dir,
             &rel,
             path,
-            OpenFlags::CREATE | OpenFlags::TRUNCATE,
+            OpenFlags::CREATE,
             DescriptorFlags::WRITE,
+            true,
         )?;
         let mut offset = 0usize;
         while offset < data.len() {
@@ -281,7 +302,14 @@ impl Storage for WasiFsStorage {
 
     fn append(&self, path: &str, data: &[u8]) -> StorageResult<()> {
         let (dir, rel) = self.locate_write(path)?;
-        let file = self.open_regular(dir, &rel, path, OpenFlags::CREATE, DescriptorFlags::WRITE)?;
+        let file = self.open_regular(
+            dir,
+            &rel,
+            path,
+            OpenFlags::CREATE,
+            DescriptorFlags::WRITE,
+            false,
+        )?;
         let stream = file.append_via_stream().map_err(|e| fs_error(path, e))?;
         write_all(&stream, data).map_err(|e| stream_error(path, e))
     }
@@ -385,7 +413,14 @@ impl Storage for WasiFsStorage {
 
     fn fsync(&self, path: &str) -> StorageResult<()> {
         let (dir, rel) = self.locate(path)?;
-        let file = self.open_regular(dir, &rel, path, OpenFlags::empty(), DescriptorFlags::READ)?;
+        let file = self.open_regular(
+            dir,
+            &rel,
+            path,
+            OpenFlags::empty(),
+            DescriptorFlags::READ,
+            false,
+        )?;
         file.sync_data().map_err(|e| fs_error(path, e))?;
         Self::sync_parent(dir, &rel);
         Ok(())
