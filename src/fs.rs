@@ -13,7 +13,9 @@
 //! that resolves paths to symlink-free ones ([`PathPolicy::symlink_free`], the CLI's
 //! confinement) gets every component opened without following a symlink, relative to
 //! the directory opened before it: a directory swapped for a symlink between the check
-//! and the call fails the call instead of redirecting it.
+//! and the call fails the call instead of redirecting it. Such a policy may also refuse
+//! files with more than one hard link ([`PathPolicy::single_link`]), checked on the open
+//! handle before a byte is read or written (a write truncates only after the check).
 
 #[cfg(unix)]
 mod at;
@@ -47,6 +49,13 @@ pub trait PathPolicy {
     /// component replaced by a symlink after `resolve` looked fails the call. `false`
     /// (the default): paths are opened as they are, symlinks followed.
     fn symlink_free(&self) -> bool {
+        false
+    }
+
+    /// Whether a file with more than one hard link is refused
+    /// ([`crate::storage::single_link`]): another name of it may be outside the places
+    /// this policy allows. `false` (the default): any file is read and written.
+    fn single_link(&self) -> bool {
         false
     }
 }
@@ -105,14 +114,32 @@ impl<P: PathPolicy> FsStorage<P> {
     }
 
     /// The regular file `path` opened for `mode`, never blocking on a FIFO or a device;
-    /// anything but a regular file is refused.
+    /// anything but a regular file is refused, and so is a file with several names when
+    /// the policy says so ([`PathPolicy::single_link`]), before anything is written.
     fn open_regular(&self, path: &str, access: Access, mode: OpenMode) -> StorageResult<fs::File> {
         let p = self.resolve(path, access)?;
+        let file = self.open_file(&p, path, mode)?;
+        #[cfg(unix)]
+        if self.policy.single_link() {
+            use std::os::unix::fs::MetadataExt;
+            let links = file.metadata().map_err(|e| io_error(path, e))?.nlink();
+            crate::storage::single_link(path, links)?;
+        }
+        if let OpenMode::Write = mode {
+            // Truncated only now, once the file is known to be one we may write.
+            file.set_len(0).map_err(|e| io_error(path, e))?;
+        }
+        Ok(file)
+    }
+
+    /// [`Self::open_regular`] without the policy's checks: `p` opened for `mode`, if it is
+    /// a regular file.
+    fn open_file(&self, p: &Path, path: &str, mode: OpenMode) -> StorageResult<fs::File> {
         #[cfg(unix)]
         if self.no_follow() {
-            return at::open_regular(&p, mode.flags(), path);
+            return at::open_regular(p, mode.flags(), path);
         }
-        let file = mode.options().open(&p).map_err(|e| open_error(path, e))?;
+        let file = mode.options().open(p).map_err(|e| open_error(path, e))?;
         match file.metadata() {
             Ok(meta) if meta.is_file() => Ok(file),
             Ok(_) => Err(not_regular(path)),
@@ -125,7 +152,7 @@ impl<P: PathPolicy> FsStorage<P> {
 #[derive(Debug, Clone, Copy)]
 enum OpenMode {
     Read,
-    /// Create or truncate.
+    /// Create, or truncate (after the open: [`FsStorage::open_regular`]).
     Write,
     /// Create, or append at the end.
     Append,
@@ -136,7 +163,8 @@ impl OpenMode {
         let mut o = fs::OpenOptions::new();
         match self {
             OpenMode::Read => o.read(true),
-            OpenMode::Write => o.write(true).create(true).truncate(true),
+            // Not truncated here: `open_regular` does it once the file passed its checks.
+            OpenMode::Write => o.write(true).create(true).truncate(false),
             OpenMode::Append => o.append(true).create(true),
         };
         #[cfg(unix)]
@@ -153,7 +181,7 @@ impl OpenMode {
         use rustix::fs::OFlags;
         match self {
             OpenMode::Read => OFlags::RDONLY,
-            OpenMode::Write => OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC,
+            OpenMode::Write => OFlags::WRONLY | OFlags::CREATE,
             OpenMode::Append => OFlags::WRONLY | OFlags::CREATE | OFlags::APPEND,
         }
     }
@@ -584,6 +612,59 @@ mod tests {
             Err(StorageError::PermissionDenied(_))
         ));
         assert!(!dir.0.join("ro").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_policy_refusing_hard_links_neither_reads_truncates_nor_appends_to_one() {
+        struct SingleLink(bool);
+        impl PathPolicy for SingleLink {
+            fn resolve(&self, path: &str, _access: Access) -> StorageResult<PathBuf> {
+                Ok(PathBuf::from(path))
+            }
+            fn symlink_free(&self) -> bool {
+                self.0
+            }
+            fn single_link(&self) -> bool {
+                true
+            }
+        }
+        let dir = TempDir::new("single-link");
+        let outside = dir.path("outside.jsonl");
+        fs::write(&outside, b"outside\n").unwrap();
+        let link = dir.path("s.jsonl");
+        fs::hard_link(&outside, &link).unwrap();
+        // Both ways of opening: component by component, and as given.
+        for storage in [
+            FsStorage::with_policy(SingleLink(true)),
+            FsStorage::with_policy(SingleLink(false)),
+        ] {
+            for result in [
+                storage.read(&link).map(drop),
+                storage.read_prefix(&link, 4).map(drop),
+                storage.open(&link).map(drop),
+                storage.write(&link, b"x"),
+                storage.append(&link, b"x"),
+            ] {
+                match result {
+                    Err(StorageError::PermissionDenied(m)) => assert_eq!(
+                        m,
+                        format!(
+                            "{link} (a hard link: the file has 2 names, one may be outside the \
+                             allowed directories; not read or written)"
+                        )
+                    ),
+                    other => panic!("expected permission denied, got {other:?}"),
+                }
+            }
+            assert_eq!(fs::read(&outside).unwrap(), b"outside\n", "written through");
+        }
+        // One name again: read and written as any file.
+        fs::remove_file(&outside).unwrap();
+        let storage = FsStorage::with_policy(SingleLink(true));
+        storage.write(&link, b"mine\n").unwrap();
+        storage.append(&link, b"more\n").unwrap();
+        assert_eq!(storage.read(&link).unwrap(), b"mine\nmore\n");
     }
 
     #[test]

@@ -58,6 +58,19 @@ impl StorageError {
 
 pub type StorageResult<T> = Result<T, StorageError>;
 
+/// A confined storage (the CLI's roots, the WASI command's preopens) reads and writes
+/// only files with one name: another hard link to the same file may be outside, and
+/// would read or receive what the session file does. `links` is the open file's count.
+pub fn single_link(path: &str, links: u64) -> StorageResult<()> {
+    if links > 1 {
+        return Err(StorageError::PermissionDenied(format!(
+            "{path} (a hard link: the file has {links} names, one may be outside the allowed \
+             directories; not read or written)"
+        )));
+    }
+    Ok(())
+}
+
 /// What `stat` tells about a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileStat {

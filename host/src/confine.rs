@@ -8,7 +8,9 @@
 //! link wherever it points. Callers then operate on the resolved path, not on the
 //! guest's string, which is free of symlinks: the storage opens each of its components
 //! without following one (`PathPolicy::symlink_free`), so a directory or file swapped for
-//! a symlink after the check makes the call fail instead of leading it outside.
+//! a symlink after the check makes the call fail instead of leading it outside. A file
+//! with more than one hard link is neither read nor written (`PathPolicy::single_link`):
+//! its other name may be outside the roots, where no path check can see it.
 
 use std::collections::HashSet;
 use std::ffi::OsString;

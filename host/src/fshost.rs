@@ -43,6 +43,12 @@ impl PathPolicy for Confinement {
     fn symlink_free(&self) -> bool {
         true
     }
+
+    /// A file with another name may have it outside the roots (a hard link made to a
+    /// file elsewhere): reading or writing it would cross the confinement.
+    fn single_link(&self) -> bool {
+        true
+    }
 }
 
 /// A file the component reads in pieces (`open-reader`): the guest path (for errors)

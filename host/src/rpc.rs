@@ -1,9 +1,9 @@
 //! `xcsh-session session`: the component's exports driven over JSON lines, one request
 //! per line on stdin, one answer per line on stdout. Every function of `session-api` and
-//! every method of its resources (`session`, `output-sink`) is reachable by its WIT name,
-//! so a program in any language drives an open session turn by turn without linking
-//! wasmtime: the session stays in the instance between lines, an append costs one line
-//! written.
+//! every method of its resources (`session`, `output-sink`, `context-reader`) is reachable
+//! by its WIT name, so a program in any language drives an open session turn by turn
+//! without linking wasmtime: the session stays in the instance between lines, an append
+//! costs one line written.
 //!
 //! Requests (`id` is echoed back, any JSON):
 //! - `{"id": 1, "call": "session.create", "args": [agentDir, cwd, null, null]}` (a static
@@ -20,7 +20,8 @@
 //! value or `null`, lists and tuples are arrays, a variant with a payload is `{"case":
 //! value}`, a resource is its handle string. JSON text the core writes (entries,
 //! contexts) arrives as a JSON string holding the exact bytes. A request that cannot be
-//! understood gets an `invalid-input` error and the loop goes on; at the end of stdin
+//! understood (not UTF-8, not JSON, an unknown function, a handle of another resource
+//! type) gets an `invalid-input` error and the loop goes on; at the end of stdin
 //! every resource still open is dropped (locks released) and queued history rows written.
 
 use std::collections::HashMap;
@@ -54,7 +55,7 @@ fn refused(message: impl Into<String>) -> Refused {
     }
 }
 
-/// The open resources, by handle (`session#1`, `output-sink#2`).
+/// The open resources, by handle (`session#1`, `output-sink#2`, `context-reader#3`).
 struct Handles {
     next: u64,
     live: HashMap<String, ResourceAny>,
@@ -109,7 +110,7 @@ impl<'a> Driver<'a> {
             resource_names: Vec::new(),
             timings,
         };
-        for name in ["session", "output-sink"] {
+        for name in ["session", "output-sink", "context-reader"] {
             let ty = driver
                 .instance
                 .get_export_index(&mut *driver.store, Some(&driver.interface), name)
@@ -120,14 +121,29 @@ impl<'a> Driver<'a> {
         Ok(driver)
     }
 
-    /// Answer every line of `input` on `output`; drop what is left open at the end.
-    pub fn serve(&mut self, input: impl BufRead, mut output: impl Write) -> Result<()> {
-        for line in input.lines() {
-            let line = line.context("reading a request from stdin")?;
-            if line.trim().is_empty() {
-                continue;
+    /// Answer every line of `input` on `output`; drop what is left open at the end. A
+    /// line that is not UTF-8 is answered like any bad request (its id unknown: `null`).
+    pub fn serve(&mut self, mut input: impl BufRead, mut output: impl Write) -> Result<()> {
+        let mut bytes = Vec::new();
+        loop {
+            bytes.clear();
+            let read = input
+                .read_until(b'\n', &mut bytes)
+                .context("reading a request from stdin")?;
+            if read == 0 {
+                break;
             }
-            let answer = self.answer(&line)?;
+            let answer = match std::str::from_utf8(&bytes) {
+                Ok(line) if line.trim().is_empty() => continue,
+                Ok(line) => self.answer(line)?,
+                Err(e) => error_answer(
+                    &Value::Null,
+                    &refused(format!(
+                        "the request is not UTF-8 (an invalid byte at offset {})",
+                        e.valid_up_to()
+                    )),
+                ),
+            };
             let mut text = serde_json::to_string(&answer)?;
             text.push('\n');
             match output
@@ -191,7 +207,7 @@ impl<'a> Driver<'a> {
         if call == "drop" {
             return self.drop_handle(this);
         }
-        let func = match self.lookup(call, this) {
+        let (func, method) = match self.lookup(call, this) {
             Ok(found) => found,
             Err(r) => return Ok(Err(r)),
         };
@@ -199,8 +215,13 @@ impl<'a> Driver<'a> {
         let params: Vec<(String, Type)> = ty.params().map(|(n, t)| (n.to_string(), t)).collect();
         let results: Vec<Type> = ty.results().collect();
         // A method's first parameter is `self`; the request's `args` are the rest.
-        let (receiver, params) = match (this, params.split_first()) {
-            (Some(handle), Some(((_, ty), rest))) => (Some((handle, ty.clone())), rest),
+        let (receiver, params) = match (method, this, params.split_first()) {
+            (true, Some(handle), Some(((_, ty), rest))) => (Some((handle, ty.clone())), rest),
+            (false, Some(_), _) => {
+                return Ok(Err(refused(format!(
+                    "{call} is not a method: \"self\" is only for TYPE.NAME methods"
+                ))))
+            }
             _ => (None, &params[..]),
         };
         if args.len() > params.len() {
@@ -259,20 +280,20 @@ impl<'a> Driver<'a> {
     }
 
     /// The export a call names: `f`, `TYPE.f` (static, or a method with `self`),
-    /// `TYPE.new` (constructor).
-    fn lookup(&mut self, call: &str, this: Option<&str>) -> Result<Func, Refused> {
-        let export = match call.split_once('.') {
-            None => call.to_string(),
-            Some((ty, "new")) => format!("[constructor]{ty}"),
-            Some((ty, f)) if this.is_some() => format!("[method]{ty}.{f}"),
-            Some((ty, f)) => format!("[static]{ty}.{f}"),
+    /// `TYPE.new` (constructor); and whether it is a method.
+    fn lookup(&mut self, call: &str, this: Option<&str>) -> Result<(Func, bool), Refused> {
+        let (export, method) = match call.split_once('.') {
+            None => (call.to_string(), false),
+            Some((ty, "new")) => (format!("[constructor]{ty}"), false),
+            Some((ty, f)) if this.is_some() => (format!("[method]{ty}.{f}"), true),
+            Some((ty, f)) => (format!("[static]{ty}.{f}"), false),
         };
         let func = self
             .instance
             .get_export_index(&mut *self.store, Some(&self.interface), &export)
             .and_then(|idx| self.instance.get_func(&mut *self.store, idx));
         match func {
-            Some(f) => Ok(f),
+            Some(f) => Ok((f, method)),
             None if this.is_none() && call.contains('.') => Err(refused(format!(
                 "no function {export} in {INTERFACE} (a method needs \"self\")"
             ))),
@@ -289,6 +310,14 @@ impl<'a> Driver<'a> {
             message: text("message").unwrap_or_else(|| value.to_string()),
             details: value.get("details").filter(|d| !d.is_null()).cloned(),
         }
+    }
+
+    /// The WIT name of a resource type of the interface (`resource` for any other).
+    fn resource_name(&self, ty: ResourceType) -> &str {
+        self.resource_names
+            .iter()
+            .find(|(t, _)| *t == ty)
+            .map_or("resource", |(_, n)| n.as_str())
     }
 
     /// A JSON argument as the WIT value of `ty`.
@@ -393,9 +422,18 @@ impl<'a> Driver<'a> {
                 };
                 Val::Variant(case.to_string(), val)
             }
-            Type::Borrow(_) | Type::Own(_) => {
+            Type::Borrow(expected) | Type::Own(expected) => {
                 let handle = v.as_str().ok_or_else(|| want("a resource handle"))?;
-                Val::Resource(self.handles.get(handle)?)
+                let resource = self.handles.get(handle)?;
+                // wasmtime would trap on a handle of another type (ending the loop).
+                if resource.ty() != *expected {
+                    return Err(refused(format!(
+                        "{handle:?} is of type {}, not {}",
+                        self.resource_name(resource.ty()),
+                        self.resource_name(*expected)
+                    )));
+                }
+                Val::Resource(resource)
             }
             _ => return Err(refused(format!("this host cannot pass a {ty:?}"))),
         })
@@ -434,12 +472,7 @@ impl<'a> Driver<'a> {
             Val::Result(Err(e)) => json!({ "error": e.map(|b| self.json_of(*b)) }),
             Val::Flags(names) => json!(names),
             Val::Resource(r) => {
-                let name = self
-                    .resource_names
-                    .iter()
-                    .find(|(t, _)| *t == r.ty())
-                    .map(|(_, n)| n.clone())
-                    .unwrap_or_else(|| "resource".to_string());
+                let name = self.resource_name(r.ty()).to_string();
                 Value::String(self.handles.add(r, &name))
             }
             other => Value::String(format!("{other:?}")),

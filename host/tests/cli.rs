@@ -538,6 +538,47 @@ fn a_session_file_symlinked_outside_the_roots_is_not_read() {
 }
 
 #[test]
+fn a_session_file_hard_linked_to_an_outside_file_is_neither_read_nor_written() {
+    let cli = Cli::new();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = fs::canonicalize(tmp.path()).expect("canonical");
+    let (root, outside) = (base.join("root"), base.join("outside"));
+    fs::create_dir_all(&root).expect("mkdir");
+    fs::create_dir_all(&outside).expect("mkdir");
+    let secret = outside.join("secret.jsonl");
+    // A v1 file: `migrate` would rewrite it, `append` would add to it.
+    fs::copy(fixture("historical-session.jsonl"), &secret).expect("copy");
+    let before = fs::read(&secret).expect("read");
+    let link = root.join("s.jsonl");
+    fs::hard_link(&secret, &link).expect("hard link");
+    let says = format!(
+        "EACCES: permission denied: {} (a hard link: the file has 2 names",
+        link.display()
+    );
+
+    let entry = r#"{"type":"custom"}"#;
+    let runs: [&[&str]; 5] = [
+        &["show", path_str(&link), "--json"],
+        &["context", path_str(&link), "--json"],
+        &["tree", path_str(&link), "--json"],
+        &["migrate", path_str(&link)],
+        &["append", path_str(&link), "--json", entry],
+    ];
+    for args in runs {
+        let out = cli.run(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(&says), "{args:?}: {}", stderr(&out));
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    assert_eq!(fs::read(&secret).expect("read"), before, "written through");
+    let left: Vec<_> = fs::read_dir(&root)
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(left, ["s.jsonl"], "no lock, backup or temp file left");
+}
+
+#[test]
 fn a_symlink_to_etc_in_the_session_directory_does_not_escape_the_root() {
     let cli = Cli::new();
     let tmp = tempfile::tempdir().expect("tempdir");

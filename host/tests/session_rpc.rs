@@ -49,8 +49,14 @@ impl Driver {
 
     /// Send one raw line, read one answer.
     fn raw(&mut self, line: &str) -> Value {
+        self.raw_bytes(line.as_bytes())
+    }
+
+    /// Send one line of any bytes (a newline is added), read one answer.
+    fn raw_bytes(&mut self, line: &[u8]) -> Value {
         let stdin = self.stdin.as_mut().expect("stdin open");
-        writeln!(stdin, "{line}").expect("write request");
+        stdin.write_all(line).expect("write request");
+        stdin.write_all(b"\n").expect("write request");
         stdin.flush().expect("flush");
         let mut answer = String::new();
         self.stdout.read_line(&mut answer).expect("read answer");
@@ -325,6 +331,133 @@ fn a_bad_request_gets_a_clear_error_and_the_loop_goes_on() {
         json!([user("still here")]),
     );
     assert_eq!(d.ok("session.leaf-id", Some(&s), json!([])), id);
+    assert!(d.finish().success());
+}
+
+#[test]
+fn a_handle_of_another_type_as_self_is_an_error_answer_and_the_loop_goes_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let agent = std::fs::canonicalize(dir.path()).expect("canonical");
+    let mut d = Driver::start(&agent, &[]);
+    let s = d.ok("session.in-memory", None, json!(["/work/pi"]));
+    let s = text(&s).to_string();
+    let sink = d.ok("output-sink.new", None, json!([null, null, null, null]));
+    let sink = text(&sink).to_string();
+    assert_eq!(sink, "output-sink#2");
+
+    let e = d.err("session.id", Some(&sink), json!([]));
+    assert_eq!(
+        e,
+        json!({
+            "kind": "invalid-input",
+            "message": "session.id: self: \"output-sink#2\" is of type output-sink, not session"
+        })
+    );
+    let e = d.err("output-sink.push", Some(&s), json!(["x"]));
+    assert_eq!(
+        e["message"],
+        json!("output-sink.push: self: \"session#1\" is of type session, not output-sink")
+    );
+    // `self` on what is not a method: refused, not passed as the first argument.
+    let e = d.err("show", Some(&s), json!(["/nowhere"]));
+    assert_eq!(
+        e["message"],
+        json!("show is not a method: \"self\" is only for TYPE.NAME methods")
+    );
+    let e = d.err("output-sink.new", Some(&s), json!([]));
+    assert_eq!(e["kind"], json!("invalid-input"), "{e}");
+
+    // Both handles still work.
+    let id = d.ok(
+        "session.append-message",
+        Some(&s),
+        json!([user("still here")]),
+    );
+    assert_eq!(d.ok("session.leaf-id", Some(&s), json!([])), id);
+    d.ok("output-sink.push", Some(&sink), json!(["hello\n"]));
+    let dump = d.ok("output-sink.dump", Some(&sink), json!([null]));
+    assert_eq!(dump["output"], json!("hello\n"), "{dump}");
+    assert!(d.finish().success());
+}
+
+#[test]
+fn a_line_that_is_not_utf8_is_an_error_answer_with_a_null_id_and_the_loop_goes_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let agent = std::fs::canonicalize(dir.path()).expect("canonical");
+    let mut d = Driver::start(&agent, &[]);
+    let s = d.ok("session.in-memory", None, json!(["/work/pi"]));
+    let s = text(&s).to_string();
+    let answer =
+        d.raw_bytes(b"{\"id\": 7, \"call\": \"session.id\", \"self\": \"session#1\" \xff\xfe}");
+    assert_eq!(
+        answer,
+        json!({
+            "id": null,
+            "error": {
+                "kind": "invalid-input",
+                "message": "the request is not UTF-8 (an invalid byte at offset 52)"
+            }
+        })
+    );
+    // The same handle, on the next line.
+    let id = d.ok("session.append-message", Some(&s), json!([user("after")]));
+    assert_eq!(d.ok("session.leaf-id", Some(&s), json!([])), id);
+    assert!(d.finish().success());
+}
+
+#[test]
+fn an_acknowledged_user_message_is_not_on_disk_until_a_reply_or_ensure_on_disk_and_is_on_disk_says_so(
+) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let agent = std::fs::canonicalize(dir.path()).expect("canonical");
+    let agent_dir = agent.to_str().expect("utf-8");
+    let mut d = Driver::start(&agent, &[]);
+    let create = json!([agent_dir, "/work/pi", null, null]);
+
+    let s = d.ok("session.create", None, create.clone());
+    let s = text(&s).to_string();
+    d.ok("session.append-message", Some(&s), json!([user("hi")]));
+    let file = d.ok("session.file", Some(&s), json!([]));
+    let file = text(&file).to_string();
+    assert_eq!(
+        d.ok("session.is-on-disk", Some(&s), json!([])),
+        json!(false)
+    );
+    d.ok("session.close", Some(&s), json!([]));
+    assert!(
+        !Path::new(&file).exists(),
+        "acknowledged, closed, not written"
+    );
+    d.ok("session.ensure-on-disk", Some(&s), json!([]));
+    assert_eq!(d.ok("session.is-on-disk", Some(&s), json!([])), json!(true));
+    let written = std::fs::read_to_string(&file).expect("written by ensure-on-disk");
+    assert!(written.contains(r#""content":"hi""#), "{written}");
+
+    // The agent's way: written with the first assistant message.
+    let r = d.ok("session.create", None, create);
+    let r = text(&r).to_string();
+    d.ok("session.append-message", Some(&r), json!([user("hello")]));
+    assert_eq!(
+        d.ok("session.is-on-disk", Some(&r), json!([])),
+        json!(false)
+    );
+    d.ok(
+        "session.append-message",
+        Some(&r),
+        json!([reply("hi there")]),
+    );
+    assert_eq!(d.ok("session.is-on-disk", Some(&r), json!([])), json!(true));
+
+    let m = d.ok("session.in-memory", None, json!(["/work/pi"]));
+    d.ok(
+        "session.append-message",
+        Some(text(&m)),
+        json!([reply("x")]),
+    );
+    assert_eq!(
+        d.ok("session.is-on-disk", Some(text(&m)), json!([])),
+        json!(false)
+    );
     assert!(d.finish().success());
 }
 

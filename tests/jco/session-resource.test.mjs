@@ -85,10 +85,13 @@ test('a session resource: appends, labels, branches, names, context equal to the
   const agentDir = path.join(root, 'agent');
   const s = Session.create(agentDir, '/work/pi', undefined, undefined);
   const first = s.appendMessage(user('hello'));
+  assert.equal(s.isOnDisk(), false, 'acknowledged, in memory only');
+  assert.equal(fs.existsSync(s.file()), false);
   s.appendMessage(reply('hi there'));
   const file = s.file();
   assert.ok(file.startsWith(path.join(agentDir, 'sessions')));
   assert.ok(fs.existsSync(file), 'written with the first reply');
+  assert.equal(s.isOnDisk(), true);
 
   s.appendLabel(first, 'start');
   assert.equal(s.label(first), 'start');

@@ -1,5 +1,5 @@
-// The WASI command under jco in Node (run.mjs: preview2-shim with one preopened
-// directory, nothing else). The scenario's output equals the native core's for the same
+// The WASI command under jco in Node (run.mjs: preview2-shim with preopened
+// directories, nothing else). The scenario's output equals the native core's for the same
 // files, and wasmtime-py (run.py) prints the same bytes for them; paths outside the
 // preopen are refused and nothing is written there.
 // Needs XCSH_WASI_JCO_OUT (the `jco transpile --instantiation async` output),
@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -131,4 +132,56 @@ test('paths outside the preopen are refused and nothing is written there', (t) =
   refused(3, ['show', '/data/missing.jsonl'], 'Session file /data/missing.jsonl not found');
   assert.deepEqual(fs.readdirSync(s.outside), ['secret.jsonl']);
   assert.deepEqual(fs.readdirSync(s.box), ['link']);
+});
+
+test('a session hard-linked to an outside file is neither read nor written', (t) => {
+  const s = sandbox(t);
+  const secret = path.join(s.outside, 'secret.jsonl');
+  const before = '{"type":"session","version":1,"id":"s","timestamp":"t","cwd":"/x"}\n';
+  fs.writeFileSync(secret, before);
+  fs.linkSync(secret, path.join(s.box, 's.jsonl'));
+  for (const args of [['show', '/data/s.jsonl'], ['migrate', '/data/s.jsonl'],
+    ['append', '/data/s.jsonl', '--json', user('x'), '--cwd', PROJECT]]) {
+    const { code, out, err } = s.jco(args);
+    assert.equal(code, 1, `${args}: ${out} ${err}`);
+    assert.equal(out, '');
+    assert.match(err, /permission denied: \/data\/s\.jsonl \(a hard link: the file has 2 names/, `${args}: ${err}`);
+  }
+  assert.equal(fs.readFileSync(secret, 'utf8'), before);
+  assert.deepEqual(fs.readdirSync(s.box), ['s.jsonl']);
+});
+
+test('a preopen nested in the agent dir: its sessions are listed and their images kept by gc', (t) => {
+  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'xcsh-wasi-jco-nested-')));
+  t.after(() => fs.rmSync(base, { recursive: true, force: true }));
+  const agent = path.join(base, 'agent');
+  const proj = path.join(base, 'proj');
+  fs.mkdirSync(agent);
+  fs.mkdirSync(proj);
+  const dirs = ['--dir', `${agent}::/a`, '--dir', `${proj}::/a/sessions/--p--`];
+  const jco = (...args) => {
+    const r = spawnSync(process.execPath, [path.join(HERE, 'run.mjs'), OUT, ...dirs, '--', '--agent-dir', '/a', ...args],
+      { encoding: 'utf8' });
+    return JSON.parse(ok({ code: r.status, out: r.stdout, err: r.stderr }));
+  };
+  const bytes = Buffer.from('ABC'.repeat(300));
+  const digest = createHash('sha256').update(bytes).digest('hex');
+  const image = JSON.stringify({
+    type: 'message',
+    message: { role: 'user', content: [{ type: 'image', data: bytes.toString('base64'), mimeType: 'image/png' }], timestamp: 1 },
+  });
+  const inner = '/a/sessions/--p--/s.jsonl';
+  const outer = '/a/sessions/--q--/t.jsonl';
+  jco('append', inner, '--json', image, '--cwd', '/p');
+  jco('append', outer, '--json', user('in the outer preopen'), '--cwd', '/q');
+  assert.ok(fs.existsSync(path.join(proj, 's.jsonl')));
+  const blob = path.join(agent, 'blobs', digest);
+  assert.ok(fs.existsSync(blob));
+
+  assert.deepEqual(jco('list', '--all').map((i) => i.path).sort(), [inner, outer]);
+  fs.utimesSync(blob, 0, 0); // older than the hour gc leaves alone
+  assert.deepEqual(jco('gc', '--delete').deleted, []);
+  assert.ok(fs.existsSync(blob), 'the image of the inner session was deleted');
+  fs.unlinkSync(path.join(proj, 's.jsonl'));
+  assert.deepEqual(jco('gc', '--delete').deleted, [digest]);
 });

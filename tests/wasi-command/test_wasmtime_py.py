@@ -7,6 +7,8 @@ nothing is written there.
 Needs XCSH_WASI_COMMAND (the built component) and XCSH_NATIVE_EXAMPLES (the directory of
 the built `show` and `context` examples); scripts/test-wasi-command sets both.
 """
+import base64
+import hashlib
 import json
 import os
 import shutil
@@ -231,6 +233,68 @@ class Refusals(Sandbox):
         self.refused("show", "s.jsonl", says=["relative path", "absolute guest path"])
         self.refused("append", "/data/s.jsonl", "--json", user("x"), says=["pass --cwd"])
         self.assertEqual(os.listdir(self.box), [])
+
+
+class HardLinks(Sandbox):
+    def test_a_session_hard_linked_to_an_outside_file_is_neither_read_nor_written(self):
+        secret = os.path.join(self.outside, "secret.jsonl")
+        before = b'{"type":"session","version":1,"id":"s","timestamp":"t","cwd":"/x"}\n'
+        with open(secret, "wb") as f:
+            f.write(before)
+        os.link(secret, os.path.join(self.box, "s.jsonl"))
+        says = ["permission denied", "/data/s.jsonl", "hard link", "2 names"]
+        self.refused("show", "/data/s.jsonl", says=says)
+        self.refused("context", "/data/s.jsonl", says=says)
+        self.refused("append", "/data/s.jsonl", "--json", user("x"), "--cwd", PROJECT, says=says)
+        self.refused("migrate", "/data/s.jsonl", says=says)
+        self.assertEqual(read(secret), before)
+        self.assertEqual(os.stat(secret).st_nlink, 2)
+        self.assertEqual(os.listdir(self.box), ["s.jsonl"], "no lock or backup left behind")
+
+
+class NestedPreopens(unittest.TestCase):
+    """The agent dir preopened as /a and one project's sessions dir, a directory of its
+    own on the host, preopened inside it (`--dir agent::/a --dir proj::/a/sessions/--p--`)."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory(prefix="xcsh-wasi-py-nested-")
+        self.addCleanup(tmp.cleanup)
+        base = os.path.realpath(tmp.name)
+        self.agent = os.path.join(base, "agent")
+        self.proj = os.path.join(base, "proj")
+        os.makedirs(self.agent)
+        os.makedirs(self.proj)
+
+    def ok(self, *args):
+        dirs = [(self.agent, "/a"), (self.proj, "/a/sessions/--p--")]
+        code, out, err = run(COMPONENT, ["--agent-dir", "/a", *args], dirs=dirs)
+        self.assertEqual((code, err), (0, b""), f"{args}: {err!r}")
+        return json.loads(out)
+
+    def test_an_image_in_the_inner_preopen_is_listed_and_its_blob_kept_by_gc(self):
+        image = base64.b64encode(b"ABC" * 300).decode()
+        digest = hashlib.sha256(b"ABC" * 300).hexdigest()
+        entry = json.dumps({"type": "message", "message": {
+            "role": "user", "content": [{"type": "image", "data": image, "mimeType": "image/png"}],
+            "timestamp": 1}})
+        inner = "/a/sessions/--p--/s.jsonl"
+        outer = "/a/sessions/--q--/t.jsonl"
+        self.ok("append", inner, "--json", entry, "--cwd", "/p")
+        self.ok("append", outer, "--json", user("in the outer preopen"), "--cwd", "/q")
+        self.assertTrue(os.path.isfile(os.path.join(self.proj, "s.jsonl")))
+        blob = os.path.join(self.agent, "blobs", digest)
+        self.assertTrue(os.path.isfile(blob))
+
+        self.assertEqual(sorted(i["path"] for i in self.ok("list", "--all")), [inner, outer])
+        self.assertEqual([i["path"] for i in self.ok("list", "--cwd", "/p")], [inner])
+
+        os.utime(blob, (0, 0))  # older than the hour gc leaves alone
+        report = self.ok("gc", "--delete")
+        self.assertEqual(report["deleted"], [], report)
+        self.assertTrue(os.path.isfile(blob), "the image of the inner session was deleted")
+        # Gone with its session, the image is collected.
+        os.unlink(os.path.join(self.proj, "s.jsonl"))
+        self.assertEqual(self.ok("gc", "--delete")["deleted"], [digest])
 
 
 class Finding(Sandbox):

@@ -45,9 +45,12 @@ class SessionResource(unittest.TestCase):
     def test_the_scenario_equals_the_native_core(self):
         s = self.api.call("[static]session.create", self.agent, "/work/pi", None, None)
         first = self.m("append-message", s, user("hello"))
+        self.assertFalse(self.m("is-on-disk", s), "acknowledged, in memory only")
+        self.assertFalse(os.path.exists(self.m("file", s)))
         self.m("append-message", s, reply("hi there"))
         path = self.m("file", s)
         self.assertTrue(os.path.exists(path))
+        self.assertTrue(self.m("is-on-disk", s))
         self.m("append-label", s, first, "start")
         self.assertEqual(self.m("label", s, first), "start")
         self.m("branch", s, first)

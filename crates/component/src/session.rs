@@ -335,6 +335,10 @@ impl GuestSession for SessionResource {
         self.write(|s| s.ensure_on_disk())
     }
 
+    fn is_on_disk(&self) -> bool {
+        self.read(|s| s.is_on_disk())
+    }
+
     fn flush(&self) -> Res<()> {
         self.write(|s| s.flush())
     }

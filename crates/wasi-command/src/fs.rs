@@ -5,7 +5,13 @@
 //! the longest matching prefix and the rest is passed, relative, to that directory's
 //! descriptor (`open-at`, `stat-at`, `rename-at`, ...). A path under no preopen is refused
 //! here, before the host is asked, and the host refuses whatever a relative path or a
-//! symlink would lead outside its preopen: the preopens are the sandbox.
+//! symlink would lead outside its preopen: the preopens are the sandbox. A file with more
+//! than one hard link is refused ([`xcsh_session::storage::single_link`]): its other name
+//! may be outside the preopens.
+//!
+//! Preopens may nest (`/a` and `/a/sessions/--p--`): a path belongs to the innermost one,
+//! and a directory above a preopen's guest path lists it (and is one, even where the
+//! outer preopen has nothing there), so scans such as `list --all` and gc see its files.
 
 use std::rc::Rc;
 
@@ -104,9 +110,14 @@ impl WasiFsStorage {
         denied(path, &why)
     }
 
+    /// The directories a listing of `norm` shows for the preopens nested under it.
+    fn mounts_below(&self, norm: &str) -> Vec<String> {
+        names_below(self.mounts.iter().map(|m| m.guest.as_str()), norm)
+    }
+
     /// `rel` in `dir`, opened, after checking that it is a regular file (a FIFO or a
-    /// device is refused before it is opened, so nothing blocks on one). With `create`,
-    /// a missing file is fine.
+    /// device is refused before it is opened, so nothing blocks on one) with one name.
+    /// With `create`, a missing file is fine; `truncate` empties it only after the checks.
     fn open_regular(
         &self,
         dir: &Descriptor,
@@ -114,6 +125,7 @@ impl WasiFsStorage {
         path: &str,
         open: OpenFlags,
         flags: DescriptorFlags,
+        truncate: bool,
     ) -> StorageResult<Descriptor> {
         match dir.stat_at(PathFlags::SYMLINK_FOLLOW, rel) {
             Ok(st) if st.type_ == DescriptorType::RegularFile => {}
@@ -121,14 +133,31 @@ impl WasiFsStorage {
             Err(ErrorCode::NoEntry) if open.contains(OpenFlags::CREATE) => {}
             Err(e) => return Err(fs_error(path, e)),
         }
-        dir.open_at(PathFlags::SYMLINK_FOLLOW, rel, open, flags)
-            .map_err(|e| fs_error(path, e))
+        let file = dir
+            .open_at(PathFlags::SYMLINK_FOLLOW, rel, open, flags)
+            .map_err(|e| fs_error(path, e))?;
+        let st = file.stat().map_err(|e| fs_error(path, e))?;
+        if st.type_ != DescriptorType::RegularFile {
+            return Err(not_regular(path));
+        }
+        xcsh_session::storage::single_link(path, st.link_count)?;
+        if truncate {
+            file.set_size(0).map_err(|e| fs_error(path, e))?;
+        }
+        Ok(file)
     }
 
     /// At most `limit` bytes of the regular file `path`.
     fn read_up_to(&self, path: &str, limit: u64) -> StorageResult<Vec<u8>> {
         let (dir, rel) = self.locate(path)?;
-        let file = self.open_regular(dir, &rel, path, OpenFlags::empty(), DescriptorFlags::READ)?;
+        let file = self.open_regular(
+            dir,
+            &rel,
+            path,
+            OpenFlags::empty(),
+            DescriptorFlags::READ,
+            false,
+        )?;
         let size = file.stat().map(|s| s.size).unwrap_or(0);
         let mut out = Vec::with_capacity(size.min(limit).min(usize::MAX as u64) as usize);
         let mut offset = 0u64;
@@ -187,6 +216,27 @@ fn normalize(path: &str) -> Result<String, &'static str> {
         out.push('/');
     }
     Ok(out)
+}
+
+/// The first component below `norm` (a normalized guest path) of each of the normalized
+/// `guests` nested under it, sorted, once each.
+fn names_below<'g>(guests: impl Iterator<Item = &'g str>, norm: &str) -> Vec<String> {
+    let mut names: Vec<String> = guests
+        .filter_map(|guest| {
+            let rest = if norm == "/" {
+                guest.strip_prefix('/')
+            } else {
+                guest.strip_prefix(norm).and_then(|r| r.strip_prefix('/'))
+            }?;
+            rest.split('/')
+                .next()
+                .filter(|n| !n.is_empty())
+                .map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 fn denied(path: &str, why: &str) -> StorageError {
@@ -262,8 +312,9 @@ impl Storage for WasiFsStorage {
             dir,
             &rel,
             path,
-            OpenFlags::CREATE | OpenFlags::TRUNCATE,
+            OpenFlags::CREATE,
             DescriptorFlags::WRITE,
+            true,
         )?;
         let mut offset = 0usize;
         while offset < data.len() {
@@ -281,7 +332,14 @@ impl Storage for WasiFsStorage {
 
     fn append(&self, path: &str, data: &[u8]) -> StorageResult<()> {
         let (dir, rel) = self.locate_write(path)?;
-        let file = self.open_regular(dir, &rel, path, OpenFlags::CREATE, DescriptorFlags::WRITE)?;
+        let file = self.open_regular(
+            dir,
+            &rel,
+            path,
+            OpenFlags::CREATE,
+            DescriptorFlags::WRITE,
+            false,
+        )?;
         let stream = file.append_via_stream().map_err(|e| fs_error(path, e))?;
         write_all(&stream, data).map_err(|e| stream_error(path, e))
     }
@@ -300,15 +358,34 @@ impl Storage for WasiFsStorage {
     }
 
     fn list_dir(&self, path: &str) -> StorageResult<Vec<DirEntry>> {
-        let (dir, rel) = self.locate(path)?;
-        let d = dir
-            .open_at(
-                PathFlags::SYMLINK_FOLLOW,
-                &rel,
-                OpenFlags::DIRECTORY,
-                DescriptorFlags::READ,
-            )
-            .map_err(|e| fs_error(path, e))?;
+        let norm = normalize(path).map_err(|why| denied(path, why))?;
+        let nested = self.mounts_below(&norm);
+        let mut out: Vec<DirEntry> = nested
+            .iter()
+            .map(|name| DirEntry {
+                name: name.clone(),
+                is_dir: true,
+            })
+            .collect();
+        let located = match self.locate(path) {
+            Ok(found) => found,
+            // Above a preopen and in none: a directory of preopens only.
+            Err(_) if !nested.is_empty() => return Ok(out),
+            Err(e) => return Err(e),
+        };
+        let (dir, rel) = located;
+        let d = match dir.open_at(
+            PathFlags::SYMLINK_FOLLOW,
+            &rel,
+            OpenFlags::DIRECTORY,
+            DescriptorFlags::READ,
+        ) {
+            Ok(d) => d,
+            Err(ErrorCode::NoEntry | ErrorCode::NotDirectory) if !nested.is_empty() => {
+                return Ok(out)
+            }
+            Err(e) => return Err(fs_error(path, e)),
+        };
         let entries = d.read_directory().map_err(|e| fs_error(path, e))?;
         let special = |t: DescriptorType| {
             matches!(
@@ -319,7 +396,6 @@ impl Storage for WasiFsStorage {
                     | DescriptorType::BlockDevice
             )
         };
-        let mut out = Vec::new();
         while let Some(item) = entries
             .read_directory_entry()
             .map_err(|e| fs_error(path, e))?
@@ -330,7 +406,9 @@ impl Storage for WasiFsStorage {
                 d.stat_at(PathFlags::SYMLINK_FOLLOW, &item.name)
                     .is_ok_and(|st| special(st.type_))
             };
-            if special(item.type_)
+            // A preopen nested here stands for whatever this one holds under its name.
+            if nested.contains(&item.name)
+                || special(item.type_)
                 || (item.type_ == DescriptorType::SymbolicLink && target_special())
             {
                 continue;
@@ -345,10 +423,24 @@ impl Storage for WasiFsStorage {
     }
 
     fn stat(&self, path: &str) -> StorageResult<FileStat> {
-        let (dir, rel) = self.locate(path)?;
-        let st = dir
-            .stat_at(PathFlags::SYMLINK_FOLLOW, &rel)
-            .map_err(|e| fs_error(path, e))?;
+        let norm = normalize(path).map_err(|why| denied(path, why))?;
+        let above_a_preopen = !self.mounts_below(&norm).is_empty();
+        let found = self.locate(path).and_then(|(dir, rel)| {
+            dir.stat_at(PathFlags::SYMLINK_FOLLOW, &rel)
+                .map_err(|e| fs_error(path, e))
+        });
+        let st = match found {
+            Ok(st) if !above_a_preopen || st.type_ == DescriptorType::Directory => st,
+            Err(e) if !above_a_preopen => return Err(e),
+            // A directory because a preopen is below it (as `list_dir` shows it).
+            _ => {
+                return Ok(FileStat {
+                    size: 0,
+                    mtime_ms: 0,
+                    is_dir: true,
+                })
+            }
+        };
         let mtime_ms = st.data_modification_timestamp.map_or(0, |t| {
             xcsh_session::ms_from_secs_nanos(t.seconds, t.nanoseconds)
         });
@@ -360,7 +452,12 @@ impl Storage for WasiFsStorage {
     }
 
     fn mkdir_all(&self, path: &str) -> StorageResult<()> {
-        let (dir, rel) = self.locate_write(path)?;
+        let (dir, rel) = match self.locate_write(path) {
+            Ok(found) => found,
+            // Above a preopen and in none: a directory already (`stat` says so).
+            Err(_) if self.writable && self.stat(path).is_ok_and(|st| st.is_dir) => return Ok(()),
+            Err(e) => return Err(e),
+        };
         if rel == "." {
             return Ok(());
         }
@@ -385,7 +482,14 @@ impl Storage for WasiFsStorage {
 
     fn fsync(&self, path: &str) -> StorageResult<()> {
         let (dir, rel) = self.locate(path)?;
-        let file = self.open_regular(dir, &rel, path, OpenFlags::empty(), DescriptorFlags::READ)?;
+        let file = self.open_regular(
+            dir,
+            &rel,
+            path,
+            OpenFlags::empty(),
+            DescriptorFlags::READ,
+            false,
+        )?;
         file.sync_data().map_err(|e| fs_error(path, e))?;
         Self::sync_parent(dir, &rel);
         Ok(())
@@ -462,7 +566,29 @@ impl Environment for WasiEnv {
 
 #[cfg(test)]
 mod tests {
-    use super::normalize;
+    use super::{names_below, normalize};
+
+    #[test]
+    fn a_directory_lists_the_first_component_of_each_preopen_below_it() {
+        let guests = [
+            "/a",
+            "/a/sessions/--p--",
+            "/a/sessions/--q--/x",
+            "/b",
+            "/ab",
+        ];
+        let below = |norm| names_below(guests.iter().copied(), norm);
+        assert_eq!(below("/"), ["a", "ab", "b"]);
+        assert_eq!(below("/a"), ["sessions"]);
+        assert_eq!(below("/a/sessions"), ["--p--", "--q--"]);
+        assert_eq!(below("/a/sessions/--q--"), ["x"]);
+        assert!(below("/a/sessions/--p--").is_empty(), "itself is not below");
+        assert!(below("/b/sessions").is_empty());
+        assert!(
+            below("/a/sess").is_empty(),
+            "a prefix of a name is not a parent"
+        );
+    }
 
     #[test]
     fn paths_are_normalized_or_refused() {
