@@ -384,12 +384,21 @@ class Finding(Sandbox):
         self.assertFalse(done["dryRun"])
         self.assertFalse(os.path.exists(orphan))
         self.assertEqual([done["keptPinned"], done["missing"], done["forgotten"]], [[], [], []])
-        # A recorded session that is gone and whose blobs are unknown: refused until forgotten.
-        with open(os.path.join(self.host(AGENT), "blob-referrers.jsonl"), "w") as f:
-            f.write('{"path":"/gone/s.jsonl","notedMs":1}\n')
+        records = os.path.join(self.host(AGENT), "blob-referrers.jsonl")
+        # A recorded session outside every preopen cannot be read here (it may exist on
+        # the host): refused, and forgetting does not apply (it is not known to be gone).
+        with open(records, "w") as f:
+            f.write('{"path":"/elsewhere/s.jsonl","notedMs":1,"pins":[]}\n')
+        for extra in [[], ["--forget-missing"]]:
+            self.refused("--agent-dir", AGENT, "gc", "--delete", *extra,
+                         says=["outside the preopened directories", "nothing was deleted"], code=1)
+        # One inside the preopens that is gone, its blobs unknown: refused until forgotten.
+        gone = os.path.join(os.path.dirname(AGENT), "gone", "s.jsonl")
+        with open(records, "w") as f:
+            f.write(json.dumps({"path": gone, "notedMs": 1}) + "\n")
         self.refused("--agent-dir", AGENT, "gc", "--delete", says=["--forget-missing"], code=1)
         forgot = json.loads(self.ok("--agent-dir", AGENT, "gc", "--delete", "--forget-missing"))
-        self.assertEqual(forgot["forgotten"], ["/gone/s.jsonl"])
+        self.assertEqual(forgot["forgotten"], [gone])
         self.refused("gc", "--dry-run", "--delete", says=["cannot be used with '--delete'"], code=2)
 
 
