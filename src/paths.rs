@@ -60,8 +60,9 @@ pub fn blobs_dir(agent_dir: &str) -> String {
     join(agent_dir, "blobs")
 }
 
-/// The session files outside `<agentDir>/sessions` that stored blobs in this agent dir's
-/// store, one JSON string a line: garbage collection reads their references too.
+/// The session files outside `<agentDir>/sessions` that reference blobs in this agent
+/// dir's store, and the blobs each pins (one JSON record a line, see `gc/referrers.rs`):
+/// garbage collection reads them too.
 pub fn blob_referrers_file(agent_dir: &str) -> String {
     join(agent_dir, "blob-referrers.jsonl")
 }
