@@ -56,8 +56,7 @@ pub use context::{ContextJsonReader, Leaf, SessionContext};
 pub use entry::{Entry, EntryType, Header, Payload, CURRENT_SESSION_VERSION};
 pub use error::SessionError;
 pub use gc::{
-    collect_garbage, referrers_in as blob_referrers, GcError, GcOptions, GcReport,
-    Referrer as BlobReferrer, GC_GRACE_MS,
+    collect_garbage, referrers_in as blob_referrers, GcError, GcOptions, GcReport, GC_GRACE_MS,
 };
 pub use jsonl::{Issue, IssueKind};
 pub use legacy_dirs::{merge_into as merge_legacy_dir, DirMerge, KeptBecause};

@@ -227,7 +227,7 @@ fn blobs_of_a_session_outside_the_sessions_dir_are_never_collected() {
     let listed =
         xcsh_session::blob_referrers(read(&storage, "/agent/blob-referrers.jsonl").as_bytes());
     assert_eq!(listed.len(), 1);
-    assert_eq!(listed[0].path, outside);
+    assert_eq!(listed[0], outside);
     // Appending the same image again pins nothing new.
     s.append_message(&image_message()).unwrap();
     assert_eq!(

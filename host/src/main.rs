@@ -670,7 +670,7 @@ fn gc_referrers(cli: &Cli) -> Result<Vec<PathBuf>> {
     };
     Ok(xcsh_session::blob_referrers(&bytes)
         .into_iter()
-        .map(|r| PathBuf::from(r.path))
+        .map(PathBuf::from)
         .filter(|f| f.is_absolute())
         .collect())
 }

@@ -36,7 +36,7 @@ use crate::paths;
 use crate::storage::{join, Storage, StorageError, StorageResult};
 use std::collections::HashSet;
 
-pub use referrers::{referrers_in, Referrer};
+pub use referrers::referrers_in;
 
 /// What a garbage collection found and did; `gc` prints it as `{"dryRun", "scannedFiles",
 /// "referenced", "deleted", "keptRecent", "keptPinned", "missing", "forgotten",
@@ -190,9 +190,7 @@ fn collect(storage: &dyn Storage, agent_dir: &str, options: GcOptions) -> Storag
     }
     report.referenced = refs.len();
     if !dry_run {
-        for path in &report.forgotten {
-            referrers::forget(storage, agent_dir, path, recorded.read_len)?;
-        }
+        referrers::forget(storage, agent_dir, &report.forgotten, recorded.read_len)?;
     }
     let dir = paths::blobs_dir(agent_dir);
     let names = match storage.list_dir(&dir) {
@@ -206,19 +204,16 @@ fn collect(storage: &dyn Storage, agent_dir: &str, options: GcOptions) -> Storag
         if is_valid_hash(&entry.name) {
             blobs.push(entry.name);
         } else if let Some(stale) = stale::classify(&entry.name) {
-            if stale::settle(storage, &dir, &entry.name, stale, dry_run, &young)? {
-                report.stale_files.push(entry.name);
+            match stale::settle(storage, &dir, &entry.name, stale, dry_run, &young)? {
+                stale::Settled::Left => {}
+                stale::Settled::Removed => report.stale_files.push(entry.name),
+                // Collected below like any other blob.
+                stale::Settled::PutBack(hash) => {
+                    report.stale_files.push(entry.name);
+                    blobs.push(hash);
+                }
             }
         }
-    }
-    // A blob put back from aside is collected below like any other.
-    if !dry_run && !report.stale_files.is_empty() {
-        blobs = storage
-            .list_dir(&dir)?
-            .into_iter()
-            .filter(|e| !e.is_dir && is_valid_hash(&e.name))
-            .map(|e| e.name)
-            .collect();
     }
     for name in blobs.into_iter().filter(|b| !refs.contains(b)) {
         if pinned.contains(&name) {

@@ -24,16 +24,6 @@ use crate::storage::{Storage, StorageError, StorageResult};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
-/// A session file recorded in `<agentDir>/blob-referrers.jsonl` (the first line naming
-/// it, as written before pins existed): a host that confines garbage collection lets it
-/// read these paths.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Referrer {
-    pub path: String,
-    pub noted_ms: i64,
-}
-
 /// One recorded session, its lines merged.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct Recorded {
@@ -253,26 +243,37 @@ pub(crate) fn pin(
         "pins".into(),
         Value::Array(hashes.iter().cloned().map(Value::String).collect()),
     );
-    append_line(storage, agent_dir, &Value::Object(record).to_string())
+    append_lines(storage, agent_dir, &[Value::Object(record).to_string()])
 }
 
-/// `gc --forget-missing`: the lines of `path` read so far (before `read_len`) no longer
-/// count.
+/// `gc --forget-missing`: the lines of each of `paths` read so far (before `read_len`)
+/// no longer count.
 pub(crate) fn forget(
     storage: &dyn Storage,
     agent_dir: &str,
-    path: &str,
+    paths: &[String],
     read_len: usize,
 ) -> StorageResult<()> {
-    let mut record = serde_json::Map::new();
-    record.insert("forget".into(), Value::String(path.to_string()));
-    record.insert("before".into(), Value::from(read_len as u64));
-    record.insert("notedMs".into(), Value::from(storage.env().now_ms()));
-    append_line(storage, agent_dir, &Value::Object(record).to_string())
+    if paths.is_empty() {
+        return Ok(());
+    }
+    let now = storage.env().now_ms();
+    let records: Vec<String> = paths
+        .iter()
+        .map(|path| {
+            let mut record = serde_json::Map::new();
+            record.insert("forget".into(), Value::String(path.clone()));
+            record.insert("before".into(), Value::from(read_len as u64));
+            record.insert("notedMs".into(), Value::from(now));
+            Value::Object(record).to_string()
+        })
+        .collect();
+    append_lines(storage, agent_dir, &records)
 }
 
-/// Append one record, on a line of its own (after a last line cut short too), durably.
-fn append_line(storage: &dyn Storage, agent_dir: &str, record: &str) -> StorageResult<()> {
+/// Append records, each on a line of its own (the first after a last line cut short
+/// too), durably, in one append.
+fn append_lines(storage: &dyn Storage, agent_dir: &str, records: &[String]) -> StorageResult<()> {
     let list = paths::blob_referrers_file(agent_dir);
     let known = match storage.read(&list) {
         Ok(b) => b,
@@ -280,36 +281,25 @@ fn append_line(storage: &dyn Storage, agent_dir: &str, record: &str) -> StorageR
         Err(e) => return Err(e),
     };
     storage.mkdir_all(agent_dir)?;
-    let mut line = String::with_capacity(record.len() + 2);
+    let mut lines = String::new();
     if !known.is_empty() && !known.ends_with(b"\n") {
-        line.push('\n');
+        lines.push('\n');
     }
-    line.push_str(record);
-    line.push('\n');
-    storage.append(&list, line.as_bytes())?;
+    for record in records {
+        lines.push_str(record);
+        lines.push('\n');
+    }
+    storage.append(&list, lines.as_bytes())?;
     storage.fsync(&list)
 }
 
-/// The first line of each path in a referrers file, in file order, lines that do not
-/// parse skipped: a host that confines garbage collection lets it read these paths
-/// (collection itself reads the file strictly).
-pub fn referrers_in(bytes: &[u8]) -> Vec<Referrer> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let mut seen = HashSet::new();
-    bytes
-        .split(|&b| b == b'\n')
-        .filter_map(|l| serde_json::from_slice::<Value>(l.strip_suffix(b"\r").unwrap_or(l)).ok())
-        .filter_map(|v| {
-            let path = v
-                .get("path")
-                .or_else(|| v.get("forget"))?
-                .as_str()?
-                .to_string();
-            let noted_ms = v.get("notedMs").and_then(Value::as_i64).unwrap_or(0);
-            Some(Referrer { path, noted_ms })
-        })
-        .filter(|r| seen.insert(r.path.clone()))
-        .collect()
+/// The session files a referrers file records (in the order first recorded, forgotten
+/// ones left out), as collection reads it: a host that confines garbage collection lets
+/// it read these paths. A file collection cannot trust records none (it refuses anyway).
+pub fn referrers_in(bytes: &[u8]) -> Vec<String> {
+    parse(bytes)
+        .map(|r| r.sessions.into_iter().map(|s| s.path).collect())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -36,8 +36,17 @@ pub(super) fn classify(name: &str) -> Option<Stale> {
     }
 }
 
-/// Put back or remove the leftover `name` (a dry run only says whether it would); `true`
-/// when it was (or would be) settled, `false` when it is left (a young temp file).
+/// What became of a leftover (in a dry run: would).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Settled {
+    /// Left as it is: a young temp file, or one gone meanwhile.
+    Left,
+    Removed,
+    /// Renamed back to the blob `hash`, which no longer existed.
+    PutBack(String),
+}
+
+/// Put back or remove the leftover `name` (a dry run only says what it would do).
 pub(super) fn settle(
     storage: &dyn Storage,
     dir: &str,
@@ -45,34 +54,34 @@ pub(super) fn settle(
     stale: Stale,
     dry_run: bool,
     young: &dyn Fn(i64) -> bool,
-) -> StorageResult<bool> {
+) -> StorageResult<Settled> {
     let path = join(dir, name);
     let stat = match storage.stat(&path) {
         Ok(s) => s,
-        Err(e) if e.is_not_found() => return Ok(false),
+        Err(e) if e.is_not_found() => return Ok(Settled::Left),
         Err(e) => return Err(e),
     };
-    if stale == Stale::Temp && young(stat.mtime_ms) {
-        return Ok(false);
-    }
-    if dry_run {
-        return Ok(true);
-    }
-    let removed = match stale {
-        Stale::Aside(hash) => {
-            let blob = join(dir, &hash);
-            match storage.stat(&blob) {
-                Err(e) if e.is_not_found() => storage.rename(&path, &blob),
-                Err(e) => Err(e),
-                Ok(_) => storage.unlink(&path),
-            }
-        }
-        Stale::Temp => storage.unlink(&path),
+    let outcome = match stale {
+        Stale::Temp if young(stat.mtime_ms) => return Ok(Settled::Left),
+        Stale::Temp => Settled::Removed,
+        Stale::Aside(hash) => match storage.stat(&join(dir, &hash)) {
+            Ok(_) => Settled::Removed,
+            Err(e) if e.is_not_found() => Settled::PutBack(hash),
+            Err(e) => return Err(e),
+        },
     };
-    match removed {
-        Err(e) if !e.is_not_found() => Err(e),
-        _ => Ok(true),
+    if !dry_run {
+        let done = match &outcome {
+            Settled::PutBack(hash) => storage.rename(&path, &join(dir, hash)),
+            _ => storage.unlink(&path),
+        };
+        match done {
+            // Gone first (another run removed it): as good as done here.
+            Err(e) if !e.is_not_found() => return Err(e),
+            _ => {}
+        }
     }
+    Ok(outcome)
 }
 
 #[cfg(test)]

@@ -84,8 +84,13 @@ impl Session {
     /// references that is not pinned yet (`gc/referrers.rs`), so garbage collection keeps
     /// them even once the file is moved or deleted. The first time for a file, every
     /// blob the whole session references is pinned (a session recorded late, or copied
-    /// here by a fork or a move, references blobs it never put).
-    fn pin_before_writing(&mut self, text: &str) -> std::result::Result<(), StorageError> {
+    /// here by a fork or a move, references blobs it never put). `whole`: `text` is the
+    /// whole file.
+    fn pin_before_writing(
+        &mut self,
+        text: &str,
+        whole: bool,
+    ) -> std::result::Result<(), StorageError> {
         let Some(file) = self.file.as_deref() else {
             return Ok(());
         };
@@ -93,19 +98,22 @@ impl Session {
         {
             return Ok(());
         }
-        let mut wanted: Vec<String> = Vec::new();
+        let mut wanted = std::collections::BTreeSet::new();
         if self.pins.file.as_deref() != Some(file) {
             self.pins = Pins {
                 file: Some(file.to_string()),
                 hashes: Default::default(),
             };
-            for entry in &self.entries {
-                wanted.extend(blob::referenced_hashes(entry.json()));
+            // A line alone is not the whole session (the whole file's text already is).
+            if !whole {
+                for entry in &self.entries {
+                    wanted.extend(blob::referenced_hashes(entry.json()));
+                }
             }
         }
         wanted.extend(blob::referenced_hashes(text));
-        let mut seen = std::collections::HashSet::new();
-        wanted.retain(|h| !self.pins.hashes.contains(h) && seen.insert(h.clone()));
+        wanted.retain(|h| !self.pins.hashes.contains(h));
+        let wanted: Vec<String> = wanted.into_iter().collect();
         crate::gc::referrers::pin(&*self.storage, &self.agent_dir, file, &wanted)?;
         self.pins.hashes.extend(wanted);
         Ok(())
@@ -302,7 +310,7 @@ impl Session {
         };
         self.keep_backup()?;
         let content = self.to_jsonl()?;
-        self.pin_before_writing(&content)?;
+        self.pin_before_writing(&content, true)?;
         self.storage.atomic_write(&file, content.as_bytes())?;
         self.needs_newline = false;
         self.needs_rewrite = false;
@@ -361,7 +369,7 @@ impl Session {
                 data
             })
             .and_then(|data| {
-                self.pin_before_writing(&data)?;
+                self.pin_before_writing(&data, false)?;
                 self.storage
                     .append(self.file.as_deref().unwrap_or_default(), data.as_bytes())
                     .map(|()| data.len() as u64)
