@@ -142,7 +142,7 @@ impl<P: PathPolicy> FsStorage<P> {
         let file = mode.options().open(p).map_err(|e| open_error(path, e))?;
         match file.metadata() {
             Ok(meta) if meta.is_file() => Ok(file),
-            Ok(_) => Err(not_regular(path)),
+            Ok(_) => Err(StorageError::not_regular(path)),
             Err(e) => Err(io_error(path, e)),
         }
     }
@@ -187,17 +187,12 @@ impl OpenMode {
     }
 }
 
-/// The error for a FIFO, socket, device or directory where a file was expected.
-fn not_regular(path: &str) -> StorageError {
-    StorageError::not_regular(path)
-}
-
 /// [`io_error`] for a failed open: `ENXIO` (a FIFO without a reader opened for writing
 /// without blocking, a socket, a device without its device) is a file that is not regular.
 fn open_error(path: &str, e: io::Error) -> StorageError {
     #[cfg(unix)]
     if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) {
-        return not_regular(path);
+        return StorageError::not_regular(path);
     }
     io_error(path, e)
 }

@@ -5,7 +5,7 @@
 //! `mkdirat`, `renameat`, `unlinkat`, `fstatat`). A directory swapped for a symlink after
 //! the policy checked the path therefore makes the call fail; it can never redirect it.
 
-use super::{io_error, not_regular, open_error};
+use super::{io_error, open_error};
 use crate::storage::{DirEntry, FileStat, StorageError, StorageResult};
 use rustix::fs::{
     fstat, mkdirat, openat, renameat, statat, unlinkat, AtFlags, Dir, FileType, Mode, OFlags, Stat,
@@ -172,7 +172,7 @@ pub(super) fn open_regular(
     let (file, _, _) = open(path, flags, storage_path)?;
     let st = fstat(&file).map_err(|e| io_error(storage_path, e.into()))?;
     if FileType::from_raw_mode(st.st_mode as _) != FileType::RegularFile {
-        return Err(not_regular(storage_path));
+        return Err(StorageError::not_regular(storage_path));
     }
     Ok(file)
 }

@@ -117,7 +117,7 @@ impl WasiFsStorage {
 
     /// `rel` in `dir`, opened, after checking that it is a regular file (a FIFO or a
     /// device is refused before it is opened, so nothing blocks on one) with one name.
-    /// With `create`, a missing file is fine; `truncate` empties it only after the checks.
+    /// With `CREATE`, a missing file is fine; `TRUNCATE` empties it only after the checks.
     fn open_regular(
         &self,
         dir: &Descriptor,
@@ -125,20 +125,25 @@ impl WasiFsStorage {
         path: &str,
         open: OpenFlags,
         flags: DescriptorFlags,
-        truncate: bool,
     ) -> StorageResult<Descriptor> {
         match dir.stat_at(PathFlags::SYMLINK_FOLLOW, rel) {
             Ok(st) if st.type_ == DescriptorType::RegularFile => {}
-            Ok(_) => return Err(not_regular(path)),
+            Ok(_) => return Err(StorageError::not_regular(path)),
             Err(ErrorCode::NoEntry) if open.contains(OpenFlags::CREATE) => {}
             Err(e) => return Err(fs_error(path, e)),
         }
+        let truncate = open.contains(OpenFlags::TRUNCATE);
         let file = dir
-            .open_at(PathFlags::SYMLINK_FOLLOW, rel, open, flags)
+            .open_at(
+                PathFlags::SYMLINK_FOLLOW,
+                rel,
+                open.difference(OpenFlags::TRUNCATE),
+                flags,
+            )
             .map_err(|e| fs_error(path, e))?;
         let st = file.stat().map_err(|e| fs_error(path, e))?;
         if st.type_ != DescriptorType::RegularFile {
-            return Err(not_regular(path));
+            return Err(StorageError::not_regular(path));
         }
         xcsh_session::storage::single_link(path, st.link_count)?;
         if truncate {
@@ -150,14 +155,7 @@ impl WasiFsStorage {
     /// At most `limit` bytes of the regular file `path`.
     fn read_up_to(&self, path: &str, limit: u64) -> StorageResult<Vec<u8>> {
         let (dir, rel) = self.locate(path)?;
-        let file = self.open_regular(
-            dir,
-            &rel,
-            path,
-            OpenFlags::empty(),
-            DescriptorFlags::READ,
-            false,
-        )?;
+        let file = self.open_regular(dir, &rel, path, OpenFlags::empty(), DescriptorFlags::READ)?;
         let size = file.stat().map(|s| s.size).unwrap_or(0);
         let mut out = Vec::with_capacity(size.min(limit).min(usize::MAX as u64) as usize);
         let mut offset = 0u64;
@@ -243,12 +241,6 @@ fn denied(path: &str, why: &str) -> StorageError {
     StorageError::PermissionDenied(format!("{path} ({why})"))
 }
 
-/// What the CLI host's storage says of a FIFO, a socket, a device or a directory where a
-/// file is expected.
-fn not_regular(path: &str) -> StorageError {
-    StorageError::not_regular(path)
-}
-
 /// A `wasi:filesystem` error as the port's, keeping not-found, exists and the refusals
 /// apart.
 fn fs_error(path: &str, e: ErrorCode) -> StorageError {
@@ -312,9 +304,8 @@ impl Storage for WasiFsStorage {
             dir,
             &rel,
             path,
-            OpenFlags::CREATE,
+            OpenFlags::CREATE | OpenFlags::TRUNCATE,
             DescriptorFlags::WRITE,
-            true,
         )?;
         let mut offset = 0usize;
         while offset < data.len() {
@@ -332,14 +323,7 @@ impl Storage for WasiFsStorage {
 
     fn append(&self, path: &str, data: &[u8]) -> StorageResult<()> {
         let (dir, rel) = self.locate_write(path)?;
-        let file = self.open_regular(
-            dir,
-            &rel,
-            path,
-            OpenFlags::CREATE,
-            DescriptorFlags::WRITE,
-            false,
-        )?;
+        let file = self.open_regular(dir, &rel, path, OpenFlags::CREATE, DescriptorFlags::WRITE)?;
         let stream = file.append_via_stream().map_err(|e| fs_error(path, e))?;
         write_all(&stream, data).map_err(|e| stream_error(path, e))
     }
@@ -482,14 +466,7 @@ impl Storage for WasiFsStorage {
 
     fn fsync(&self, path: &str) -> StorageResult<()> {
         let (dir, rel) = self.locate(path)?;
-        let file = self.open_regular(
-            dir,
-            &rel,
-            path,
-            OpenFlags::empty(),
-            DescriptorFlags::READ,
-            false,
-        )?;
+        let file = self.open_regular(dir, &rel, path, OpenFlags::empty(), DescriptorFlags::READ)?;
         file.sync_data().map_err(|e| fs_error(path, e))?;
         Self::sync_parent(dir, &rel);
         Ok(())
