@@ -98,7 +98,7 @@ impl Session {
         {
             return Ok(());
         }
-        let mut wanted = std::collections::BTreeSet::new();
+        let mut wanted: Vec<String> = Vec::new();
         if self.pins.file.as_deref() != Some(file) {
             self.pins = Pins {
                 file: Some(file.to_string()),
@@ -112,8 +112,9 @@ impl Session {
             }
         }
         wanted.extend(blob::referenced_hashes(text));
+        wanted.sort();
+        wanted.dedup();
         wanted.retain(|h| !self.pins.hashes.contains(h));
-        let wanted: Vec<String> = wanted.into_iter().collect();
         crate::gc::referrers::pin(&*self.storage, &self.agent_dir, file, &wanted)?;
         self.pins.hashes.extend(wanted);
         Ok(())
