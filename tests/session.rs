@@ -1001,23 +1001,38 @@ fn set_session_name_sanitizes_and_rewrites_the_header() {
     s.append_message(&user("a")).unwrap();
     s.append_message(&assistant("b")).unwrap();
     assert!(s
-        .set_session_name("  Fix\u{7} the bug \nsecond line", "auto")
+        .set_session_name("  Fix\u{7} the  bug \nsecond line", "auto")
         .unwrap());
-    assert_eq!(s.header().title(), Some("Fix the bug"));
-    assert!(
-        !s.set_session_name("Fix the bug", "auto").unwrap(),
-        "unchanged"
-    );
+    assert_eq!(s.header().title(), Some("Fix the bug second line"));
     let text = read(&storage, s.file().unwrap());
     assert!(text
         .lines()
         .next()
         .unwrap()
-        .ends_with(r#""title":"Fix the bug","titleSource":"auto"}"#));
-    assert!(matches!(
-        s.set_session_name("\n\u{1}", "user"),
-        Err(SessionError::InvalidInput(_))
-    ));
+        .ends_with(r#""title":"Fix the bug second line","titleSource":"auto"}"#));
+    assert!(
+        !s.set_session_name("\n\u{1}", "user").unwrap(),
+        "empty once sanitized"
+    );
+    assert_eq!(s.header().title(), Some("Fix the bug second line"));
+}
+
+#[test]
+fn an_automatic_title_never_replaces_the_users() {
+    let storage = mem();
+    let mut s = create(&storage);
+    s.append_message(&user("a")).unwrap();
+    s.append_message(&assistant("b")).unwrap();
+    assert!(s.set_session_name("generated", "auto").unwrap());
+    assert!(s.set_session_name("mine", "user").unwrap());
+    assert!(!s.set_session_name("generated again", "auto").unwrap());
+    assert!(s.set_session_name("mine", "user").unwrap(), "the same name");
+    let header = read(&storage, s.file().unwrap());
+    assert!(header
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with(r#""title":"mine","titleSource":"user"}"#));
 }
 
 #[test]

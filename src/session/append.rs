@@ -29,14 +29,24 @@ pub struct CompactionInput {
     pub preserve_data: Option<String>,
 }
 
+/// A session name as the agent keeps it: every control character (C0, DEL, C1) a space,
+/// runs of spaces one space, trimmed as JavaScript's `trim` does.
 fn sanitize_name(name: &str) -> String {
-    let first = name.split(['\n', '\r']).next().unwrap_or("");
-    first
-        .chars()
-        .filter(|c| !c.is_control())
-        .collect::<String>()
-        .trim()
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        let c = if c.is_control() { ' ' } else { c };
+        if !(c == ' ' && out.ends_with(' ')) {
+            out.push(c);
+        }
+    }
+    out.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
         .to_string()
+}
+
+/// A title set by the user stays until the user renames the session: an automatic one
+/// never replaces it.
+fn may_rename(current_source: Option<&str>, source: &str) -> bool {
+    !(current_source == Some("user") && source == "auto")
 }
 
 pub(super) fn json_arg(what: &str, text: &str) -> Result<String> {
@@ -338,21 +348,23 @@ impl Session {
         )
     }
 
-    /// `setSessionName`: sanitized (first line, no control characters, trimmed).
-    /// Returns whether the stored title changed.
+    /// `setSessionName`: the name sanitized ([`sanitize_name`]) becomes the title, unless
+    /// it is empty or the user's title would give way to an automatic one
+    /// ([`may_rename`]); returns whether the name was taken.
     /// A refused rename (fenced, locked, file changed on disk) leaves the header as it was.
     pub fn set_session_name(&mut self, name: &str, source: &str) -> Result<bool> {
         self.check_writable()?;
+        if !may_rename(self.header.str_field("titleSource"), source) {
+            return Ok(false);
+        }
         let clean = sanitize_name(name);
         if clean.is_empty() {
-            return Err(SessionError::InvalidInput(
-                "session name is empty after sanitizing".into(),
-            ));
+            return Ok(false);
         }
         if self.header.title() == Some(clean.as_str())
             && self.header.str_field("titleSource") == Some(source)
         {
-            return Ok(false);
+            return Ok(true);
         }
         self.fenced(|s| {
             let write = s.persistence == Persistence::Persistent && s.flushed;
@@ -367,5 +379,36 @@ impl Session {
             }
             Ok(true)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_has_control_characters_as_spaces_runs_of_spaces_collapsed_and_is_trimmed() {
+        assert_eq!(sanitize_name("a\nb"), "a b");
+        assert_eq!(sanitize_name("  padded  name "), "padded name");
+        assert_eq!(
+            sanitize_name("tab\there\u{1b}[1m\u{85}end\u{7f}"),
+            "tab here [1m end"
+        );
+        assert_eq!(sanitize_name("\u{feff}\u{a0}wide\u{3000}\u{a0}"), "wide");
+        assert_eq!(
+            sanitize_name("a\u{a0}\u{a0}b"),
+            "a\u{a0}\u{a0}b",
+            "only spaces collapse"
+        );
+        assert_eq!(sanitize_name(" \n\t\u{7} "), "");
+    }
+
+    #[test]
+    fn only_an_automatic_title_over_the_users_is_refused() {
+        assert!(!may_rename(Some("user"), "auto"));
+        assert!(may_rename(Some("user"), "user"));
+        assert!(may_rename(Some("auto"), "auto"));
+        assert!(may_rename(Some("auto"), "user"));
+        assert!(may_rename(None, "auto"));
     }
 }

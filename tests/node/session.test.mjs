@@ -92,8 +92,9 @@ for (const [kind, make] of Object.entries(STORAGES)) {
       s.ensureOnDisk();
       assert.equal(lines(text(s.file)).length, 2);
       assert.equal(s.setSessionName('Fix the build\nsecond line', 'user'), true);
-      assert.equal(lines(text(s.file))[0].title, 'Fix the build');
-      assert.equal(s.setSessionName('Fix the build', 'user'), false);
+      assert.equal(lines(text(s.file))[0].title, 'Fix the build second line');
+      assert.equal(s.setSessionName('generated', 'auto'), false, "the user's name stays");
+      assert.equal(s.setSessionName(' \n ', 'user'), false, 'empty once sanitized');
     });
 
     test('a missing file opens as a new empty session at that path', (t) => {

@@ -548,7 +548,8 @@ impl JsSession {
 
     // ---- the session as a whole ----
 
-    /// Sanitized (first line, no control characters); returns whether the title changed.
+    /// Sanitized (control characters as spaces, spaces collapsed, trimmed); returns whether
+    /// it was taken: not when empty, nor when it is `"auto"` and the user named the session.
     #[wasm_bindgen(js_name = setSessionName)]
     pub fn set_session_name(&mut self, name: &str, source: &str) -> JsResult<bool> {
         core(self.inner.set_session_name(name, source))

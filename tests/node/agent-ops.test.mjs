@@ -1,0 +1,68 @@
+// `xcsh-session/agent` against the agent's SessionManager, operation by operation: naming a
+// session, fork, createBranchedSession, forkFrom, and captureState / restoreState. Each
+// test states what the agent does.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { SessionManager } from '../../pkg/agent.mjs';
+import { agentHome } from './helpers.mjs';
+
+function setup(t) {
+  const root = agentHome(t, 'xcsh-ops-');
+  const cwd = path.join(root, 'project');
+  fs.mkdirSync(cwd);
+  return { root, cwd };
+}
+
+const user = (text) => ({ role: 'user', content: text, timestamp: 1 });
+const assistant = (text, extra = {}) => ({
+  role: 'assistant', content: [{ type: 'text', text }], api: 'anthropic-messages', provider: 'anthropic',
+  model: 'claude-sonnet-4-5',
+  usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+  stopReason: 'stop', timestamp: 2, ...extra,
+});
+const records = (file) => fs.readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
+
+// ---- setSessionName ----
+
+test('a session name has its control characters turned into spaces and its spaces collapsed', async (t) => {
+  const { cwd } = setup(t);
+  const s = SessionManager.inMemory(cwd);
+  assert.equal(await s.setSessionName('a\nb'), true);
+  assert.equal(s.getSessionName(), 'a b');
+  assert.equal(await s.setSessionName('  padded  name '), true);
+  assert.equal(s.getSessionName(), 'padded name');
+  assert.equal(await s.setSessionName('tab\there\x1b[1m\u0085end'), true);
+  assert.equal(s.getSessionName(), 'tab here [1m end');
+});
+
+test('a name that is empty once sanitized is refused with false, the old name kept', async (t) => {
+  const { cwd } = setup(t);
+  const s = SessionManager.inMemory(cwd);
+  assert.equal(await s.setSessionName(''), false);
+  assert.equal(s.getSessionName(), undefined);
+  await s.setSessionName('kept', 'user');
+  assert.equal(await s.setSessionName(' \n\t\u0007 ', 'user'), false);
+  assert.equal(s.getSessionName(), 'kept');
+  assert.equal(s.titleSource, 'user');
+});
+
+test('an automatic title never replaces a name the user set; every other change is taken', async (t) => {
+  const { cwd } = setup(t);
+  const s = SessionManager.create(cwd);
+  s.appendMessage(user('hi'));
+  s.appendMessage(assistant('hello'));
+  assert.equal(await s.setSessionName('first auto'), true, 'auto over nothing');
+  assert.equal(await s.setSessionName('second auto', 'auto'), true, 'auto over auto');
+  assert.equal(await s.setSessionName('mine', 'user'), true, 'user over auto');
+  assert.equal(await s.setSessionName('generated', 'auto'), false, 'auto over user');
+  assert.equal(s.getSessionName(), 'mine');
+  assert.equal(s.titleSource, 'user');
+  assert.equal(await s.setSessionName('mine again', 'user'), true, 'user over user');
+  assert.equal(await s.setSessionName('mine again', 'user'), true, 'the same name again');
+  const header = records(s.getSessionFile())[0];
+  assert.equal(header.title, 'mine again');
+  assert.equal(header.titleSource, 'user');
+  await s.close();
+});
