@@ -37,11 +37,15 @@ fn fork_copies_entries_and_artifacts_and_links_the_parent() {
     let (old, new) = (result.old_file.unwrap(), result.new_file.unwrap());
     assert_ne!(old, new);
     assert_ne!(s.session_id(), old_id);
-    assert_eq!(s.header().parent_session(), Some(old.as_str()));
-    assert_eq!(
-        s.header().title(),
-        None,
-        "a fork gets a new header, as the agent writes it"
+    assert_eq!(s.header().parent_session(), Some(old_id.as_str()));
+    assert_eq!(s.header().title(), Some("Named session"));
+    let header = read(&storage, &new).lines().next().unwrap().to_string();
+    assert!(
+        header.starts_with(&format!(
+            r#"{{"type":"session","version":3,"id":"{}","title":"Named session","titleSource":"user","timestamp":"#,
+            s.session_id()
+        )),
+        "the name right after the id, as the agent writes a fork's header: {header}"
     );
     assert!(result.warnings.is_empty());
     let reloaded = open(&storage, &new, Persistence::ReadOnly);

@@ -634,6 +634,31 @@ fn branched_session_keeps_the_path_and_leaves_no_orphaned_parent_ids() {
     assert!(!reloaded.entries().iter().any(|e| e.json().contains("side")));
 }
 
+#[test]
+fn a_branched_session_is_written_at_once_without_a_name_even_before_any_reply() {
+    let storage = mem();
+    let mut s = create(&storage);
+    s.set_session_name("the original", "user").unwrap();
+    let a = s.append_message(&user("a")).unwrap();
+    s.append_message(&user("b")).unwrap();
+    let old_file = s.file().unwrap().to_string();
+    assert!(!storage.exists(&old_file), "no reply yet: not written");
+    let new_file = s.create_branched_session(&a).unwrap().unwrap();
+    let reloaded = open(&storage, &new_file, Persistence::ReadOnly);
+    assert_eq!(reloaded.header().parent_session(), Some(old_file.as_str()));
+    assert_eq!(reloaded.header().title(), None);
+    assert_eq!(reloaded.entries().len(), 1);
+}
+
+#[test]
+fn an_in_memory_branched_session_has_no_parent_session() {
+    let mut s = Session::in_memory(mem(), "/w");
+    let a = s.append_message(&user("a")).unwrap();
+    assert_eq!(s.create_branched_session(&a).unwrap(), None);
+    assert_eq!(s.header().parent_session(), None);
+    assert_eq!(s.entries().len(), 1);
+}
+
 // ---- context ----
 
 fn ctx_of(lines: &[&str]) -> Value {

@@ -111,6 +111,24 @@ impl Header {
         self.fields.shift_remove(key);
     }
 
+    /// This header with `from`'s name (`title`, `titleSource`, those it has) right after
+    /// the id, where the agent's `fork` writes them.
+    pub fn named_after(self, from: &Header) -> Header {
+        let mut fields = Map::new();
+        for (key, value) in self.fields {
+            let after_id = key == "id";
+            fields.insert(key, value);
+            if after_id {
+                for name_key in ["title", "titleSource"] {
+                    if let Some(v) = from.fields.get(name_key) {
+                        fields.insert(name_key.into(), v.clone());
+                    }
+                }
+            }
+        }
+        Header { fields }
+    }
+
     pub fn fields(&self) -> &Map<String, Value> {
         &self.fields
     }

@@ -71,15 +71,15 @@ impl Session {
         Ok(())
     }
 
-    /// A fresh header for a copy of this session, linked to `old_file` (else to this
-    /// session's id) by `parentSession`, and the copy's file beside the old one.
-    fn sibling_header(&self, old_file: Option<&str>) -> (Header, Option<String>) {
+    /// A fresh header for a copy of this session, linked to `parent_session`, and the
+    /// copy's file beside the old one (none in memory).
+    fn sibling_header(&self, parent_session: Option<&str>) -> (Header, Option<String>) {
         let header = Self::new_header(
             &*self.storage,
             self.header.cwd().unwrap_or_default(),
-            old_file.or(Some(self.header.id())),
+            parent_session,
         );
-        let new_file = old_file.map(|f| {
+        let new_file = self.file.as_deref().map(|f| {
             join(
                 parent(f),
                 &paths::session_file_name(header.timestamp().unwrap_or_default(), header.id()),
@@ -88,14 +88,14 @@ impl Session {
         (header, new_file)
     }
 
-    /// `fork()`: the same entries under a new session id and file in the same directory,
-    /// linked by `parentSession` to the old file; the artifacts directory is copied. This
-    /// session then continues in the new file.
+    /// `fork()`: the same entries and name under a new session id and file in the same
+    /// directory, linked by `parentSession` to the old session's id, as the agent writes
+    /// it; the artifacts directory is copied. This session then continues in the new file.
     pub fn fork(&mut self) -> Result<ForkResult> {
         self.check_writable()?;
         let old_file = self.file.clone();
-        let (header, new_file) = self.sibling_header(old_file.as_deref());
-        let mut next = self.copy_to(header, new_file.clone());
+        let (header, new_file) = self.sibling_header(Some(self.header.id()));
+        let mut next = self.copy_to(header.named_after(&self.header), new_file.clone());
         next.write_new_file()?;
         let mut warnings = Vec::new();
         if let (Some(old), Some(new)) = (&old_file, &new_file) {
@@ -228,7 +228,10 @@ impl Session {
     /// `createBranchedSession`: a new session holding the path root → `leaf_id`, with the
     /// labels of its entries re-created at the end. Label entries on the path are dropped
     /// and their children re-attached to the label's parent, so no `parentId` dangles.
-    /// This session then continues in the new file; returns its path (`None` in memory).
+    /// As the agent's: the new header has no name and names the old file as its
+    /// `parentSession` (nothing in memory), and the new file is written at once, assistant
+    /// message or not. This session then continues in the new file; returns its path
+    /// (`None` in memory).
     pub fn create_branched_session(&mut self, leaf_id: &str) -> Result<Option<String>> {
         self.check_writable()?;
         let path: Vec<Entry> = self
@@ -276,9 +279,7 @@ impl Session {
             next.append_label_change(&target, Some(&label))?;
         }
         next.persistence = saved_persistence;
-        if next.persistence == Persistence::Persistent && next.has_assistant {
-            next.write_whole()?;
-        }
+        next.write_new_file()?;
         *self = next;
         Ok(new_file)
     }

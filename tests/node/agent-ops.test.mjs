@@ -66,3 +66,53 @@ test('an automatic title never replaces a name the user set; every other change 
   assert.equal(header.titleSource, 'user');
   await s.close();
 });
+
+// ---- fork ----
+
+test('fork links the new header to the old session by its id and keeps its name', async (t) => {
+  const { cwd } = setup(t);
+  const s = SessionManager.create(cwd);
+  await s.setSessionName('named', 'user');
+  s.appendMessage(user('hi'));
+  s.appendMessage(assistant('hello'));
+  const oldId = s.getSessionId();
+  const { oldSessionFile, newSessionFile } = await s.fork();
+  assert.notEqual(newSessionFile, oldSessionFile);
+  assert.equal(s.getHeader().parentSession, oldId);
+  assert.equal(records(newSessionFile)[0].parentSession, oldId);
+  assert.equal(s.getSessionName(), 'named');
+  assert.equal(s.titleSource, 'user');
+  assert.equal(records(newSessionFile)[0].title, 'named');
+  await s.close();
+});
+
+// ---- createBranchedSession ----
+
+test('createBranchedSession writes the new file at once, linked to the old file, without a title', async (t) => {
+  const { cwd } = setup(t);
+  const s = SessionManager.create(cwd);
+  await s.setSessionName('the original', 'user');
+  const first = s.appendMessage(user('first'));
+  s.appendMessage(user('second'));
+  const oldFile = s.getSessionFile();
+  assert.equal(fs.existsSync(oldFile), false, 'no assistant message yet: not written');
+  const file = s.createBranchedSession(first);
+  assert.notEqual(file, oldFile);
+  assert.equal(s.getSessionFile(), file);
+  const [header, ...entries] = records(file);
+  assert.equal(header.parentSession, oldFile);
+  assert.equal(header.title, undefined);
+  assert.deepEqual(entries.map((e) => e.id), [first]);
+  assert.equal(s.getHeader().parentSession, oldFile);
+  await s.close();
+});
+
+test('in memory, createBranchedSession gives a header with no parentSession', async (t) => {
+  const { cwd } = setup(t);
+  const s = SessionManager.inMemory(cwd);
+  s.appendMessage(user('hi'));
+  const reply = s.appendMessage(assistant('hello'));
+  assert.equal(s.createBranchedSession(reply), undefined);
+  assert.equal('parentSession' in s.getHeader(), false);
+  assert.equal(s.getEntries().length, 2);
+});
