@@ -2,8 +2,10 @@
 //! the model, as the agent's load path does: an assistant message whose `providerPayload`
 //! is `openaiResponsesHistory` belongs to a provider connection that is gone, and replaying
 //! it (or the thinking signatures that point into it) on a new connection is rejected.
-//! Only messages read from the file are affected; the file itself is never changed.
+//! Only messages read from a file are affected: the file itself is never changed, but a
+//! copy made from it (`forkFrom`) is written without them, as the agent writes it.
 
+use crate::entry::{Entry, Text};
 use serde_json::Value;
 
 const MARK: &str = "openaiResponsesHistory";
@@ -25,15 +27,29 @@ pub(crate) fn without_stale_replay(message_json: &str) -> Option<String> {
     {
         return None;
     }
-    obj.remove("providerPayload");
+    obj.shift_remove("providerPayload");
     if let Some(Value::Array(blocks)) = obj.get_mut("content") {
         for block in blocks.iter_mut().filter_map(Value::as_object_mut) {
             if block.get("type").and_then(Value::as_str) == Some("thinking") {
-                block.remove("thinkingSignature");
+                block.shift_remove("thinkingSignature");
             }
         }
     }
     Some(crate::json::to_text(&message))
+}
+
+/// A copy of `entry` without its message's stale replay data, or `None` when there is
+/// nothing to drop.
+pub(crate) fn entry_without_stale_replay(entry: &Entry) -> Option<Entry> {
+    if !entry.is_assistant_message() {
+        return None;
+    }
+    let message = without_stale_replay(entry.message_json()?)?;
+    let mut value = entry.to_value();
+    value
+        .as_object_mut()?
+        .insert("message".into(), serde_json::from_str(&message).ok()?);
+    Entry::parse(Text::from(crate::json::to_text(&value))).ok()
 }
 
 #[cfg(test)]

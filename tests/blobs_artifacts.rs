@@ -115,7 +115,7 @@ fn fork_from_another_project_leaves_the_source_untouched() {
     let new = result.new_file.unwrap();
     assert!(new.starts_with("/agent/sessions/--work-other--/"));
     assert_eq!(forked.header().cwd(), Some("/work/other"));
-    assert_eq!(forked.header().parent_session(), Some(source.as_str()));
+    assert_eq!(forked.header().parent_session(), Some(s.session_id()));
     assert_eq!(read(&storage, &source), before);
     assert_eq!(
         open(&storage, &new, Persistence::ReadOnly).entries().len(),
@@ -138,6 +138,57 @@ fn fork_from_another_project_leaves_the_source_untouched() {
         }
     )
     .is_err());
+}
+
+#[test]
+fn fork_from_copies_entries_and_name_as_they_are_but_for_stale_responses_replay_data() {
+    let storage = mem();
+    let mut s = create(&storage);
+    s.set_session_name("the source", "user").unwrap();
+    let q = s.append_message(&user("question")).unwrap();
+    let stale = s
+        .append_message(
+            r#"{"role":"assistant","content":[{"type":"thinking","thinking":"hm","thinkingSignature":"{\"id\":\"rs_1\"}"},{"type":"text","text":"answer"}],"api":"openai-responses","provider":"openai","model":"gpt-5","providerPayload":{"type":"openaiResponsesHistory","provider":"openai","items":[]},"stopReason":"stop","timestamp":2}"#,
+        )
+        .unwrap();
+    s.branch(&q).unwrap();
+    s.append_message(&user("side")).unwrap();
+    let source = s.file().unwrap().to_string();
+    let source_entries: Vec<String> = s.entries().iter().map(|e| e.json().to_string()).collect();
+    let (forked, _) = Session::fork_from(
+        storage.clone(),
+        &source,
+        &CreateOptions {
+            agent_dir: "/agent".into(),
+            cwd: "/work/other".into(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(forked.header().title(), Some("the source"));
+    assert_eq!(forked.header().str_field("titleSource"), Some("user"));
+    let copied = open(&storage, forked.file().unwrap(), Persistence::ReadOnly);
+    let copied: Vec<String> = copied
+        .entries()
+        .iter()
+        .map(|e| e.json().to_string())
+        .collect();
+    assert_eq!(copied.len(), source_entries.len());
+    for (before, after) in source_entries.iter().zip(&copied) {
+        if before.contains(&stale) && before.contains("providerPayload") {
+            assert_eq!(
+                after,
+                &before
+                    .replace(r#","thinkingSignature":"{\"id\":\"rs_1\"}""#, "")
+                    .replace(
+                        r#","providerPayload":{"type":"openaiResponsesHistory","provider":"openai","items":[]}"#,
+                        ""
+                    )
+            );
+        } else {
+            assert_eq!(after, before, "ids, tree and times as they are");
+        }
+    }
 }
 
 #[test]

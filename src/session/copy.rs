@@ -115,7 +115,9 @@ impl Session {
     }
 
     /// `forkFrom`: a new session in `target_cwd`'s project holding a copy of another
-    /// project's session file; the source is only read.
+    /// project's session file, as the agent makes it: the entries as they are (ids, tree,
+    /// times) but for stale OpenAI Responses replay data, which is dropped as on load; the
+    /// source's name; linked by `parentSession` to the source's id. The source is only read.
     pub fn fork_from(
         storage: Rc<dyn Storage>,
         source: &str,
@@ -136,12 +138,23 @@ impl Session {
         let fresh = Session::create(
             storage.clone(),
             &CreateOptions {
-                parent_session: Some(source.to_string()),
+                parent_session: Some(source_session.header.id().to_string()),
                 ..options.clone()
             },
         );
-        let mut next = source_session.copy_to(fresh.header.clone(), fresh.file.clone());
+        let mut header = fresh.header.clone();
+        for key in ["title", "titleSource"] {
+            if let Some(v) = source_session.header.fields().get(key) {
+                header.set(key, v.clone());
+            }
+        }
+        let mut next = source_session.copy_to(header, fresh.file.clone());
         next.persistence = Persistence::Persistent;
+        for i in 0..next.entries.len() {
+            if let Some(clean) = crate::replay::entry_without_stale_replay(&next.entries[i]) {
+                next.entries[i] = clean;
+            }
+        }
         next.write_new_file()?;
         let mut warnings = Vec::new();
         if let Some(new) = &next.file {

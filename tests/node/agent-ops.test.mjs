@@ -116,3 +116,34 @@ test('in memory, createBranchedSession gives a header with no parentSession', as
   assert.equal('parentSession' in s.getHeader(), false);
   assert.equal(s.getEntries().length, 2);
 });
+
+// ---- forkFrom ----
+
+test('forkFrom keeps the source entries as they are, stale OpenAI Responses replay data dropped', async (t) => {
+  const { root, cwd } = setup(t);
+  const other = path.join(root, 'other');
+  fs.mkdirSync(other);
+  const source = SessionManager.create(other);
+  const root1 = source.appendMessage(user('question'));
+  const stale = source.appendMessage(assistant('answer', {
+    api: 'openai-responses', provider: 'openai', model: 'gpt-5',
+    content: [{ type: 'thinking', thinking: 'hm', thinkingSignature: '{"id":"rs_1"}' }, { type: 'text', text: 'answer' }],
+    providerPayload: { type: 'openaiResponsesHistory', provider: 'openai', items: [{ type: 'reasoning' }] },
+  }));
+  source.branch(root1);
+  const side = source.appendMessage(user('a side branch'));
+  await source.close();
+  const sourceEntries = records(source.getSessionFile()).slice(1);
+
+  const fork = await SessionManager.forkFrom(source.getSessionFile(), cwd);
+  const [header, ...entries] = records(fork.getSessionFile());
+  assert.equal(header.parentSession, source.getSessionId());
+  assert.deepEqual(entries.map((e) => [e.id, e.parentId, e.timestamp]),
+    sourceEntries.map((e) => [e.id, e.parentId, e.timestamp]), 'ids, tree and times kept');
+  assert.equal(fork.getLeafId(), side);
+  const copied = entries.find((e) => e.id === stale).message;
+  assert.equal('providerPayload' in copied, false);
+  assert.deepEqual(copied.content, [{ type: 'thinking', thinking: 'hm' }, { type: 'text', text: 'answer' }]);
+  assert.equal('providerPayload' in fork.getEntry(stale).message, false);
+  await fork.close();
+});

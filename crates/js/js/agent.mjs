@@ -105,17 +105,7 @@ export class SessionManager {
   static async forkFrom(sourcePath, cwd, sessionDir) {
     const agentDir = getAgentDir();
     const dir = sessionDir ?? SessionManager.getDefaultSessionDir(cwd, agentDir);
-    const source = Session.open(storage, path.resolve(sourcePath), { readOnly: true, agentDir });
-    const session = Session.create(storage, {
-      agentDir, cwd, sessionDir: dir, parentSession: source.sessionId,
-    });
-    const title = source.header().title;
-    for (const entry of source.entries()) {
-      const { id, parentId, timestamp, ...rest } = entry;
-      session.appendEntry(rest);
-    }
-    if (title) session.setSessionName(title, source.header().titleSource ?? 'auto');
-    session.ensureOnDisk();
+    const session = Session.forkFrom(storage, path.resolve(sourcePath), { agentDir, cwd, sessionDir: dir });
     return new SessionManager(session, cwd, dir, agentDir);
   }
 

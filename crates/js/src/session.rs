@@ -127,15 +127,27 @@ impl JsSession {
         storage: JsStorage,
         #[wasm_bindgen(unchecked_param_type = "CreateOptions")] options: JsValue,
     ) -> JsResult<JsSession> {
-        let options = CreateOptions {
-            agent_dir: string(&options, "agentDir")?,
-            cwd: string(&options, "cwd")?,
-            session_dir: opt_string(&options, "sessionDir")?,
-            parent_session: opt_string(&options, "parentSession")?,
-        };
         Ok(JsSession {
-            inner: CoreSession::create(Rc::new(JsPort::new(storage)?), &options),
+            inner: CoreSession::create(Rc::new(JsPort::new(storage)?), &create_options(&options)?),
         })
+    }
+
+    /// A new persistent session (of `options.cwd`, written at once) holding a copy of the
+    /// session file `source`: its entries as they are, but for stale OpenAI Responses
+    /// replay data, and its name; `parentSession` is the source's id. The source is only
+    /// read; its artifacts are copied.
+    #[wasm_bindgen(js_name = forkFrom)]
+    pub fn fork_from(
+        storage: JsStorage,
+        source: &str,
+        #[wasm_bindgen(unchecked_param_type = "CreateOptions")] options: JsValue,
+    ) -> JsResult<JsSession> {
+        let (inner, _) = core(CoreSession::fork_from(
+            Rc::new(JsPort::new(storage)?),
+            source,
+            &create_options(&options)?,
+        ))?;
+        Ok(JsSession { inner })
     }
 
     // ---- reading ----
@@ -735,4 +747,13 @@ pub(crate) fn report_progress(on_progress: &Option<js_sys::Function>, done: usiz
             &(total as f64).into(),
         );
     }
+}
+
+fn create_options(options: &JsValue) -> JsResult<CreateOptions> {
+    Ok(CreateOptions {
+        agent_dir: string(options, "agentDir")?,
+        cwd: string(options, "cwd")?,
+        session_dir: opt_string(options, "sessionDir")?,
+        parent_session: opt_string(options, "parentSession")?,
+    })
 }
