@@ -147,3 +147,36 @@ test('forkFrom keeps the source entries as they are, stale OpenAI Responses repl
   assert.equal('providerPayload' in fork.getEntry(stale).message, false);
   await fork.close();
 });
+
+// ---- captureState / restoreState ----
+
+test('captureState holds fileEntries: the header, then the entries as handed out', async (t) => {
+  const { cwd } = setup(t);
+  const s = SessionManager.create(cwd);
+  s.appendCustomMessageEntry('proxy-details', 'Proxy metadata', true, new Proxy({ ok: true, nested: { value: 'kept' } }, {}));
+  const snapshot = s.captureState();
+  assert.equal(snapshot.fileEntries[0].type, 'session');
+  assert.equal(snapshot.fileEntries[0].id, s.getSessionId());
+  assert.deepEqual(snapshot.fileEntries.slice(1), s.getEntries());
+  const custom = snapshot.fileEntries.find((e) => e.type === 'custom_message' && e.customType === 'proxy-details');
+  assert.deepEqual(custom.details, { ok: true, nested: { value: 'kept' } });
+  await s.close();
+});
+
+test('restoreState takes a snapshot of the agent\'s shape, with fileEntries', async (t) => {
+  const { root, cwd } = setup(t);
+  const s = SessionManager.create(cwd);
+  s.appendMessage(user('keep me'));
+  s.appendMessage(assistant('ok'));
+  const file = s.getSessionFile();
+  const { session, cwd: _cwd, sessionDir, ...agentShape } = s.captureState();
+  const other = path.join(root, 'other.jsonl');
+  await s.setSessionFile(other);
+  assert.equal(s.getSessionFile(), other);
+  s.restoreState(agentShape);
+  assert.equal(s.getSessionFile(), file);
+  assert.deepEqual(s.getEntries().map((e) => e.message.content), ['keep me', [{ type: 'text', text: 'ok' }]]);
+  s.appendMessage(user('after the rollback'));
+  assert.ok(fs.readFileSync(file, 'utf8').includes('after the rollback'));
+  await s.close();
+});

@@ -74,15 +74,17 @@ export class HistoryStorage {
   search(query: string, limit: number): AgentHistoryEntry[];
 }
 
-/** What `restoreState` comes back to (`session` is the live object). */
+/** What `restoreState` comes back to (`session` is the live object; without it, `sessionFile`). */
 export interface SessionManagerStateSnapshot {
   sessionId: string;
   sessionName: string | undefined;
   titleSource: 'auto' | 'user' | undefined;
   sessionFile: string | undefined;
-  readonly session: unknown;
-  cwd: string;
-  sessionDir: string;
+  /** The header, then the entries as `getEntries()` hands them out. */
+  fileEntries: (SessionHeader | SessionEntry)[];
+  readonly session?: unknown;
+  cwd?: string;
+  sessionDir?: string;
 }
 
 export class SessionManager {

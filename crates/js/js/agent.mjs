@@ -240,7 +240,8 @@ export class SessionManager {
 
   /**
    * What `restoreState` needs to come back to this session if switching away fails (the
-   * agent rolls back a failed `/resume`). The snapshot's `session` is the live object.
+   * agent rolls back a failed `/resume`): the agent's fields, `fileEntries` (the header,
+   * then the entries as handed out) among them, and the live `session`.
    */
   captureState() {
     return {
@@ -248,18 +249,31 @@ export class SessionManager {
       sessionName: this.getSessionName(),
       titleSource: this.titleSource,
       sessionFile: this.getSessionFile(),
+      fileEntries: [this.getHeader(), ...this.getEntries()],
       session: this.#session,
       cwd: this.#cwd,
       sessionDir: this.#sessionDir,
     };
   }
 
-  /** Back to a captured session (it takes its writer lock again at its next write). */
+  /**
+   * Back to a captured session (it takes its writer lock again at its next write). A
+   * snapshot without its live `session` (the agent's shape) comes back through its file.
+   */
   restoreState(snapshot) {
-    if (this.#session !== snapshot.session) this.#session.close();
-    this.#switchTo(snapshot.session);
-    this.#cwd = snapshot.cwd;
-    this.#sessionDir = snapshot.sessionDir;
+    const session = snapshot.session ?? this.#sessionOf(snapshot);
+    if (this.#session !== session) {
+      this.#session.close();
+      this.#switchTo(session);
+    }
+    this.#cwd = snapshot.cwd ?? this.#cwd;
+    this.#sessionDir = snapshot.sessionDir ?? this.#sessionDir;
+  }
+
+  #sessionOf({ sessionId, sessionFile }) {
+    if (sessionId === this.#session.sessionId) return this.#session;
+    if (!sessionFile) throw new Error(`restoreState: in-memory session ${sessionId} is gone`);
+    return openFile(sessionFile, this.#agentDir, this.#cwd);
   }
 
   /** Switch to a new session in the same directory; returns its file. */
