@@ -344,7 +344,7 @@ fn failure_output_sink_writer_cannot_be_created_keeps_the_tail_only() {
     let mut sink = OutputSink::with_limits(
         storage,
         Some(ArtifactTarget {
-            id: "0".into(),
+            id: Some("0".into()),
             path: "/no/dir/0.bash.log".into(),
         }),
         10,

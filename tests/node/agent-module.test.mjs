@@ -1,14 +1,14 @@
 // `xcsh-session/agent` beyond the SessionManager class: where the agent's tests put
 // sessions of temp and home cwds (and the legacy folders they fold in), its module
 // functions (migrateSessionEntries, getLatestCompactionEntry, getRecentSessions,
-// resolveResumableSession) and its OutputSink.
+// resolveResumableSession). Its OutputSink is in agent-output-sink.test.mjs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  OutputSink, SessionManager, getLatestCompactionEntry, getRecentSessions, migrateSessionEntries,
+  SessionManager, getLatestCompactionEntry, getRecentSessions, migrateSessionEntries,
   resolveResumableSession,
 } from '../../pkg/agent.mjs';
 import { agentHome } from './helpers.mjs';
@@ -153,65 +153,6 @@ test('resolveResumableSession without a session dir falls back to every project'
   const found = await resolveResumableSession('far1', cwd);
   assert.equal(found.scope, 'global');
   assert.equal(found.session.id, 'far1234');
-});
-
-test('OutputSink keeps short output whole and spills long output to its artifact', async (t) => {
-  const { root } = setup(t);
-  const short = new OutputSink();
-  short.push('hello\n');
-  assert.deepEqual(await short.dump(), {
-    output: 'hello\n', truncated: false, totalLines: 1, totalBytes: 6, outputLines: 1, outputBytes: 6,
-  });
-
-  const artifactPath = path.join(root, '0.bash.log');
-  const seen = [];
-  const sink = new OutputSink({ artifactPath, artifactId: '0', spillThreshold: 1000, onChunk: (c) => seen.push(c) });
-  const line = `${'y'.repeat(99)}\n`;
-  for (let i = 0; i < 5; i++) sink.push(line);
-  assert.equal(fs.existsSync(artifactPath), false, '500 bytes: still in memory');
-  for (let i = 0; i < 15; i++) sink.push(line);
-  const summary = await sink.dump('exit code 0');
-  assert.equal(summary.truncated, true);
-  assert.equal(summary.artifactId, '0');
-  assert.equal(fs.readFileSync(artifactPath, 'utf8'), line.repeat(20), 'the whole output, in order');
-  assert.ok(summary.output.startsWith('[exit code 0]\n'));
-  assert.ok(summary.outputBytes <= 1000);
-  assert.equal(summary.totalLines, 20);
-  assert.equal(summary.totalBytes, 2000);
-  assert.equal(seen.length, 20, 'every chunk, unthrottled');
-});
-
-test('OutputSink masks secrets, throttles onChunk and sanitizes split escapes', async () => {
-  const seen = [];
-  const sink = new OutputSink({
-    maskSecrets: (s) => s.replaceAll('hunter2', '***'), onChunk: (c) => seen.push(c), chunkThrottleMs: 60_000,
-  });
-  sink.push('pass=hunter2 \u001b[3');
-  sink.push('1mred\u001b[0m\r');
-  sink.push('\n');
-  const summary = await sink.dump();
-  assert.equal(summary.output, 'pass=*** red\n');
-  assert.deepEqual(seen, ['pass=*** \u001b[3'], 'throttled to the first chunk, masked, raw');
-});
-
-test('OutputSink.createInput takes bytes split inside a character', async () => {
-  const sink = new OutputSink();
-  const writer = sink.createInput().getWriter();
-  const bytes = new TextEncoder().encode('héllo\n');
-  await writer.write(bytes.slice(0, 2));
-  await writer.write(bytes.slice(2));
-  await writer.close();
-  assert.equal((await sink.dump()).output, 'héllo\n');
-});
-
-test('OutputSink whose artifact cannot be written keeps the tail and says why', async (t) => {
-  const { root } = setup(t);
-  const sink = new OutputSink({ artifactPath: path.join(root, 'no', 'such', 'dir', '0.log'), artifactId: '0', spillThreshold: 10 });
-  sink.push('0123456789abcdef\n');
-  const summary = await sink.dump();
-  assert.equal(summary.truncated, true);
-  assert.equal(summary.artifactId, undefined);
-  assert.match(summary.artifactError, /no such|ENOENT|not found/i);
 });
 
 test('the SQLite prompt history names what it needs on a Node without node:sqlite', async (t) => {

@@ -22,7 +22,7 @@ impl GuestOutputSink for OutputSinkResource {
         max_lines: Option<u64>,
     ) -> Self {
         let target = artifact_path.map(|path| ArtifactTarget {
-            id: artifact_id.unwrap_or_default(),
+            id: artifact_id,
             path,
         });
         OutputSinkResource(RefCell::new(OutputSink::with_limits(

@@ -1,7 +1,7 @@
 // Declarations of `xcsh-session/agent` (agent.mjs): the agent's SessionManager.
 import type {
   SessionHeader, SessionEntry, TreeNode, SessionContext, SessionInfo, UsageStatistics,
-  AgentMessage, ContentBlock, RecentSessionInfo, OutputSummary,
+  AgentMessage, ContentBlock, RecentSessionInfo,
 } from './xcsh_session.js';
 
 /** `$PI_CODING_AGENT_DIR`, else `~/.xcsh/agent`. */
@@ -36,24 +36,6 @@ export function getRecentSessions(sessionDir: string, limit?: number): Promise<(
 
 /** The session an id or file-name prefix names, locally first; an ambiguous prefix throws. */
 export function resolveResumableSession(sessionArg: string, cwd: string, sessionDir?: string): Promise<{ session: SessionInfo; scope: 'local' | 'global' } | undefined>;
-
-/** The agent's `OutputSinkOptions`. */
-export interface OutputSinkOptions {
-  artifactPath?: string;
-  artifactId?: string;
-  spillThreshold?: number;
-  onChunk?: (chunk: string) => void;
-  chunkThrottleMs?: number;
-  maskSecrets?: (text: string) => string;
-}
-
-/** Streaming tool output with a bounded tail, spilled whole to `artifactPath`. */
-export class OutputSink {
-  constructor(options?: OutputSinkOptions);
-  push(chunk: string): void;
-  createInput(): WritableStream<Uint8Array | string>;
-  dump(notice?: string): Promise<OutputSummary>;
-}
 
 /** A stored prompt, as the agent's `HistoryStorage` returns it. */
 export interface AgentHistoryEntry {

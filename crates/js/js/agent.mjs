@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  OutputSink as CoreOutputSink, PromptHistory, Session, blobPut,
+  PromptHistory, Session, blobPut,
   buildSessionContext as contextOfText, continueRecent, deleteSession, fileRecords,
   findMostRecentSession as newestIn, findResumableSession, listSessions, mergeLegacySessionDir,
   migrateRecords, parseRecords, recentSessions, sessionDirForCwd, terminalId,
@@ -401,30 +401,6 @@ export async function resolveResumableSession(sessionArg, cwd, sessionDir) {
     agentDir, sessionDir: local, arg: sessionArg, localOnly: sessionDir !== undefined,
   });
   return found ?? undefined;
-}
-
-/**
- * The agent's `OutputSink`: streaming tool output with a bounded tail, spilled whole to
- * `artifactPath` once past `spillThreshold` bytes. Chunks are sanitized as they arrive
- * (escape sequences split across chunks included) rather than at `dump()`.
- */
-export class OutputSink {
-  #sink;
-  constructor(options = {}) {
-    this.#sink = new CoreOutputSink(definedOnly({ ...options, storage: options.artifactPath ? storage : undefined }));
-  }
-  push(chunk) { this.#sink.push(chunk); }
-  /** A `WritableStream` of strings or UTF-8 bytes that pushes into this sink. */
-  createInput() {
-    const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
-    const finish = () => { const rest = decoder.decode(); if (rest) this.push(rest); };
-    return new WritableStream({
-      write: (chunk) => this.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true })),
-      close: finish,
-      abort: finish,
-    });
-  }
-  async dump(notice) { return this.#sink.dump(notice); }
 }
 
 /**

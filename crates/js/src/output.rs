@@ -1,6 +1,7 @@
 //! `OutputSink` for JavaScript: the core's streaming sink (sanitize, bounded tail, spill
 //! to an artifact file) with the agent's options (`artifactPath`, `artifactId`,
-//! `spillThreshold`, `onChunk`, `chunkThrottleMs`, `maskSecrets`).
+//! `spillThreshold`, `onChunk`, `chunkThrottleMs`, `maskSecrets`) and `imageProtocol`
+//! (the agent reads it from its terminal: image sequences are kept when it is set).
 
 use crate::convert::{get, invalid, opt_prop, opt_string, parse};
 use crate::session::storage_option;
@@ -46,16 +47,19 @@ impl JsOutputSink {
                 "OutputSink with an artifactPath needs the storage to write it through (options.storage)",
             ));
         }
-        let target = path.map(|path| ArtifactTarget {
-            id: id.unwrap_or_default(),
-            path,
-        });
+        let target = path.map(|path| ArtifactTarget { id, path });
         let max_bytes = opt_count(&options, "spillThreshold")?
             .map_or(xcsh_session::DEFAULT_MAX_BYTES, |n| n as usize);
         let max_lines = opt_count(&options, "maxLines")?
             .map_or(xcsh_session::DEFAULT_MAX_LINES, |n| n as usize);
+        let mut inner =
+            OutputSink::with_limits(storage_option(&options)?, target, max_lines, max_bytes);
+        let protocol = get(&options, "imageProtocol");
+        if !(protocol.is_undefined() || protocol.is_null()) {
+            inner = inner.keeping_images();
+        }
         Ok(JsOutputSink {
-            inner: OutputSink::with_limits(storage_option(&options)?, target, max_lines, max_bytes),
+            inner,
             on_chunk: opt_function(&options, "onChunk")?,
             mask_secrets: opt_function(&options, "maskSecrets")?,
             throttle_ms: opt_count(&options, "chunkThrottleMs")?.unwrap_or(0.0),
@@ -74,17 +78,33 @@ impl JsOutputSink {
     }
 
     /// Add a chunk: masked, passed raw to `onChunk` (at most once per `chunkThrottleMs`),
-    /// then sanitized into the tail (and the artifact file once spilling).
-    pub fn push(&mut self, chunk: &str) -> JsResult<()> {
-        let chunk = self.masked(chunk.to_string())?;
+    /// then sanitized into the tail (and the artifact file once spilling). The chunk is
+    /// taken as UTF-16 when it may hold a lone surrogate (dropped, not U+FFFD).
+    pub fn push(&mut self, chunk: js_sys::JsString) -> JsResult<()> {
+        let chunk = match &self.mask_secrets {
+            None => chunk,
+            Some(f) => f
+                .call1(&JsValue::NULL, &chunk)?
+                .dyn_into::<js_sys::JsString>()
+                .map_err(|_| invalid("maskSecrets must return a string"))?,
+        };
         if let Some(f) = &self.on_chunk {
             let now = js_sys::Date::now();
             if now - self.last_chunk_ms >= self.throttle_ms {
                 self.last_chunk_ms = now;
-                f.call1(&JsValue::NULL, &JsValue::from_str(&chunk))?;
+                f.call1(&JsValue::NULL, &chunk)?;
             }
         }
-        self.inner.push(&chunk);
+        let text = String::from(&chunk);
+        if text.contains('\u{fffd}') {
+            // A lone surrogate would come in as U+FFFD: removed here, counted by the core.
+            let lone_surrogate = js_sys::RegExp::new("\\p{Surrogate}", "gu");
+            let kept = chunk.replace_by_pattern(&lone_surrogate, "");
+            let dropped = (chunk.length() - kept.length()) as usize;
+            self.inner.push_js_text(&String::from(&kept), dropped);
+        } else {
+            self.inner.push(&text);
+        }
         Ok(())
     }
 

@@ -460,14 +460,21 @@ export interface OutputSinkOptions {
   chunkThrottleMs?: number;
   /** Masks secrets in every chunk before anything else sees it, and in the final output. */
   maskSecrets?: (text: string) => string;
+  /**
+   * The terminal's image protocol (the agent's `TERMINAL.imageProtocol`): when set (not
+   * null), SIXEL, iTerm2 and kitty image sequences are kept whole instead of stripped.
+   */
+  imageProtocol?: string | null;
 }
 
 /** What `OutputSink.dump()` returns (the agent's `OutputSummary`). */
 export interface OutputSummary {
-  /** The tail to show, sanitized, lines clipped at 1024 columns; `[notice]` line first. */
+  /** The tail to show, sanitized (long lines whole: the tail keeps their end); `[notice]` line first. */
   output: string;
   truncated: boolean;
+  /** Of the text pushed, before sanitizing, as the agent counts: LFs plus one (nothing pushed: 0). */
   totalLines: number;
+  /** UTF-8 bytes pushed, before sanitizing (a lone surrogate counts as U+FFFD, 3 bytes). */
   totalBytes: number;
   /** Lines and bytes of the tail (without the notice line). */
   outputLines: number;
