@@ -341,9 +341,10 @@ export async function findMostRecentSession(sessionDir) {
 }
 
 /**
- * Delete a session file of the agent dir with its artifacts directory and its lock; blobs
- * stay for garbage collection. Only `.jsonl` files under `<agentDir>/sessions` are
- * sessions. A session a live writer of another process holds is not deleted (kind
+ * Delete a session file with its artifacts directory and its lock; blobs stay for garbage
+ * collection. A session is a `.jsonl` file under `<agentDir>/sessions`, or, elsewhere, a
+ * `.jsonl` file that starts with a session header (other files are refused, kind
+ * `invalidInput`); a missing file rejects (kind `notFound`), as the agent's unlink. A session a live writer of another process holds is not deleted (kind
  * `conflict`, naming it); a dead writer's lock is recovered. Within this process the
  * delete goes ahead (the agent closes its active session first); a manager of this
  * process that still has it open writes it again whole on its next append.
