@@ -55,25 +55,6 @@ export class OutputSink {
   dump(notice?: string): Promise<OutputSummary>;
 }
 
-/** A stored prompt, as the agent's `HistoryStorage` returns it. */
-export interface AgentHistoryEntry {
-  id: number;
-  prompt: string;
-  /** Epoch seconds. */
-  created_at: number;
-  cwd?: string;
-}
-
-/** The agent's `HistoryStorage` over `<agentDir>/history.db` (node:sqlite, Node 22.13+). */
-export class HistoryStorage {
-  constructor(dbPath: string);
-  static open(dbPath?: string): HistoryStorage;
-  static resetInstance(): void;
-  add(prompt: string, cwd?: string): Promise<void>;
-  getRecent(limit: number): AgentHistoryEntry[];
-  search(query: string, limit: number): AgentHistoryEntry[];
-}
-
 /** What `restoreState` comes back to (`session` is the live object). */
 export interface SessionManagerStateSnapshot {
   sessionId: string;

@@ -17,13 +17,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  OutputSink as CoreOutputSink, PromptHistory, Session, blobPut,
+  OutputSink as CoreOutputSink, Session, blobPut,
   buildSessionContext as contextOfText, continueRecent, deleteSession, fileRecords,
   findMostRecentSession as newestIn, findResumableSession, listSessions, mergeLegacySessionDir,
   migrateRecords, parseRecords, recentSessions, sessionDirForCwd, terminalId,
 } from './node.mjs';
 import { nodeStorage } from './node-storage.mjs';
-import { nodeHistoryStore } from './node-history.mjs';
 
 /** `$PI_CODING_AGENT_DIR`, else `~/.xcsh/agent` (where the agent keeps sessions and blobs). */
 export function getAgentDir() {
@@ -422,64 +421,6 @@ export class OutputSink {
     });
   }
   async dump(notice) { return this.#sink.dump(notice); }
-}
-
-/**
- * The agent's `HistoryStorage`: the prompts the user submitted, in the SQLite file
- * `<agentDir>/history.db` that the agent and the CLI share (`node:sqlite`, Node 22.13 or
- * newer; an older schema is migrated on open). Entries are `{ id, prompt, created_at,
- * cwd? }`, `created_at` in epoch seconds. Unlike the agent's, search ranks the best match
- * first (FTS5 bm25, then newest) rather than newest first, as the CLI and viewer rank it.
- */
-export class HistoryStorage {
-  static #instance;
-  #store;
-  #history;
-
-  constructor(dbPath) {
-    this.#store = nodeHistoryStore(dbPath);
-    this.#history = new PromptHistory(this.#store);
-  }
-
-  /** The history of `dbPath` (default `<agentDir>/history.db`), one per process. */
-  static open(dbPath = path.join(getAgentDir(), 'history.db')) {
-    HistoryStorage.#instance ??= new HistoryStorage(dbPath);
-    return HistoryStorage.#instance;
-  }
-
-  /** Forget (and close) the process's history, as the agent's tests do between cases. */
-  static resetInstance() {
-    HistoryStorage.#instance?.#store.close();
-    HistoryStorage.#instance = undefined;
-  }
-
-  /** Store a prompt (trimmed; blank ones and a repeat of the previous one are skipped). */
-  async add(prompt, cwd) {
-    this.#history.add(prompt, cwd ?? undefined);
-  }
-
-  /** The `limit` newest prompts. */
-  getRecent(limit) {
-    return this.#history.recent({ limit: safeLimit(limit) }).map(agentEntry);
-  }
-
-  /** The prompts whose words start with the words of `query`, best match first. */
-  search(query, limit) {
-    const q = PromptHistory.prefixQuery(String(query));
-    if (!q) return [];
-    return this.#history.search(q, { limit: safeLimit(limit) }).map(agentEntry);
-  }
-}
-
-/** A limit as the agent reads it: not finite → 0, else floored at 0. */
-function safeLimit(limit) {
-  return Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : 0;
-}
-
-function agentEntry(e) {
-  const entry = { id: e.id, prompt: e.prompt, created_at: Math.floor(Date.parse(e.createdAt) / 1000) };
-  if (e.cwd !== null) entry.cwd = e.cwd;
-  return entry;
 }
 
 /** The real path of `p` when it exists (symlinks resolved), else `p`. */
