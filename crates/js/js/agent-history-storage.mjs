@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { PromptHistory } from './node.mjs';
 import { nodeHistoryStore } from './node-history.mjs';
-import { getAgentDir } from './agent.mjs';
+import { getAgentDir } from './agent-dir.mjs';
 
 /**
  * The agent's `HistoryStorage`: the prompts the user submitted, in the SQLite file
