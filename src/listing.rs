@@ -52,21 +52,20 @@ impl RecentSessionInfo {
         cap(&self.full_name(), NAME_MAX_CHARS)
     }
 
-    /// Sanitized title → first user text → header id → file name without `.jsonl`.
+    /// The first non-empty of the sanitized title, first user prompt and header id, else
+    /// the file name without `.jsonl`.
     pub fn full_name(&self) -> String {
         let candidates = [
-            self.head.title.as_deref().map(sanitize),
-            self.first_user_text.as_deref().map(sanitize),
+            self.head.title.as_deref(),
+            self.first_user_text.as_deref(),
+            Some(self.head.id.as_str()),
         ];
         candidates
             .into_iter()
             .flatten()
+            .map(sanitize)
             .find(|s| !s.is_empty())
-            .or_else(|| (!self.head.id.is_empty()).then(|| self.head.id.clone()))
-            .unwrap_or_else(|| {
-                let file = crate::storage::basename(&self.head.path);
-                file.strip_suffix(".jsonl").unwrap_or(file).to_string()
-            })
+            .unwrap_or_else(|| crate::storage::basename(&self.head.path).replacen(".jsonl", "", 1))
     }
 
     /// "just now", "5m ago", "3h ago", "2d ago", or the date.
@@ -160,7 +159,10 @@ pub fn newest_session_cwd(storage: &dyn Storage, agent_dir: &str) -> Option<Stri
     Header::from_file_start(&start)?.cwd().map(str::to_string)
 }
 
-/// Text of a message's `content` (a string, or the text blocks joined with a space).
+/// Text of a message's `content` as a listed session's `firstMessage` and
+/// `allMessagesText` read it (the agent's `extractTextFromContent`): a string as it is, or
+/// the `text` of every block of type `text` joined with a space (a block without a string
+/// `text` adds an empty part). `None` when the content is neither.
 pub fn message_text(message: &str) -> Option<String> {
     let f = pick(message, &["content"]).ok()?;
     let content = f[0]?;
@@ -172,12 +174,30 @@ pub fn message_text(message: &str) -> Option<String> {
         .iter()
         .filter_map(|b| {
             let f = pick(b.get(), &["type", "text"]).ok()?;
-            (f[0].and_then(raw_str).as_deref() == Some("text"))
-                .then(|| f[1].and_then(raw_str).map(|s| s.into_owned()))
-                .flatten()
+            (f[0].and_then(raw_str).as_deref() == Some("text")).then(|| {
+                f[1].and_then(raw_str)
+                    .map(|s| s.into_owned())
+                    .unwrap_or_default()
+            })
         })
         .collect();
-    (!texts.is_empty()).then(|| texts.join(" "))
+    Some(texts.join(" "))
+}
+
+/// The prompt that names a session in the recent list (the agent's
+/// `extractFirstUserPrompt`): a string content as it is, else the first block with a string
+/// `text`, whatever its type. `None` when there is none.
+fn prompt_text(message: &str) -> Option<String> {
+    let f = pick(message, &["content"]).ok()?;
+    let content = f[0]?;
+    if let Some(s) = raw_str(content) {
+        return Some(s.into_owned());
+    }
+    let blocks: Vec<&RawValue> = serde_json::from_str(content.get()).ok()?;
+    blocks.iter().find_map(|b| {
+        let f = pick(b.get(), &["text"]).ok()?;
+        f[0].and_then(raw_str).map(|s| s.into_owned())
+    })
 }
 
 fn jsonl_files(storage: &dyn Storage, dir: &str) -> StorageResult<Vec<String>> {
@@ -201,7 +221,14 @@ pub fn recent_info(storage: &dyn Storage, path: &str) -> Option<RecentSessionInf
     let parsed = parse_lenient(&text);
     let mut records = parsed.records.iter().map(|r| &text[r.start..r.end]);
     let header = Header::from_json(records.next()?)?;
-    let first_user_text = first_user_text(records);
+    // As the agent: a header with a title (even one that sanitizes to nothing) is not
+    // named by its first prompt.
+    let titled = header.fields().get("title").is_some_and(truthy);
+    let first_user_text = if titled {
+        None
+    } else {
+        first_user_text(records)
+    };
     Some(RecentSessionInfo {
         head: SessionHead::of(path, &header, header.title().map(str::to_string)),
         first_user_text,
@@ -209,7 +236,20 @@ pub fn recent_info(storage: &dyn Storage, path: &str) -> Option<RecentSessionInf
     })
 }
 
-/// The text of the first user message among entry records (JSON text, file order).
+/// JavaScript's truthiness of a JSON value.
+fn truthy(v: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+/// The prompt of the first user message with one among entry records (JSON text, file
+/// order): see [`prompt_text`].
 fn first_user_text<'a>(mut records: impl Iterator<Item = &'a str>) -> Option<String> {
     records.find_map(|r| {
         let f = pick(r, &["type", "message"]).ok()?;
@@ -218,7 +258,7 @@ fn first_user_text<'a>(mut records: impl Iterator<Item = &'a str>) -> Option<Str
         }
         let m = f[1]?.get();
         let role = pick(m, &["role"]).ok()?[0].and_then(raw_str)?.into_owned();
-        (role == "user").then(|| message_text(m)).flatten()
+        (role == "user").then(|| prompt_text(m)).flatten()
     })
 }
 
@@ -302,7 +342,8 @@ pub fn session_info(storage: Rc<dyn Storage>, path: &str) -> Option<SessionInfo>
         .records
         .first()
         .map(|r| text[r.start..r.end].to_string())?;
-    Header::from_json(&first)?;
+    // The agent lists a header with an empty id as no session.
+    Header::from_json(&first).filter(|h| !h.id().is_empty())?;
     let session = Session::from_text(storage, &text, "");
     let header = session.header();
     let mut message_count = 0;
@@ -315,7 +356,9 @@ pub fn session_info(storage: Rc<dyn Storage>, path: &str) -> Option<SessionInfo>
                 message_count += 1;
                 let role = role.as_deref().unwrap_or("");
                 if role == "user" || role == "assistant" {
-                    if let Some(t) = e.message_json().and_then(message_text) {
+                    let text = e.message_json().and_then(message_text);
+                    // As the agent: a message without text adds nothing.
+                    if let Some(t) = text.filter(|t| !t.is_empty()) {
                         if role == "user" && first_message.is_none() {
                             first_message = Some(t.clone());
                         }
@@ -349,7 +392,6 @@ pub fn session_info(storage: Rc<dyn Storage>, path: &str) -> Option<SessionInfo>
 }
 
 fn sorted(mut infos: Vec<SessionInfo>) -> Vec<SessionInfo> {
-    infos.retain(|i| i.message_count > 0);
     infos.sort_by(|a, b| {
         b.modified_ms
             .cmp(&a.modified_ms)
@@ -358,8 +400,8 @@ fn sorted(mut infos: Vec<SessionInfo>) -> Vec<SessionInfo> {
     infos
 }
 
-/// `SessionManager.list(cwd, sessionDir?)`: the sessions of one project with at least one
-/// message, newest first.
+/// `SessionManager.list(cwd, sessionDir?)`: the sessions of one project, newest first; a
+/// session without messages (a header alone) is listed too, as the agent lists it.
 pub fn list(
     storage: Rc<dyn Storage>,
     agent_dir: &str,
@@ -573,7 +615,8 @@ mod tests {
             message_text(r#"{"content":[{"type":"text","text":"a"},{"type":"image","data":"x"},{"type":"text","text":"b"}]}"#).as_deref(),
             Some("a b")
         );
-        assert_eq!(message_text(r#"{"content":[]}"#), None);
+        assert_eq!(message_text(r#"{"content":[]}"#).as_deref(), Some(""));
+        assert_eq!(message_text(r#"{"role":"user"}"#), None);
     }
 
     #[test]

@@ -167,13 +167,16 @@ fn find_most_recent_session_takes_the_newest_valid_file() {
 }
 
 #[test]
-fn list_reads_whole_files_and_excludes_sessions_without_messages() {
+fn list_reads_whole_files_and_lists_a_header_alone_as_a_session_without_messages() {
     let storage = Rc::new(MemoryStorage::new());
     agent_dir(&storage);
     let infos = listing::list(storage.clone(), "/agent", "/work/a", None).unwrap();
     let ids: Vec<&str> = infos.iter().map(|i| i.head.id.as_str()).collect();
-    assert_eq!(ids, vec!["a2", "a1"]);
-    let a1 = &infos[1];
+    assert_eq!(ids, vec!["a4", "a2", "a1"]);
+    assert_eq!(infos[0].message_count, 0);
+    assert_eq!(infos[0].first_message, "(no messages)");
+    assert_eq!(infos[0].all_messages_text, "");
+    let a1 = &infos[2];
     assert_eq!(
         a1.head.title.as_deref(),
         Some("Fix the\u{1} login bug\nmore")
@@ -183,8 +186,8 @@ fn list_reads_whole_files_and_excludes_sessions_without_messages() {
     assert!(a1.all_messages_text.starts_with("first question padding"));
     assert_eq!(a1.created, "2026-02-16T10:20:30.123Z");
     let json: serde_json::Value = serde_json::from_str(&listing::list_json(&infos)).unwrap();
-    assert_eq!(json[1]["messageCount"], 2);
-    assert_eq!(json[1]["path"], "/agent/sessions/--work-a--/1_a1.jsonl");
+    assert_eq!(json[2]["messageCount"], 2);
+    assert_eq!(json[2]["path"], "/agent/sessions/--work-a--/1_a1.jsonl");
 }
 
 #[test]
@@ -193,9 +196,9 @@ fn list_all_spans_projects_and_uses_the_compaction_short_summary_as_title() {
     agent_dir(&storage);
     let infos = listing::list_all(storage.clone(), "/agent").unwrap();
     let ids: Vec<&str> = infos.iter().map(|i| i.head.id.as_str()).collect();
-    assert_eq!(ids, vec!["a2", "b1", "a1"]);
-    assert_eq!(infos[1].head.title.as_deref(), Some("Compacted title"));
-    assert_eq!(infos[1].head.cwd, "/work/b");
+    assert_eq!(ids, vec!["a4", "a2", "b1", "a1"]);
+    assert_eq!(infos[2].head.title.as_deref(), Some("Compacted title"));
+    assert_eq!(infos[2].head.cwd, "/work/b");
     assert!(listing::list_all(Rc::new(MemoryStorage::new()), "/agent")
         .unwrap()
         .is_empty());
@@ -216,6 +219,81 @@ fn session_without_user_message_says_no_messages() {
     let info = listing::session_info(storage.clone(), "/s/x.jsonl").unwrap();
     assert_eq!(info.first_message, "(no messages)");
     assert_eq!(info.message_count, 1);
+}
+
+/// A message entry whose `content` is the given JSON.
+fn msg_content(id: &str, role: &str, content: &str) -> String {
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":null,"timestamp":"2026-02-16T10:21:00.000Z","message":{{"role":"{role}","content":{content}}}}}"#
+    )
+}
+
+#[test]
+fn messages_without_text_add_nothing_to_first_message_and_all_messages_text() {
+    let storage = Rc::new(MemoryStorage::new());
+    let lines = [
+        header("x", "/w", None),
+        msg_content("e1", "user", r#""""#),
+        msg_content("e2", "user", r#"[{"type":"text","text":""}]"#),
+        msg_content("e3", "user", r#"[{"type":"image","data":"AA=="}]"#),
+        msg_content(
+            "u",
+            "user",
+            r#"[{"type":"text","text":"fix it"},{"type":"text"}]"#,
+        ),
+        msg_content("a", "assistant", r#""done""#),
+    ];
+    put(&storage, "/s/x.jsonl", &format!("{}\n", lines.join("\n")));
+    let info = listing::session_info(storage.clone(), "/s/x.jsonl").unwrap();
+    assert_eq!(info.message_count, 5);
+    // A text block without text is an empty part of the join, as the agent's `join(" ")`.
+    assert_eq!(info.first_message, "fix it ");
+    assert_eq!(info.all_messages_text, "fix it  done");
+}
+
+#[test]
+fn the_recent_list_names_a_session_by_the_first_text_block_of_its_first_prompt() {
+    let storage = MemoryStorage::new();
+    let dir = "/agent/sessions/--w--";
+    put(
+        &storage,
+        &format!("{dir}/1_p.jsonl"),
+        &format!(
+            "{}\n{}\n",
+            header("p", "/w", None),
+            msg_content(
+                "u",
+                "user",
+                r#"[{"type":"image","data":"AA=="},{"type":"text","text":"first block"},{"type":"text","text":"second"}]"#
+            )
+        ),
+    );
+    // A title that sanitizes to nothing still keeps the prompt out: the id names it.
+    put(
+        &storage,
+        &format!("{dir}/2_t.jsonl"),
+        &format!(
+            "{}\n{}\n",
+            header("t", "/w", Some("\nsecond line")),
+            msg("u", None, "user", "a prompt")
+        ),
+    );
+    storage.set_mtime(&format!("{dir}/1_p.jsonl"), 2000);
+    storage.set_mtime(&format!("{dir}/2_t.jsonl"), 1000);
+    let recent = recent_sessions(&storage, dir, 10).unwrap();
+    assert_eq!(recent[0].full_name(), "first block");
+    assert_eq!(recent[1].full_name(), "t");
+}
+
+#[test]
+fn a_header_with_an_empty_id_is_no_listed_session() {
+    let storage = Rc::new(MemoryStorage::new());
+    put(
+        &storage,
+        "/s/x.jsonl",
+        &format!("{}\n", header("", "/w", None)),
+    );
+    assert_eq!(listing::session_info(storage, "/s/x.jsonl"), None);
 }
 
 #[test]

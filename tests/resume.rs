@@ -96,13 +96,12 @@ fn an_ambiguous_prefix_reports_the_candidates() {
 }
 
 #[test]
-fn sessions_without_messages_are_not_resumable_by_id() {
+fn a_session_without_messages_is_resumable_by_id_as_the_agent_lists_it() {
     let storage = world();
-    assert_eq!(
-        resume::resolve(storage, "/agent", "/work/here", "feedfeed", None)
-            .unwrap_err()
-            .to_string(),
-        "Session \"feedfeed\" not found."
+    let target = resume::resolve(storage, "/agent", "/work/here", "feedfeed", None).unwrap();
+    assert!(
+        matches!(&target, ResumeTarget::Local(s) if s.head.id == "feedfeed00000000" && s.message_count == 0),
+        "{target:?}"
     );
 }
 

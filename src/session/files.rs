@@ -121,9 +121,13 @@ pub fn import_session_text(
     })
 }
 
-/// Deletes the session `path` of `agent_dir`: the file, its artifacts directory and its
-/// writer lock (blobs stay: other sessions may share them; blob GC removes unreferenced
-/// ones). Only a `.jsonl` file under `<agent_dir>/sessions/` is a session.
+/// Deletes the session `path`: the file, its artifacts directory and its writer lock
+/// (blobs stay: other sessions may share them; blob GC removes unreferenced ones). A
+/// session is a `.jsonl` file under `<agent_dir>/sessions/`, or, anywhere else (the agent
+/// deletes the file it is given wherever it is), a `.jsonl` file that starts with a
+/// session header: any other file is refused, so a wrong path cannot delete a document and
+/// the directory beside it. A missing file is [`SessionError::Storage`] not found, as the
+/// agent's unlink fails.
 ///
 /// A delete is a writer: it takes the session's lock first, by the rules of every writer
 /// ([`crate::lock`]), and holds it until the files are gone. A live writer of another
@@ -136,7 +140,12 @@ pub fn import_session_text(
 /// behind its back.
 pub fn delete_session(storage: &dyn Storage, agent_dir: &str, path: &str) -> Result<()> {
     let sessions = format!("{}/", paths::sessions_root(agent_dir));
-    if !path.starts_with(&sessions) || !path.ends_with(".jsonl") {
+    let is_session = path.ends_with(".jsonl")
+        && (path.starts_with(&sessions) || {
+            let start = storage.read_prefix(path, HEADER_PREFIX_BYTES as u64)?;
+            Header::from_file_start(&start).is_some()
+        });
+    if !is_session {
         return Err(SessionError::InvalidInput(format!(
             "not a session file: {path}"
         )));
@@ -275,6 +284,9 @@ mod tests {
         }
         assert!(st.exists("/a/sessions/--w--/t_other.jsonl"));
         assert!(st.exists(&format!("/a/blobs/{HASH_A}")));
+        st.write("/a/blobs/x.jsonl", b"{}\n").unwrap();
+        st.mkdir_all("/b/sessions").unwrap();
+        st.write("/b/sessions/x.jsonl", b"").unwrap();
         for not_a_session in [
             "/a/blobs/x.jsonl",
             "/a/sessions/--w--/t_s/1.bash.log",
@@ -293,6 +305,37 @@ mod tests {
             .to_string()
             .contains("ENOENT"));
         assert!(!st.exists("/a/sessions/--gone--"));
+    }
+
+    #[test]
+    fn a_file_that_starts_with_a_session_header_is_deleted_wherever_it_is() {
+        let st = MemoryStorage::new();
+        let file = "/tmp/t/picked.jsonl";
+        for (path, data) in [
+            (file, "{\"type\":\"session\",\"id\":\"s\",\"cwd\":\"/w\"}\n"),
+            ("/tmp/t/picked/0.bash.log", "out"),
+            ("/tmp/t/notes.jsonl", "{\"type\":\"message\"}\n"),
+            ("/tmp/t/notes/keep.txt", "keep"),
+            ("/tmp/t/doc.md", "# not a session"),
+        ] {
+            st.mkdir_all(parent(path)).unwrap();
+            st.write(path, data.as_bytes()).unwrap();
+        }
+        delete_session(&st, "/a", file).unwrap();
+        assert!(!st.exists(file) && !st.exists("/tmp/t/picked"));
+        for refused in ["/tmp/t/notes.jsonl", "/tmp/t/doc.md"] {
+            assert!(matches!(
+                delete_session(&st, "/a", refused),
+                Err(SessionError::InvalidInput(_))
+            ));
+        }
+        assert!(st.exists("/tmp/t/notes.jsonl") && st.exists("/tmp/t/notes/keep.txt"));
+        // Missing: not found, as the agent's unlink.
+        let e = delete_session(&st, "/a", "/tmp/t/gone.jsonl").unwrap_err();
+        assert_eq!(
+            crate::api::ErrorKind::of(&e),
+            crate::api::ErrorKind::NotFound
+        );
     }
 
     /// Every file of the session `agent()` made, with its bytes.

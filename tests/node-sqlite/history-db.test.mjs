@@ -9,7 +9,7 @@ import path from 'node:path';
 import { execFileSync, spawn } from 'node:child_process';
 import { DatabaseSync } from 'node:sqlite';
 import { openPromptHistory, nodeHistoryStore } from '../../pkg/node-history.mjs';
-import { HistoryStorage } from '../../pkg/agent.mjs';
+import { HistoryStorage } from '../../pkg/agent-history-storage.mjs';
 
 const NODE_HISTORY = new URL('../../pkg/node-history.mjs', import.meta.url).href;
 

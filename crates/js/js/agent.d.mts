@@ -37,25 +37,6 @@ export function getRecentSessions(sessionDir: string, limit?: number): Promise<(
 /** The session an id or file-name prefix names, locally first; an ambiguous prefix throws. */
 export function resolveResumableSession(sessionArg: string, cwd: string, sessionDir?: string): Promise<{ session: SessionInfo; scope: 'local' | 'global' } | undefined>;
 
-/** A stored prompt, as the agent's `HistoryStorage` returns it. */
-export interface AgentHistoryEntry {
-  id: number;
-  prompt: string;
-  /** Epoch seconds. */
-  created_at: number;
-  cwd?: string;
-}
-
-/** The agent's `HistoryStorage` over `<agentDir>/history.db` (node:sqlite, Node 22.13+). */
-export class HistoryStorage {
-  constructor(dbPath: string);
-  static open(dbPath?: string): HistoryStorage;
-  static resetInstance(): void;
-  add(prompt: string, cwd?: string): Promise<void>;
-  getRecent(limit: number): AgentHistoryEntry[];
-  search(query: string, limit: number): AgentHistoryEntry[];
-}
-
 /** What `restoreState` comes back to (`session` is the live object; without it, `sessionFile`). */
 export interface SessionManagerStateSnapshot {
   sessionId: string;

@@ -17,33 +17,37 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  PromptHistory, Session, blobPut,
-  buildSessionContext as contextOfText, continueRecent, deleteSession, fileRecords,
+  Session, blobPut,
+  buildSessionContext as contextOfText, continueRecent, fileRecords,
   findMostRecentSession as newestIn, findResumableSession, listSessions, mergeLegacySessionDir,
   migrateRecords, parseRecords, recentSessions, sessionDirForCwd, terminalId,
 } from './node.mjs';
-import { nodeStorage } from './node-storage.mjs';
-import { nodeHistoryStore } from './node-history.mjs';
+import { FileSessionStorage, MemorySessionStorage, packageStorage } from './agent-session-storage.mjs';
+import { getAgentDir } from './agent-dir.mjs';
 
-/** `$PI_CODING_AGENT_DIR`, else `~/.xcsh/agent` (where the agent keeps sessions and blobs). */
-export function getAgentDir() {
-  return process.env.PI_CODING_AGENT_DIR || path.join(os.homedir(), '.xcsh', 'agent');
-}
+export { getAgentDir };
 
-const storage = nodeStorage();
+/**
+ * The agent's default `storage` argument: the filesystem. Every function that takes one
+ * (as the agent's) also takes a `MemorySessionStorage`, or a storage of this package.
+ */
+const FILES = new FileSessionStorage();
+const storage = packageStorage(FILES);
 
 export class SessionManager {
   #session;
   #cwd;
   #sessionDir;
   #agentDir;
+  #storage;
 
   /** Use the static constructors (`create`, `open`, `continueRecent`, `inMemory`, `forkFrom`). */
-  constructor(session, cwd, sessionDir, agentDir) {
+  constructor(session, cwd, sessionDir, agentDir, storage = FILES) {
     this.#session = session;
     this.#cwd = cwd;
     this.#sessionDir = sessionDir;
     this.#agentDir = agentDir;
+    this.#storage = storage;
   }
 
   // ---- constructors ----
@@ -54,71 +58,78 @@ export class SessionManager {
    * `--<cwd>--` folder is folded into it first, keeping whatever cannot be moved; the
    * directory is created.
    */
-  static getDefaultSessionDir(cwd, agentDir = getAgentDir()) {
+  static getDefaultSessionDir(cwd, agentDir = getAgentDir(), storage = FILES) {
+    const port = packageStorage(storage);
     const resolved = path.resolve(cwd);
     const dir = sessionDirForCwd(agentDir, realPath(resolved), {
       home: realPath(os.homedir()), tempDir: realPath(os.tmpdir()),
     });
     try {
-      mergeLegacySessionDir(storage, { agentDir, cwd: resolved, sessionDir: dir });
+      mergeLegacySessionDir(port, { agentDir, cwd: resolved, sessionDir: dir });
     } catch {
       // Best effort, as the agent's: both folders stay readable.
     }
-    fs.mkdirSync(dir, { recursive: true });
+    port.mkdirAll(dir);
     return dir;
   }
 
   /** A new session of `cwd` in `sessionDir` (default: the cwd's directory of the agent dir). */
-  static create(cwd, sessionDir) {
+  static create(cwd, sessionDir, storage = FILES) {
     const agentDir = getAgentDir();
-    const dir = sessionDir ?? SessionManager.getDefaultSessionDir(cwd, agentDir);
-    const session = Session.create(storage, { agentDir, cwd, sessionDir: dir });
-    return new SessionManager(session, cwd, dir, agentDir);
+    const dir = sessionDir ?? SessionManager.getDefaultSessionDir(cwd, agentDir, storage);
+    const session = Session.create(packageStorage(storage), { agentDir, cwd, sessionDir: dir });
+    return new SessionManager(session, cwd, dir, agentDir, storage);
   }
 
   /** Open a session file; a file that does not exist is written at once with a header. */
-  static async open(filePath, sessionDir) {
+  static async open(filePath, sessionDir, storage = FILES) {
     const agentDir = getAgentDir();
     const file = path.resolve(filePath);
-    const session = openFile(file, agentDir, process.cwd());
+    const session = openFile(packageStorage(storage), file, agentDir, process.cwd());
     const cwd = session.header().cwd ?? process.cwd();
-    return new SessionManager(session, cwd, sessionDir ?? path.dirname(file), agentDir);
+    return new SessionManager(session, cwd, sessionDir ?? path.dirname(file), agentDir, storage);
   }
 
   /** The terminal's last session, else the newest of the directory, else a new one. */
-  static async continueRecent(cwd, sessionDir) {
+  static async continueRecent(cwd, sessionDir, storage = FILES) {
     const agentDir = getAgentDir();
-    const dir = sessionDir ?? SessionManager.getDefaultSessionDir(cwd, agentDir);
-    const found = continueRecent(storage, definedOnly({
+    const port = packageStorage(storage);
+    const dir = sessionDir ?? SessionManager.getDefaultSessionDir(cwd, agentDir, storage);
+    const found = continueRecent(port, definedOnly({
       agentDir, cwd: path.resolve(cwd), sessionDir: dir, terminal: currentTerminal(),
     }));
-    if (found.source === 'new') return SessionManager.create(cwd, dir);
-    return new SessionManager(openFile(found.path, agentDir, cwd), cwd, dir, agentDir);
+    if (found.source === 'new') return SessionManager.create(cwd, dir, storage);
+    return new SessionManager(openFile(port, found.path, agentDir, cwd), cwd, dir, agentDir, storage);
   }
 
-  /** A session that is never written. */
-  static inMemory(cwd = process.cwd()) {
-    return new SessionManager(Session.inMemory(cwd), cwd, '', getAgentDir());
+  /** A session that is never written (`storage`: where a later `newSession` goes). */
+  static inMemory(cwd = process.cwd(), storage = new MemorySessionStorage()) {
+    packageStorage(storage);
+    return new SessionManager(Session.inMemory(cwd), cwd, '', getAgentDir(), storage);
   }
 
   /** A new session of `cwd` holding the history of the session file `sourcePath`. */
-  static async forkFrom(sourcePath, cwd, sessionDir) {
+  static async forkFrom(sourcePath, cwd, sessionDir, storage = FILES) {
     const agentDir = getAgentDir();
-    const dir = sessionDir ?? SessionManager.getDefaultSessionDir(cwd, agentDir);
-    const session = Session.forkFrom(storage, path.resolve(sourcePath), { agentDir, cwd, sessionDir: dir });
-    return new SessionManager(session, cwd, dir, agentDir);
+    const port = packageStorage(storage);
+    const dir = sessionDir ?? SessionManager.getDefaultSessionDir(cwd, agentDir, storage);
+    const session = Session.forkFrom(port, path.resolve(sourcePath), { agentDir, cwd, sessionDir: dir });
+    return new SessionManager(session, cwd, dir, agentDir, storage);
   }
 
-  /** `SessionInfo` of every session of `cwd` (or of `sessionDir`), newest first. */
-  static async list(cwd, sessionDir) {
+  /**
+   * `SessionInfo` of every session of `cwd` (or of `sessionDir`), newest first, `created`
+   * and `modified` as `Date`s (the package's `listSessions` gives ISO strings).
+   */
+  static async list(cwd, sessionDir, storage = FILES) {
     const agentDir = getAgentDir();
-    const dir = sessionDir === undefined ? SessionManager.getDefaultSessionDir(cwd, agentDir) : path.resolve(sessionDir);
-    return listSessions(storage, { agentDir, sessionDir: dir });
+    const dir = sessionDir === undefined ? SessionManager.getDefaultSessionDir(cwd, agentDir, storage) : path.resolve(sessionDir);
+    return listSessions(packageStorage(storage), { agentDir, sessionDir: dir }).map(agentSessionInfo);
   }
 
-  /** `SessionInfo` of every session of every project. */
-  static async listAll() {
-    return listSessions(storage, { agentDir: getAgentDir() });
+  /** `SessionInfo` of every session of every project (`Date`s as `list`). */
+  static async listAll(storage = FILES) {
+    return listSessions(packageStorage(storage), { agentDir: getAgentDir() }).map(agentSessionInfo);
   }
 
   // ---- where the session lives ----
@@ -185,7 +196,7 @@ export class SessionManager {
   /** The TTSR rule names injected on the current branch, each once. */
   getInjectedTtsrRules() { return this.#session.context().injectedTtsrRules; }
   /** Store bytes in the agent dir's content-addressed blob store: `{ hash, path, ref }`. */
-  async putBlob(data) { return blobPut(storage, this.#agentDir, data); }
+  async putBlob(data) { return blobPut(packageStorage(this.#storage), this.#agentDir, data); }
   getLastModelChangeRole() { return this.#session.lastModelChangeRole(); }
 
   // ---- appending (each returns the new entry's id) ----
@@ -273,13 +284,13 @@ export class SessionManager {
   #sessionOf({ sessionId, sessionFile }) {
     if (sessionId === this.#session.sessionId) return this.#session;
     if (!sessionFile) throw new Error(`restoreState: in-memory session ${sessionId} is gone`);
-    return openFile(sessionFile, this.#agentDir, this.#cwd);
+    return openFile(packageStorage(this.#storage), sessionFile, this.#agentDir, this.#cwd);
   }
 
   /** Switch to a new session in the same directory; returns its file. */
   async newSession(options = {}) {
     this.#session.close();
-    this.#switchTo(Session.create(storage, definedOnly({
+    this.#switchTo(Session.create(packageStorage(this.#storage), definedOnly({
       agentDir: this.#agentDir, cwd: this.#cwd, sessionDir: this.#sessionDir || undefined,
       parentSession: options.parentSession,
     })));
@@ -288,7 +299,7 @@ export class SessionManager {
 
   /** Switch to another session file (written at once with a header when it does not exist). */
   async setSessionFile(file) {
-    const next = openFile(path.resolve(file), this.#agentDir, this.#cwd);
+    const next = openFile(packageStorage(this.#storage), path.resolve(file), this.#agentDir, this.#cwd);
     this.#session.close();
     this.#switchTo(next);
   }
@@ -304,7 +315,7 @@ export class SessionManager {
   async moveTo(newCwd) {
     const cwd = path.resolve(newCwd);
     if (cwd === this.#cwd) return;
-    const dir = SessionManager.getDefaultSessionDir(cwd, this.#agentDir);
+    const dir = SessionManager.getDefaultSessionDir(cwd, this.#agentDir, this.#storage);
     if (this.#session.file) this.#session.moveTo(this.#agentDir, cwd, dir);
     this.#cwd = cwd;
     this.#sessionDir = dir;
@@ -340,20 +351,21 @@ export function parseSessionEntries(content) {
 }
 
 /** The newest session file (by mtime) of `sessionDir` with a valid header, or `null`. */
-export async function findMostRecentSession(sessionDir) {
-  return newestIn(storage, path.resolve(sessionDir)) ?? null;
+export async function findMostRecentSession(sessionDir, storage = FILES) {
+  return newestIn(packageStorage(storage), path.resolve(sessionDir)) ?? null;
 }
 
 /**
- * Delete a session file of the agent dir with its artifacts directory and its lock; blobs
- * stay for garbage collection. Only `.jsonl` files under `<agentDir>/sessions` are
- * sessions. A session a live writer of another process holds is not deleted (kind
+ * Delete a session file with its artifacts directory and its lock; blobs stay for garbage
+ * collection. A session is a `.jsonl` file under `<agentDir>/sessions`, or, elsewhere, a
+ * `.jsonl` file that starts with a session header (other files are refused, kind
+ * `invalidInput`); a missing file rejects (kind `notFound`), as the agent's unlink. A session a live writer of another process holds is not deleted (kind
  * `conflict`, naming it); a dead writer's lock is recovered. Within this process the
  * delete goes ahead (the agent closes its active session first); a manager of this
  * process that still has it open writes it again whole on its next append.
  */
 export async function deleteSessionWithArtifacts(sessionPath) {
-  deleteSession(storage, getAgentDir(), path.resolve(sessionPath));
+  return FILES.deleteSessionWithArtifacts(sessionPath);
 }
 
 /**
@@ -381,8 +393,8 @@ export function getLatestCompactionEntry(entries) {
  * The `limit` newest sessions of `sessionDir` for a welcome screen: `path`, `mtime` (ms),
  * `fullName`, `name` (at most 40 characters) and `timeAgo`, with `id`, `cwd`, `title`.
  */
-export async function getRecentSessions(sessionDir, limit = 3) {
-  return recentSessions(storage, { sessionDir: path.resolve(sessionDir), limit })
+export async function getRecentSessions(sessionDir, limit = 3, storage = FILES) {
+  return recentSessions(packageStorage(storage), { sessionDir: path.resolve(sessionDir), limit })
     .map((r) => ({ ...r, mtime: Date.parse(r.modified) }));
 }
 
@@ -394,71 +406,21 @@ export async function getRecentSessions(sessionDir, limit = 3) {
  * (`kind: "ambiguous"`, the candidates in `details`): resuming the wrong session silently
  * is worse than asking for a longer prefix.
  */
-export async function resolveResumableSession(sessionArg, cwd, sessionDir) {
+export async function resolveResumableSession(sessionArg, cwd, sessionDir, storage = FILES) {
   const agentDir = getAgentDir();
-  const local = sessionDir === undefined ? SessionManager.getDefaultSessionDir(cwd, agentDir) : path.resolve(sessionDir);
-  const found = findResumableSession(storage, {
+  const local = sessionDir === undefined ? SessionManager.getDefaultSessionDir(cwd, agentDir, storage) : path.resolve(sessionDir);
+  const found = findResumableSession(packageStorage(storage), {
     agentDir, sessionDir: local, arg: sessionArg, localOnly: sessionDir !== undefined,
   });
-  return found ?? undefined;
+  return found ? { ...found, session: agentSessionInfo(found.session) } : undefined;
+}
+
+/** A listed session as the agent's `SessionInfo`: `created` and `modified` as `Date`s. */
+function agentSessionInfo(info) {
+  return { ...info, created: new Date(info.created), modified: new Date(info.modified) };
 }
 
 /**
- * The agent's `HistoryStorage`: the prompts the user submitted, in the SQLite file
- * `<agentDir>/history.db` that the agent and the CLI share (`node:sqlite`, Node 22.13 or
- * newer; an older schema is migrated on open). Entries are `{ id, prompt, created_at,
- * cwd? }`, `created_at` in epoch seconds. Unlike the agent's, search ranks the best match
- * first (FTS5 bm25, then newest) rather than newest first, as the CLI and viewer rank it.
- */
-export class HistoryStorage {
-  static #instance;
-  #store;
-  #history;
-
-  constructor(dbPath) {
-    this.#store = nodeHistoryStore(dbPath);
-    this.#history = new PromptHistory(this.#store);
-  }
-
-  /** The history of `dbPath` (default `<agentDir>/history.db`), one per process. */
-  static open(dbPath = path.join(getAgentDir(), 'history.db')) {
-    HistoryStorage.#instance ??= new HistoryStorage(dbPath);
-    return HistoryStorage.#instance;
-  }
-
-  /** Forget (and close) the process's history, as the agent's tests do between cases. */
-  static resetInstance() {
-    HistoryStorage.#instance?.#store.close();
-    HistoryStorage.#instance = undefined;
-  }
-
-  /** Store a prompt (trimmed; blank ones and a repeat of the previous one are skipped). */
-  async add(prompt, cwd) {
-    this.#history.add(prompt, cwd ?? undefined);
-  }
-
-  /** The `limit` newest prompts. */
-  getRecent(limit) {
-    return this.#history.recent({ limit: safeLimit(limit) }).map(agentEntry);
-  }
-
-  /** The prompts whose words start with the words of `query`, best match first. */
-  search(query, limit) {
-    const q = PromptHistory.prefixQuery(String(query));
-    if (!q) return [];
-    return this.#history.search(q, { limit: safeLimit(limit) }).map(agentEntry);
-  }
-}
-
-/** A limit as the agent reads it: not finite → 0, else floored at 0. */
-function safeLimit(limit) {
-  return Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : 0;
-}
-
-function agentEntry(e) {
-  const entry = { id: e.id, prompt: e.prompt, created_at: Math.floor(Date.parse(e.createdAt) / 1000) };
-  if (e.cwd !== null) entry.cwd = e.cwd;
-  return entry;
 }
 
 /** The real path of `p` when it exists (symlinks resolved), else `p`. */
@@ -482,10 +444,15 @@ function currentTerminal() {
 }
 
 /** Open for writing; a missing or empty file is written at once with its header. */
-function openFile(file, agentDir, cwd) {
-  const before = fs.statSync(file, { throwIfNoEntry: false });
-  const session = Session.open(storage, file, { agentDir, cwd });
-  if (!before || before.size === 0) session.ensureOnDisk();
+function openFile(port, file, agentDir, cwd) {
+  let size = 0;
+  try {
+    size = port.stat(file).size;
+  } catch (e) {
+    if (e.code !== 'ENOENT') throw e;
+  }
+  const session = Session.open(port, file, { agentDir, cwd });
+  if (size === 0) session.ensureOnDisk();
   return session;
 }
 

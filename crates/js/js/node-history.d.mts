@@ -1,10 +1,10 @@
 // Declarations of `xcsh-session/node-history` (node-history.mjs).
 import type { HistoryEntry, JsHistoryStore, PromptHistory } from './xcsh_session.js';
 
-/** `"node:sqlite"`. */
+/** `"bun:sqlite"` under Bun, else `"node:sqlite"`. */
 export const BACKEND: string;
 
-/** A `JsHistoryStore` over a SQLite file with Node's built-in `node:sqlite` (Node 22.13+). */
+/** A `JsHistoryStore` over a SQLite file with the runtime's SQLite: `node:sqlite` (Node 22.13+) or `bun:sqlite`. */
 export class NodeHistoryStore implements JsHistoryStore {
   constructor(dbPath: string);
   readonly path: string;

@@ -1,14 +1,16 @@
-// `nodeHistoryStore(dbPath)`: a JsHistoryStore over a SQLite file with Node's built-in
-// `node:sqlite` (Node 22.13 and newer), the same `history.db` the agent and the CLI
-// keep: the core's schema and queries, an older schema migrated as the CLI migrates it
-// (the core decides, `historySchemaUpgrade`), WAL and a busy timeout so the agent, the
-// CLI and this process can write at once. `openPromptHistory(agentDir)` is the
-// package's `PromptHistory` over `<agentDir>/history.db`.
+// `nodeHistoryStore(dbPath)`: a JsHistoryStore over a SQLite file with the runtime's
+// built-in SQLite (Node's `node:sqlite`, Node 22.13 and newer; Bun's `bun:sqlite`), the
+// same `history.db` the agent and the CLI keep: the core's schema and queries, an older
+// schema migrated as the CLI migrates it (the core decides, `historySchemaUpgrade`), WAL
+// and a busy timeout so the agent, the CLI and this process can write at once.
+// `openPromptHistory(agentDir)` is the package's `PromptHistory` over
+// `<agentDir>/history.db`.
 import fs from 'node:fs';
 import path from 'node:path';
 import { PromptHistory, historyQueries, historySchemaUpgrade } from './node.mjs';
 
-export const BACKEND = 'node:sqlite';
+/** The SQLite this runtime has: `"bun:sqlite"` under Bun, else `"node:sqlite"`. */
+export const BACKEND = process.versions.bun ? 'bun:sqlite' : 'node:sqlite';
 
 function withKind(message, kind) {
   const e = new Error(message);
@@ -16,8 +18,16 @@ function withKind(message, kind) {
   return e;
 }
 
-/** `node:sqlite`, or a clear error on a runtime without it. */
-function sqlite() {
+/**
+ * A database of `dbPath` (created when missing) from the runtime's SQLite, or a clear
+ * error on a runtime without one. Both have the same `exec`, `prepare` (`all`, `get`,
+ * `run`) and `close`.
+ */
+function openDatabase(dbPath) {
+  if (BACKEND === 'bun:sqlite') {
+    const { Database } = process.getBuiltinModule('bun:sqlite');
+    return new Database(dbPath);
+  }
   const mod = process.getBuiltinModule?.('node:sqlite');
   if (!mod) {
     throw withKind(
@@ -25,7 +35,12 @@ function sqlite() {
       'storage',
     );
   }
-  return mod;
+  return new mod.DatabaseSync(dbPath);
+}
+
+/** SQLite's result code of an error of either runtime (`SQLITE_ERROR` is 1). */
+function resultCode(e) {
+  return e.errcode ?? e.errno;
 }
 
 /** Run `f` in one write transaction. */
@@ -47,12 +62,11 @@ export class NodeHistoryStore {
   backend = BACKEND;
 
   constructor(dbPath) {
-    const { DatabaseSync } = sqlite();
     fs.mkdirSync(path.dirname(dbPath), { recursive: true });
     this.path = dbPath;
     this.#sql = historyQueries();
     try {
-      this.#db = new DatabaseSync(dbPath);
+      this.#db = openDatabase(dbPath);
       this.#db.exec('PRAGMA busy_timeout=10000; PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;');
       this.#ensureSchema();
     } catch (e) {
@@ -100,7 +114,7 @@ export class NodeHistoryStore {
       return cwd ? this.#rows('searchCwd', String(query), limit, cwd) : this.#rows('search', String(query), limit);
     } catch (e) {
       // As the CLI host: a plain SQLITE_ERROR from a MATCH is a malformed query.
-      if (e.errcode === 1) throw withKind(e.message, 'invalidQuery');
+      if (resultCode(e) === 1) throw withKind(e.message, 'invalidQuery');
       throw withKind(`${this.path}: ${e.message}`, 'storage');
     }
   }
