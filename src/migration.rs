@@ -169,6 +169,18 @@ mod tests {
     }
 
     #[test]
+    fn migrated_records_write_numbers_as_javascript_does() {
+        let mut h = Header::from_json(r#"{"type":"session","id":"s"}"#).unwrap();
+        let mut r = texts(&[
+            r#"{"type":"message","message":{"role":"assistant","usage":{"cost":{"total":4.1e-05}},"n":1E2}}"#,
+        ]);
+        migrate(&mut h, &mut r).unwrap();
+        assert!(r[0]
+            .as_str()
+            .contains(r#""usage":{"cost":{"total":0.000041}},"n":100}"#));
+    }
+
+    #[test]
     fn v2_hook_messages_become_custom() {
         let mut h = Header::from_json(r#"{"type":"session","version":2,"id":"s"}"#).unwrap();
         let mut r = texts(&[
