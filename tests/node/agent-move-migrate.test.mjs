@@ -87,3 +87,48 @@ test('a moved session never hands stale OpenAI Responses replay data to the mode
   assert.equal(stale(reopened), null, 'reopened after the move');
   await reopened.close();
 });
+
+/** A v1 session file (entries without ids) of `cwd` in its default directory. */
+function v1File(cwd, records) {
+  const file = path.join(SessionManager.getDefaultSessionDir(cwd), '2026-01-01T00-00-00-000Z_v1.jsonl');
+  const header = { type: 'session', id: 'v1', timestamp: '2026-01-01T00:00:00.000Z', cwd };
+  fs.writeFileSync(file, [header, ...records].map((r) => JSON.stringify(r)).join('\n') + '\n');
+  return file;
+}
+
+test('a migrated file is written with its numbers as JSON.stringify writes them', async (t) => {
+  const { a } = setup(t);
+  const file = v1File(a, [{ type: 'message', timestamp: 't', message: reply('old') }]);
+  // As Python writes 0.000041: the agent parses the record and writes 0.000041.
+  fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('"total":0}', '"total":4.1e-05}'));
+  const s = await SessionManager.open(file);
+  await s.rewriteEntries();
+  await s.close();
+  const text = fs.readFileSync(file, 'utf8');
+  assert.match(text, /"total":0\.000041\}/);
+  assert.doesNotMatch(text, /4\.1e-05/);
+});
+
+test('v1 migration: a compaction keeping entries from a later index gets the id that entry had then', async (t) => {
+  const { a } = setup(t);
+  // Index 0 is the header. The agent gives ids in file order and reads the target's id
+  // when it reaches the compaction: an entry after it has none yet, or the one it was
+  // written with.
+  const file = v1File(a, [
+    { type: 'message', timestamp: 't1', message: { role: 'user', content: 'one', timestamp: 1 } },
+    { type: 'compaction', timestamp: 't2', summary: 's', firstKeptEntryIndex: 3, tokensBefore: 1 },
+    { type: 'message', timestamp: 't3', message: { role: 'user', content: 'two', timestamp: 3 } },
+    { type: 'compaction', timestamp: 't4', summary: 's', firstKeptEntryIndex: 5, tokensBefore: 1 },
+    { type: 'message', id: 'written', timestamp: 't5', message: reply('three') },
+    { type: 'compaction', timestamp: 't6', summary: 's', firstKeptEntryIndex: 1, tokensBefore: 1 },
+  ]);
+  const s = await SessionManager.open(file);
+  const entries = s.getEntries();
+  const compactions = entries.filter((e) => e.type === 'compaction');
+  assert.equal('firstKeptEntryId' in compactions[0], false);
+  assert.equal(compactions[1].firstKeptEntryId, 'written');
+  assert.notEqual(entries[4].id, 'written', 'the target itself gets a new id');
+  assert.equal(compactions[2].firstKeptEntryId, entries[0].id);
+  assert.ok(compactions.every((c) => !('firstKeptEntryIndex' in c)));
+  await s.close();
+});
