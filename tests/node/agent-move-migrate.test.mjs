@@ -132,3 +132,24 @@ test('v1 migration: a compaction keeping entries from a later index gets the id 
   assert.ok(compactions.every((c) => !('firstKeptEntryIndex' in c)));
   await s.close();
 });
+
+test('entries sharing an id are each handed out, each as its own live object', async (t) => {
+  const { a } = setup(t);
+  const file = path.join(SessionManager.getDefaultSessionDir(a), '2026-01-01T00-00-00-000Z_dup.jsonl');
+  const header = { type: 'session', version: 3, id: 'dup', timestamp: '2026-01-01T00:00:00.000Z', cwd: a };
+  const user = (id, parentId, content) => ({ type: 'message', id, parentId, timestamp: 't', message: { role: 'user', content, timestamp: 1 } });
+  fs.writeFileSync(file, [header, user('r', null, 'root'), user('x', 'r', 'first'), user('x', 'r', 'second')]
+    .map((r) => JSON.stringify(r)).join('\n') + '\n');
+  const s = await SessionManager.open(file);
+  const entries = s.getEntries();
+  assert.deepEqual(entries.map((e) => e.message.content), ['root', 'first', 'second']);
+  assert.equal(s.getEntries()[1], entries[1], 'the same object each time');
+  assert.equal(s.getEntry('x'), entries[2], 'an id names the last entry that has it');
+  assert.deepEqual(s.getChildren('r').map((e) => e.message.content), ['first', 'second']);
+  assert.equal(s.getChildren('r')[0], entries[1]);
+  entries[1].message.content = 'first, edited';
+  entries[2].message.content = 'second, edited';
+  await s.rewriteEntries();
+  await s.close();
+  assert.deepEqual(lines(file).slice(1).map((e) => e.message.content), ['root', 'first, edited', 'second, edited']);
+});
