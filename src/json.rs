@@ -69,14 +69,15 @@ pub fn push_quoted(out: &mut String, s: &str) {
 
 /// Compact JSON text of a typed record (`#[derive(Serialize)]`): serde_json escapes
 /// strings exactly as `push_quoted` does (`\"`, `\\`, `\b\f\n\r\t`, other control
-/// characters as lowercase `\u00xx`, everything else as is, DEL and U+2028 included) and
-/// writes integers as `format!` does, so the bytes are the ones the shells always printed.
+/// characters as lowercase `\u00xx`, everything else as is, DEL and U+2028 included),
+/// writes integers as `format!` does, so the bytes are the ones the shells always
+/// printed, and floats as JavaScript does. JSON values inside keep their numbers as
+/// written.
 pub fn record<T: serde::Serialize + ?Sized>(value: &T) -> String {
     // Records have string keys and no failing `Serialize` impls: this cannot fail.
-    serde_json::to_string(value).expect("a record serializes")
+    write_with(value, JsNumbers { as_written: true }).expect("a record serializes")
 }
 
-/// Compact JSON text of a value in its own key order (numbers kept as written).
 /// A JSON array of JSON texts, written as they are.
 pub fn array<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
     let mut out = String::from("[");
@@ -90,8 +91,66 @@ pub fn array<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
     out
 }
 
+/// Compact JSON text of a value in its own key order, as `JSON.stringify` writes the
+/// object `JSON.parse` makes of it: every number as ECMAScript's `Number::toString`
+/// writes the double it reads as (`4.1e-05` → `0.000041`, `1E2` → `100`, `-0` → `0`,
+/// integers past 2^53 rounded). What the core writes whole again (a migrated record, a
+/// record it edits) is what the agent writes after parsing it.
 pub fn to_text(value: &serde_json::Value) -> String {
-    serde_json::to_string(value).unwrap_or_else(|_| "null".to_string())
+    write_with(value, JsNumbers { as_written: false }).unwrap_or_else(|_| "null".to_string())
+}
+
+fn write_with<T: serde::Serialize + ?Sized>(
+    value: &T,
+    formatter: JsNumbers,
+) -> serde_json::Result<String> {
+    let mut out = Vec::with_capacity(128);
+    value.serialize(&mut serde_json::Serializer::with_formatter(
+        &mut out, formatter,
+    ))?;
+    // serde_json writes only UTF-8.
+    Ok(String::from_utf8(out).unwrap_or_default())
+}
+
+/// serde_json's compact output with floats, and with `as_written: false` the numbers of
+/// JSON values too, written as JavaScript writes them.
+struct JsNumbers {
+    as_written: bool,
+}
+
+impl serde_json::ser::Formatter for JsNumbers {
+    fn write_f64<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: f64) -> std::io::Result<()> {
+        w.write_all(ryu_js::Buffer::new().format(v).as_bytes())
+    }
+
+    fn write_f32<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: f32) -> std::io::Result<()> {
+        self.write_f64(w, f64::from(v))
+    }
+
+    fn write_number_str<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        number: &str,
+    ) -> std::io::Result<()> {
+        match self.as_written {
+            true => w.write_all(number.as_bytes()),
+            false => w.write_all(js_number(number).as_bytes()),
+        }
+    }
+}
+
+/// JSON number text as `JSON.stringify(JSON.parse(text))` writes it.
+pub fn js_number(text: &str) -> Cow<'_, str> {
+    // Integers of up to 15 digits are exact doubles, written as they are (JSON has no
+    // leading zeros); only `-0` is not.
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if digits.len() <= 15 && digits.bytes().all(|b| b.is_ascii_digit()) && text != "-0" {
+        return Cow::Borrowed(text);
+    }
+    match text.parse::<f64>() {
+        Ok(v) => Cow::Owned(ryu_js::Buffer::new().format(v).to_string()),
+        Err(_) => Cow::Borrowed(text),
+    }
 }
 
 /// Append `json` (valid JSON text) to `out` with every string value (keys stay whole)
@@ -413,6 +472,42 @@ mod tests {
             vec![Some("true")]
         );
         assert!(object_fields("[1]", &["a"]).is_none());
+    }
+
+    #[test]
+    fn rewritten_numbers_are_written_as_javascript_writes_them() {
+        // JSON.stringify(JSON.parse(written)) in Node.
+        for (written, js) in [
+            ("4.1e-05", "0.000041"),
+            ("1E2", "100"),
+            ("-0", "0"),
+            ("-0.0", "0"),
+            ("1.50", "1.5"),
+            ("12345678901234567890", "12345678901234567000"),
+            ("123456789012345678", "123456789012345680"),
+            ("9007199254740993", "9007199254740992"),
+            ("1e21", "1e+21"),
+            ("1e-7", "1e-7"),
+            ("0.000001", "0.000001"),
+            ("123e-20", "1.23e-18"),
+            ("5e-324", "5e-324"),
+            ("1.7976931348623157e308", "1.7976931348623157e+308"),
+            ("0.1", "0.1"),
+            ("-5", "-5"),
+            ("100", "100"),
+        ] {
+            let v: serde_json::Value =
+                serde_json::from_str(&format!("{{\"n\":[{written}]}}")).unwrap();
+            assert_eq!(to_text(&v), format!("{{\"n\":[{js}]}}"), "{written}");
+        }
+    }
+
+    #[test]
+    fn record_floats_are_written_as_javascript_writes_them() {
+        assert_eq!(
+            record(&[4.1e-5_f64, -0.0, 1e21, 0.5]),
+            "[0.000041,0,1e+21,0.5]"
+        );
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //!
 //! - v1 → v2: every entry gets an `id` and a `parentId` that chains them in file order;
 //!   a compaction's `firstKeptEntryIndex` (the header counts as index 0) becomes
-//!   `firstKeptEntryId`, and the index is removed even when it cannot be mapped.
+//!   `firstKeptEntryId`, read when the compaction gets its id, as the agent reads it (an
+//!   index past the compaction names an entry with no new id yet), and the index is
+//!   removed even when it cannot be mapped.
 //! - v2 → v3: a message with `role: "hookMessage"` becomes `role: "custom"`.
 //!
 //! New keys are appended after the existing ones, as the agent's in-place mutation does.
@@ -53,34 +55,25 @@ fn v1_to_v2(header: &Header, records: &mut [Text]) -> usize {
     let mut taken: HashMap<String, ()> = HashMap::new();
     let mut assigned: Vec<String> = Vec::with_capacity(values.len());
     let mut prev: Option<String> = None;
-    for value in values.iter_mut() {
+    for i in 0..values.len() {
         let id = entry_id(|id| taken.contains_key(id), || ids.next_u64());
         taken.insert(id.clone(), ());
-        if let Value::Object(obj) = value {
-            obj.insert("id".into(), Value::String(id.clone()));
-            obj.insert(
-                "parentId".into(),
-                prev.clone().map(Value::String).unwrap_or(Value::Null),
-            );
-        }
-        prev = Some(id.clone());
-        assigned.push(id);
-    }
-    for value in values.iter_mut() {
-        let Value::Object(obj) = value else { continue };
-        if obj.get("type").and_then(Value::as_str) != Some("compaction") {
-            continue;
-        }
-        let Some(index) = obj.get("firstKeptEntryIndex").and_then(Value::as_f64) else {
+        assigned.push(id.clone());
+        let kept = first_kept_entry_id(&values, &assigned, i);
+        let Value::Object(obj) = &mut values[i] else {
             continue;
         };
-        // Index 0 is the header, which cannot be kept; entries start at 1.
-        if index >= 1.0 && index.fract() == 0.0 {
-            if let Some(target) = assigned.get(index as usize - 1) {
-                obj.insert("firstKeptEntryId".into(), Value::String(target.clone()));
+        obj.insert("id".into(), Value::String(id.clone()));
+        obj.insert(
+            "parentId".into(),
+            prev.replace(id).map(Value::String).unwrap_or(Value::Null),
+        );
+        if let Some(kept) = kept {
+            if let Some(target) = kept {
+                obj.insert("firstKeptEntryId".into(), target);
             }
+            obj.shift_remove("firstKeptEntryIndex");
         }
-        obj.shift_remove("firstKeptEntryIndex");
     }
     let mut changed = 0;
     for (text, value) in records.iter_mut().zip(values) {
@@ -93,6 +86,29 @@ fn v1_to_v2(header: &Header, records: &mut [Text]) -> usize {
         }
     }
     changed
+}
+
+/// For record `i` (its id just given) when it is a compaction with a numeric
+/// `firstKeptEntryIndex`: the `firstKeptEntryId` it gets, if any. Records get their ids in
+/// file order and the index is read when its compaction is reached, as the agent does:
+/// the target's new id when it comes before the compaction (or is the compaction), and
+/// the `id` it was written with (usually none) when it comes after. Index 0 is the header,
+/// which cannot be kept; entries start at 1.
+fn first_kept_entry_id(values: &[Value], assigned: &[String], i: usize) -> Option<Option<Value>> {
+    let obj = values[i].as_object()?;
+    if obj.get("type").and_then(Value::as_str) != Some("compaction") {
+        return None;
+    }
+    let index = obj.get("firstKeptEntryIndex").and_then(Value::as_f64)?;
+    if index < 1.0 || index.fract() != 0.0 {
+        return Some(None);
+    }
+    let k = index as usize - 1;
+    Some(match values.get(k).and_then(Value::as_object) {
+        Some(_) if k <= i => Some(Value::String(assigned[k].clone())),
+        Some(target) => target.get("id").cloned(),
+        None => None,
+    })
 }
 
 fn v2_to_v3(records: &mut [Text]) -> usize {
@@ -166,6 +182,41 @@ mod tests {
         let header_target: Value = serde_json::from_str(r[3].as_str()).unwrap();
         assert!(header_target.get("firstKeptEntryIndex").is_none());
         assert!(header_target.get("firstKeptEntryId").is_none());
+    }
+
+    #[test]
+    fn v1_compaction_index_after_the_compaction_gets_the_id_its_target_had_then() {
+        let mut h = Header::from_json(r#"{"type":"session","id":"s"}"#).unwrap();
+        let mut r = texts(&[
+            r#"{"type":"compaction","summary":"s","firstKeptEntryIndex":2,"tokensBefore":1}"#,
+            r#"{"type":"compaction","summary":"s","firstKeptEntryIndex":3,"tokensBefore":1}"#,
+            r#"{"type":"message","id":"written","message":{"role":"user"}}"#,
+            r#"{"type":"compaction","summary":"s","firstKeptEntryIndex":4,"tokensBefore":1}"#,
+        ]);
+        migrate(&mut h, &mut r).unwrap();
+        let v: Vec<Value> = r
+            .iter()
+            .map(|t| serde_json::from_str(t.as_str()).unwrap())
+            .collect();
+        // The second record has no id yet when the first compaction is reached.
+        assert!(v[0].get("firstKeptEntryId").is_none());
+        assert!(v[0].get("firstKeptEntryIndex").is_none());
+        assert_eq!(v[1]["firstKeptEntryId"], "written");
+        assert_ne!(v[2]["id"], "written");
+        // A compaction keeping itself gets its own new id.
+        assert_eq!(v[3]["firstKeptEntryId"], v[3]["id"]);
+    }
+
+    #[test]
+    fn migrated_records_write_numbers_as_javascript_does() {
+        let mut h = Header::from_json(r#"{"type":"session","id":"s"}"#).unwrap();
+        let mut r = texts(&[
+            r#"{"type":"message","message":{"role":"assistant","usage":{"cost":{"total":4.1e-05}},"n":1E2}}"#,
+        ]);
+        migrate(&mut h, &mut r).unwrap();
+        assert!(r[0]
+            .as_str()
+            .contains(r#""usage":{"cost":{"total":0.000041}},"n":100}"#));
     }
 
     #[test]

@@ -134,6 +134,7 @@ impl Header {
     }
 
     pub fn to_json(&self) -> String {
-        crate::json::to_text(&Value::Object(self.fields.clone()))
+        // Numbers as written: a header is written again with every rewrite of its file.
+        crate::json::record(&Value::Object(self.fields.clone()))
     }
 }

@@ -141,12 +141,21 @@ impl Session {
     /// content. Nothing is written until [`Session::rewrite_entries`] (or another write
     /// that rewrites the whole file).
     pub fn replace_entry(&mut self, json: &str) -> Result<()> {
+        self.replace_entry_at(None, json)
+    }
+
+    /// [`Session::replace_entry`] of the entry at `position` in [`Session::entries`]
+    /// (default: the last entry with the edited copy's id): of entries that share an id,
+    /// each can be edited.
+    pub fn replace_entry_at(&mut self, position: Option<usize>, json: &str) -> Result<()> {
         self.check_writable()?;
         let entry = Entry::parse(Text::from(json.to_string()))
             .map_err(|e| SessionError::InvalidInput(e.to_string()))?;
-        let i = self
-            .index_of(&entry.id)
-            .ok_or_else(|| SessionError::EntryNotFound(entry.id.clone()))?;
+        let i = match position {
+            None => self.index_of(&entry.id),
+            Some(i) => Some(i).filter(|&i| self.entries.get(i).is_some_and(|e| e.id == entry.id)),
+        }
+        .ok_or_else(|| SessionError::EntryNotFound(entry.id.clone()))?;
         let old = &self.entries[i];
         if old.parent_id != entry.parent_id || old.entry_type != entry.entry_type {
             return Err(SessionError::InvalidInput(format!(

@@ -173,8 +173,12 @@ impl Session {
     }
 
     /// `moveTo`: move the session file and its artifacts directory into `new_cwd`'s
-    /// session directory (the header's cwd updated). A failing step undoes the earlier
-    /// ones, so the session is never split between two places.
+    /// session directory, the header's cwd updated, as the agent does: the file is
+    /// written at its new place when it was on disk (even when that place is where it
+    /// already is) or when the session holds an assistant message (a file deleted behind
+    /// the session's back is written again from memory); a session never written stays
+    /// unwritten. A failing step undoes the earlier ones, so the session is never split
+    /// between two places.
     pub fn move_to(&mut self, agent_dir: &str, new_cwd: &str) -> Result<String> {
         self.move_to_dir(&paths::session_dir_for_cwd(agent_dir, new_cwd), new_cwd)
     }
@@ -189,24 +193,41 @@ impl Session {
             ));
         };
         let new_file = join(new_dir, crate::storage::basename(&old_file));
+        let storage = self.storage.clone();
+        let had_file = storage.exists(&old_file);
+        if had_file {
+            // The file must be as this session last saw it (a file it never wrote is
+            // someone else's): refused before anything moves.
+            self.guard_write()?;
+        }
+        let write = had_file || self.has_assistant;
         if new_file == old_file {
+            self.header.set("cwd", Value::String(new_cwd.to_string()));
+            if write {
+                self.write_whole()?;
+            }
             return Ok(new_file);
         }
-        if self.storage.exists(&new_file) {
+        if storage.exists(&new_file) {
             return Err(StorageError::AlreadyExists(new_file).into());
         }
         let (old_art, new_art) = (
             paths::artifacts_dir(&old_file),
             paths::artifacts_dir(&new_file),
         );
-        let storage = self.storage.clone();
         let mut header = self.header.clone();
         header.set("cwd", Value::String(new_cwd.to_string()));
-        // 1. the new file, complete, written atomically
+        // 1. the new file, complete, written atomically; the entries read from the old
+        //    file stay entries read from a file (written as they are, and their stale
+        //    replay data kept from the model)
         let mut moved = self.copy_to(header, Some(new_file.clone()));
-        moved.flushed = self.flushed;
-        if self.flushed {
-            self.guard_write()?;
+        moved.from_file = self.from_file;
+        moved.edited = self.edited.clone();
+        // A file not rewritten since its lossy load or migration keeps its original
+        // bytes aside at the new place, as a rewrite in place would.
+        moved.pending_backup = self.pending_backup.clone();
+        moved.report = self.report.clone();
+        if write {
             storage.mkdir_all(new_dir)?;
             moved.write_whole()?;
         }
@@ -222,7 +243,7 @@ impl Session {
             }
         }
         // 3. the old file
-        if self.flushed {
+        if had_file {
             if let Err(e) = storage.unlink(&old_file) {
                 if had_artifacts {
                     let _ = storage.rename(&new_art, &old_art);
@@ -231,7 +252,6 @@ impl Session {
                 return Err(e.into());
             }
         }
-        moved.report = self.report.clone();
         moved.warnings = std::mem::take(&mut self.warnings);
         moved.has_assistant = self.has_assistant;
         *self = moved;

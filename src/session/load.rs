@@ -95,6 +95,7 @@ impl LoadReport {
 }
 
 /// The original content of a file whose load was lossy, kept aside before a rewrite.
+#[derive(Clone)]
 pub(super) enum Backup {
     Text(Arc<String>),
     Bytes(Vec<u8>),

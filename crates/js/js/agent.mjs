@@ -153,25 +153,55 @@ export class SessionManager {
   async getArtifactPath(id) { return this.#session.getArtifactPath(id) ?? null; }
 
   // ---- reading ----
-  // Entries are handed out as live objects, the same object for an id each time, as the
-  // agent's are: `rewriteEntries()` persists what was edited in them.
+  // Entries are handed out as live objects, the same object for an entry each time, as the
+  // agent's are: `rewriteEntries()` persists what was edited in them. An id names the last
+  // entry that has it (as the agent's index does); entries sharing an id with a later one
+  // (a file can hold them) are found by their position in the file.
 
-  #live = new Map(); // id -> { entry, json (as handed out) }
+  #live = new Map(); // id -> { entry, json (as handed out) } of the last entry with the id
+  #earlier = new Map(); // position -> { entry, json, position } of an entry a later one shares its id with
+  #shared; // id -> positions, of the ids several entries share (read once, when needed)
+
+  #keep(map, key, e, extra) {
+    const known = map.get(key);
+    if (known) return known.entry;
+    map.set(key, { entry: e, json: JSON.stringify(e), ...extra });
+    return e;
+  }
   #liveEntries(entries) {
-    return entries.map((e) => {
-      const known = this.#live.get(e.id);
-      if (known) return known.entry;
-      this.#live.set(e.id, { entry: e, json: JSON.stringify(e) });
-      return e;
+    return entries.map((e) => this.#keep(this.#live, e.id, e));
+  }
+  /** The ids several entries share, with their positions (none in most sessions). */
+  #sharedIds() {
+    if (this.#shared) return this.#shared;
+    this.#shared = new Map();
+    if (this.#session.report().duplicateIds > 0) {
+      const all = this.#session.entries();
+      all.forEach((e, i) => this.#shared.set(e.id, [...(this.#shared.get(e.id) ?? []), i]));
+      for (const [id, positions] of this.#shared) if (positions.length < 2) this.#shared.delete(id);
+    }
+    return this.#shared;
+  }
+  /** Live objects of entries given with their positions. */
+  #atPositions(entries, positions) {
+    return entries.map((e, k) => {
+      const last = this.#sharedIds().get(e.id)?.at(-1) ?? positions[k];
+      return positions[k] === last ? this.#keep(this.#live, e.id, e)
+        : this.#keep(this.#earlier, positions[k], e, { position: positions[k] });
     });
   }
   #switchTo(session) {
     this.#session = session;
     this.#live = new Map();
+    this.#earlier = new Map();
+    this.#shared = undefined;
   }
 
   getHeader() { return this.#session.header(); }
-  getEntries() { return this.#liveEntries(this.#session.entries()); }
+  getEntries() {
+    const entries = this.#session.entries();
+    return this.#atPositions(entries, entries.map((_, i) => i));
+  }
   getEntry(id) {
     const known = this.#live.get(id);
     if (known) return known.entry;
@@ -182,7 +212,15 @@ export class SessionManager {
       throw e;
     }
   }
-  getChildren(parentId) { return this.#liveEntries(this.#session.children(parentId)); }
+  getChildren(parentId) {
+    const children = this.#session.children(parentId);
+    const shared = this.#sharedIds();
+    if (!children.some((e) => shared.has(e.id))) return this.#liveEntries(children);
+    // Children in file order: the positions of the entries with their id and this parent.
+    const all = this.#session.entries();
+    const positions = all.flatMap((e, i) => (e.parentId === parentId ? [i] : []));
+    return this.#atPositions(children, positions);
+  }
   getLeafId() { return this.#session.leafId; }
   getLeafEntry() {
     const id = this.#session.leafId;
@@ -239,10 +277,10 @@ export class SessionManager {
   async flush() { this.#session.flush(); }
   /** Persist the whole file, with every entry edited in place since it was handed out. */
   async rewriteEntries() {
-    for (const live of this.#live.values()) {
+    for (const live of [...this.#live.values(), ...this.#earlier.values()]) {
       const json = JSON.stringify(live.entry);
       if (json === live.json) continue;
-      this.#session.replaceEntry(live.entry);
+      this.#session.replaceEntry(live.entry, live.position);
       live.json = json;
     }
     this.#session.rewriteEntries();

@@ -584,14 +584,16 @@ impl JsSession {
     }
 
     /// Replace an entry by an edited copy (same `id`, `parentId` and `type`); written by
-    /// the next `rewriteEntries`.
+    /// the next `rewriteEntries`. `position` (in `entries()`) picks one of entries that
+    /// share an id; default: the last.
     #[wasm_bindgen(js_name = replaceEntry)]
     pub fn replace_entry(
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "SessionEntry")] entry: JsValue,
+        position: Option<usize>,
     ) -> JsResult<()> {
         let json = stringify(&entry, "entry")?;
-        core(self.inner.replace_entry(&json))
+        core(self.inner.replace_entry_at(position, &json))
     }
 
     /// `rewriteEntries`: write the whole file now from this session's entries (after
