@@ -4,16 +4,9 @@
 // rule (sanitizing, counting, the tail, spilling) is the Rust core's. Node only: the
 // artifact file is written through node:fs.
 //
-// Deliberate differences from the agent, each for a reason:
-// - Chunks are sanitized as they arrive (escape sequences split across chunks included),
-//   not once at `dump()`: the tail held is clean text, so a byte cut never leaves half a
-//   sequence in it, and the artifact file holds the same clean text (the agent writes the
-//   raw chunks there). `outputBytes`/`outputLines` are of the clean tail shown.
-// - The agent keeps image sequences when its terminal shows images (its global
-//   `TERMINAL.imageProtocol`); this module has no terminal, so that value is an option,
-//   `imageProtocol`.
-// - Output also spills past `maxLines` (default 3000) lines, and a dump says why an
-//   artifact file could not be written (`artifactError`; the agent gives up silently).
+// Its deliberate differences from the agent (chunks sanitized as they arrive, the
+// `imageProtocol` option, the line limit, `artifactError`) are listed once, in the package
+// README (crates/js/README.md, "Where `xcsh-session/agent` differs from the agent").
 import { OutputSink as CoreOutputSink } from './node.mjs';
 import { nodeStorage } from './node-storage.mjs';
 

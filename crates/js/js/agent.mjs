@@ -2,17 +2,8 @@
 // names, signatures and return shapes, over this package's `Session` (no second
 // implementation: every rule is the Rust core's). Node only: files go through node:fs.
 //
-// Deliberate differences from the agent, each for a reason:
-// - One writer per file across processes: a second process gets an Error with
-//   `kind: "conflict"` instead of interleaving its lines (the agent has no lock). Within
-//   one process the newest open takes over and the older manager's writes fail.
-// - `deleteSessionWithArtifacts` is a writer too: it refuses (`kind: "conflict"`) a
-//   session a live writer of another process holds, instead of deleting it under that
-//   writer, which would write it again without its artifacts.
-// - `continueRecent(cwd, sessionDir)` with an explicit directory takes that directory's
-//   newest session; the terminal breadcrumb is read only for the default directory.
-// - Stale OpenAI Responses replay data is dropped from `buildSessionContext()` of a loaded
-//   session as the agent does, but `getEntries()` returns the entries as they are on disk.
+// Its deliberate differences from the agent are listed once, in the package README
+// (crates/js/README.md, "Where `xcsh-session/agent` differs from the agent, on purpose").
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
