@@ -257,12 +257,6 @@ export const PENDING = [
     match: (d) => d.path === 'state.usage.cost' && typeof d.agent === 'number' && typeof d.dropin === 'number'
       && Math.abs(d.agent - d.dropin) <= 1e-12 * Math.max(1, Math.abs(d.agent)),
   },
-  {
-    id: 'custom-message-blob-in-context',
-    reason: 'After reopening, an image of a custom_message externalized to the blob store stays a "blob:sha256:…" reference in buildSessionContext() (getEntries() has the data); xcsh\'s resolveBlobRefsInEntries resolves custom_message content on load, so its context has the base64 data. Found by this test; not among the fixes listed for issue 33.',
-    match: (d) => /^state\.context\.messages\[\d+\]\.content\[\d+\]\.data$/.test(d.path)
-      && typeof d.dropin === 'string' && d.dropin.startsWith('blob:sha256:'),
-  },
 ];
 
 /** oh-my-pi 18.2.3's two replay filters of context messages (see context-replay-filters). */
