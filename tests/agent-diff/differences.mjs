@@ -251,12 +251,6 @@ export const PENDING = [
     reason: 'forkFrom(): xcsh copies the source\'s entries as they are (ids, parentIds, the tree; leaf = last entry); the drop-in appends them again under new ids in a chain, so labels naming an old id throw ("Entry … not found") and leaf/tree differ. Not among the fixes listed for issue 33 at the time of writing.',
     match: (d) => d.op === 'forkFrom',
   },
-  {
-    id: 'usage-cost-sum',
-    reason: 'getUsageStatistics().cost: xcsh adds usage.cost.total in JS doubles message by message (0.1 + 1e-7 = 0.10000010000000001); the drop-in\'s sum differs in the last digits (number formatting).',
-    match: (d) => d.path === 'state.usage.cost' && typeof d.agent === 'number' && typeof d.dropin === 'number'
-      && Math.abs(d.agent - d.dropin) <= 1e-12 * Math.max(1, Math.abs(d.agent)),
-  },
 ];
 
 /** oh-my-pi 18.2.3's two replay filters of context messages (see context-replay-filters). */

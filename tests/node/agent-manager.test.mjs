@@ -308,3 +308,17 @@ test('an image of a custom message is in the context after a reopen, not its blo
   assert.equal(message.content[0].data, data, 'the agent resolves custom_message content on load');
   await reopened.close();
 });
+
+test('usage totals are the agent\'s double sums, message by message', async (t) => {
+  setup(t);
+  const s = SessionManager.inMemory('/work');
+  const withCost = (total) => {
+    const m = assistantMessage('hi');
+    return { ...m, usage: { ...m.usage, cost: { ...m.usage.cost, total } } };
+  };
+  s.appendMessage({ role: 'user', content: 'hi', timestamp: 1 });
+  s.appendMessage(withCost(0.2 + 1e-7));
+  assert.equal(s.getUsageStatistics().cost, 0.20000010000000001);
+  s.appendMessage(withCost(1e-7));
+  assert.equal(s.getUsageStatistics().cost, 0.2 + 1e-7 + 1e-7);
+});
