@@ -97,6 +97,52 @@ export function generateScript(seed, { length } = {}) {
   const entry = () => ({ entry: int(1000) });
   const content = () => (chance(0.5) ? words() : [{ type: 'text', text: words() }, ...(chance(0.3) ? [image()] : [])]);
 
+  // A session file as an older agent wrote it, or one whose entries share an id, as the
+  // lines of its text (the runner puts the script's project dir for `<proj>`). v1: no ids,
+  // compactions keep `firstKeptEntryIndex` (the header is index 0; it may point past the
+  // compaction, to an entry not migrated yet); v2: ids, custom messages of role
+  // `hookMessage`. `dup`: a current file where a later entry reuses an earlier one's id.
+  const iso = () => new Date(ts()).toISOString();
+  const hex8 = () => Array.from({ length: 8 }, () => '0123456789abcdef'[int(16)]).join('');
+  const oldFile = (kind) => {
+    const version = kind === 'v1' ? undefined : kind === 'v2' ? 2 : 3;
+    const header = { type: 'session', ...(version ? { version } : {}), id: `${hex8()}-0000-4000-8000-${hex8()}0000`, timestamp: iso(), cwd: '<proj>' };
+    const records = [];
+    const count = 2 + int(7);
+    for (let k = 0; k < count; k++) {
+      const x = int(10);
+      const base = { timestamp: iso() };
+      if (x < 3) records.push({ type: 'message', ...base, message: userMessage() });
+      else if (x < 6) records.push({ type: 'message', ...base, message: assistantMessage() });
+      else if (x === 6) records.push({ type: 'message', ...base, message: kind === 'v1' ? toolResultMessage() : { role: 'hookMessage', customType: 'hook', content: words(), display: true, timestamp: ts() } });
+      else if (x === 7) records.push({ type: 'thinking_level_change', ...base, thinkingLevel: pick(LEVELS) });
+      else if (x === 8) records.push({ type: 'model_change', ...base, model: pick(MODELS) });
+      else records.push({ type: 'compaction', ...base, summary: words(), tokensBefore: int(1000), firstKept: 1 + int(count + 1) });
+    }
+    if (kind === 'v1') {
+      for (const r of records) if (r.type === 'compaction') { r.firstKeptEntryIndex = r.firstKept; delete r.firstKept; }
+    } else {
+      const ids = records.map(() => hex8());
+      const parents = records.map((_, k) => (k === 0 ? null : chance(0.8) ? k - 1 : int(k)));
+      if (kind === 'dup' && records.length > 1) {
+        // The later entry takes the id of entry `first` and a parent before it: a parent
+        // at or after `first` would make a parent cycle (the agent's getBranch never ends).
+        const later = 1 + int(records.length - 1), first = int(later);
+        ids[later] = ids[first];
+        parents[later] = first === 0 ? null : int(first);
+      }
+      records.forEach((r, k) => {
+        r.id = ids[k];
+        r.parentId = parents[k] === null ? null : ids[parents[k]];
+        if (r.type === 'compaction') { r.firstKeptEntryId = ids[(r.firstKept - 1) % ids.length]; }
+        delete r.firstKept;
+      });
+      // The writer's key order: type, id, parentId, timestamp first.
+      records.forEach((r, k) => { records[k] = { type: r.type, id: r.id, parentId: r.parentId, ...r }; });
+    }
+    return [header, ...records].map((r) => JSON.stringify(r));
+  };
+
   // [weight, maker]
   const table = [
     [14, () => ({ op: 'appendMessage', message: userMessage() })],
@@ -130,6 +176,13 @@ export function generateScript(seed, { length } = {}) {
     [2, () => ({ op: 'reopen' })],
     [1, () => ({ op: 'open', file: { file: int(1000) } })],
     [1, () => ({ op: 'newSession' })],
+    [1, () => ({ op: 'newSession', options: { parentSession: pick(['parent-a', 'proj/parent.jsonl']) } })],
+    [1, () => ({ op: 'continueRecent', defaultDir: chance(0.3) })],
+    [2, () => ({ op: 'list', which: pick(['dir', 'default', 'all']) })],
+    [1, () => ({ op: 'inMemory' })],
+    [1, () => ({ op: 'setSessionFile', file: { file: int(1000) }, fresh: chance(0.25) })],
+    [2, () => ({ op: 'rewriteEntries', target: entry() })],
+    [2, () => { const kind = pick(['v1', 'v1', 'v2', 'dup']); return { op: { v1: 'openV1File', v2: 'openV2File', dup: 'openDupIdFile' }[kind], lines: oldFile(kind) }; }],
     [2, () => ({ op: 'flush' })],
     [1, () => ({ op: 'ensureOnDisk' })],
     [1, () => ({ op: 'close' })],

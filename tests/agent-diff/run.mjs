@@ -122,6 +122,7 @@ async function runScript(script) {
     const entries = sm.getEntries().filter((e) => e.type !== 'title_change');
     return entries.length ? entries[ref.entry % entries.length].id : 'no-such-entry';
   };
+  let setCount = 0, openCount = 0;
   const closeCurrent = async () => { if (sm) { const old = sm; sm = null; await old.close(); } };
 
   const ops = {
@@ -164,12 +165,54 @@ async function runScript(script) {
       await closeCurrent();
       sm = await SessionManager.open(file, path.dirname(file));
     },
-    newSession: () => sm.newSession(),
+    newSession: (o) => (o.options ? sm.newSession(o.options) : sm.newSession()),
+    continueRecent: async (o) => {
+      await closeCurrent();
+      sm = o.defaultDir ? await SessionManager.continueRecent(dirs.proj) : await SessionManager.continueRecent(dirs.proj, sessions);
+    },
+    // SessionInfo lists: this script's sessions only (listAll sees the whole agent dir),
+    // by path; Dates as ISO strings (normalized as every time is).
+    list: async (o) => {
+      const infos = o.which === 'dir' ? await SessionManager.list(dirs.proj, sessions)
+        : o.which === 'default' ? await SessionManager.list(dirs.proj)
+          : (await SessionManager.listAll()).filter((i) => [base, path.join(realRoot, `s${script.seed}`)].some((b) => String(i.cwd).startsWith(b + path.sep)));
+      return infos
+        .map((i) => Object.fromEntries(Object.entries(i).map(([k, v]) => [k, v instanceof Date ? v.toISOString() : v])))
+        .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    },
+    inMemory: async () => { await closeCurrent(); sm = SessionManager.inMemory(dirs.proj); },
+    setSessionFile: async (o) => {
+      const file = o.fresh || !files.length ? path.join(sessions, `set-${setCount++}.jsonl`) : files[o.file.file % files.length];
+      await sm.setSessionFile(file);
+    },
+    // An entry handed out by getEntries() edited in place, then the file rewritten.
+    rewriteEntries: async (o) => {
+      const entries = sm.getEntries().filter((e) => e.type !== 'title_change');
+      if (entries.length) {
+        const e = entries[o.target.entry % entries.length];
+        if (e.type === 'message' && Array.isArray(e.message.content)) {
+          e.message.content = e.message.content.map((b) => (b.type === 'text' ? { ...b, text: 'edited in place' } : b));
+        } else if (e.type === 'message') e.message.content = 'edited in place';
+        else e.edited = 'in place';
+      }
+      await sm.rewriteEntries();
+    },
+    // A file written as an older agent wrote it (or with a duplicated id), then opened.
+    openV1File: (o) => ops.openFile(o),
+    openV2File: (o) => ops.openFile(o),
+    openDupIdFile: (o) => ops.openFile(o),
+    openFile: async (o) => {
+      fs.mkdirSync(sessions, { recursive: true });
+      const file = path.join(sessions, `old-${openCount++}.jsonl`);
+      fs.writeFileSync(file, o.lines.map((l) => l.replaceAll('"<proj>"', JSON.stringify(dirs.proj))).join('\n') + '\n');
+      await closeCurrent();
+      sm = await SessionManager.open(file, sessions);
+    },
     flush: () => sm.flush(),
     ensureOnDisk: () => sm.ensureOnDisk(),
     close: () => closeCurrent(),
   };
-  const managerless = new Set(['create', 'forkFrom', 'open']);
+  const managerless = new Set(['create', 'forkFrom', 'open', 'continueRecent', 'list', 'inMemory', 'openV1File', 'openV2File', 'openDupIdFile']);
 
   const trace = [];
   for (const [i, o] of script.ops.entries()) {
