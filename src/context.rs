@@ -354,13 +354,14 @@ fn compaction_message(entry: &Entry) -> (String, bool) {
     (msg, remote)
 }
 
-/// Build the context. `message_text` turns a message entry into its JSON (it rehydrates
-/// blob references when the caller has a blob store).
+/// Build the context. `finish` turns the message taken from an entry (a message entry's
+/// message, the message built from a custom_message) into what the model sees (it
+/// resolves blob references when the caller has a blob store).
 pub(crate) fn build_session_context<'a>(
     entries: &'a [Entry],
     by_id: &IdIndex,
     leaf: Leaf,
-    message_text: &dyn Fn(&'a Entry) -> Cow<'a, str>,
+    finish: &dyn Fn(&'a Entry, Cow<'a, str>) -> Cow<'a, str>,
 ) -> SessionContext<'a> {
     let mut ctx = SessionContext::empty();
     let Some(leaf) = resolve_leaf(entries, by_id, leaf) else {
@@ -419,8 +420,11 @@ pub(crate) fn build_session_context<'a>(
     // Each message, and the id of the entry it came from.
     let emit = |entry: &'a Entry, ctx: &mut SessionContext<'a>| {
         let message = match &entry.payload {
-            Payload::Message { .. } if entry.message_json().is_some() => message_text(entry),
-            Payload::CustomMessage { .. } => Cow::Owned(custom_message(entry)),
+            Payload::Message { .. } => match entry.message_json() {
+                Some(m) => finish(entry, Cow::Borrowed(m)),
+                None => return,
+            },
+            Payload::CustomMessage { .. } => finish(entry, Cow::Owned(custom_message(entry))),
             Payload::BranchSummary { has_summary: true } => {
                 Cow::Owned(branch_summary_message(entry))
             }

@@ -21,6 +21,23 @@ pub fn str_of_json(s: &str) -> Option<Cow<'_, str>> {
     serde_json::from_str::<String>(s).ok().map(Cow::Owned)
 }
 
+/// A JSON number read as JavaScript's `JSON.parse` reads it: the double nearest the text
+/// (std's parse; serde_json's own f64 parse, without its `float_roundtrip` feature, can
+/// be one ulp off: it reads 0.20000010000000001 as 0.2000001).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Double(pub f64);
+
+impl<'de> serde::Deserialize<'de> for Double {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // With `arbitrary_precision` a Number keeps the text as written.
+        let n = serde_json::Number::deserialize(d)?;
+        n.as_str()
+            .parse::<f64>()
+            .map(Double)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
 /// JavaScript truthiness of JSON text.
 pub fn truthy(json: &str) -> bool {
     match json {

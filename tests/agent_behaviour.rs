@@ -356,6 +356,34 @@ fn premium_requests_default_to_zero_when_usage_omits_them() {
 }
 
 #[test]
+fn usage_totals_are_the_agents_double_sums_of_the_exact_numbers() {
+    let storage = mem();
+    let mut s = create(&storage);
+    let with_cost = |total: &str, premium: &str| {
+        assistant_with_usage(None)
+            .replace(r#""total":0.25"#, &format!(r#""total":{total}"#))
+            .replace(
+                r#""totalTokens":15"#,
+                &format!(r#""totalTokens":15,"premiumRequests":{premium}"#),
+            )
+    };
+    // 0.20000010000000001 is the double nearest 0.2 + 1e-7 (JSON.stringify writes it so);
+    // a parse one ulp off reads 0.2000001.
+    s.append_message(&with_cost("0.20000010000000001", "0.1"))
+        .unwrap();
+    let u = s.usage_statistics();
+    assert_eq!(u.cost, 0.2 + 1e-7);
+    assert_eq!(u.cost.to_string(), "0.20000010000000001");
+    // Message by message, in the file's order, as doubles: 0.1 + 1e-7 is not 0.1000001.
+    s.append_message(&with_cost("1e-7", "0.2")).unwrap();
+    let u = s.usage_statistics();
+    assert_eq!(u.cost, 0.2 + 1e-7 + 1e-7);
+    assert_eq!(u.premium_requests, 0.1 + 0.2);
+    let reloaded = open(&storage, s.file().unwrap(), Persistence::ReadOnly);
+    assert_eq!(reloaded.usage_statistics(), u);
+}
+
+#[test]
 fn the_last_model_change_role_is_the_nearest_on_the_path_to_the_leaf() {
     let storage = mem();
     let mut s = create(&storage);

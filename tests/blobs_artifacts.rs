@@ -269,6 +269,30 @@ fn gc_deletes_only_unreferenced_old_blobs() {
     assert!(reloaded.report().missing_blobs.is_empty());
 }
 
+#[test]
+fn a_custom_message_image_is_resolved_in_the_context_after_a_reopen() {
+    let storage = mem();
+    let mut s = create(&storage);
+    let data = "QUJD".repeat(300);
+    let content = format!(r#"[{{"type":"image","data":"{data}","mimeType":"image/png"}}]"#);
+    s.append_custom_message_entry("note", &content, true, None, None)
+        .unwrap();
+    s.append_message(&assistant("seen")).unwrap();
+    let file = s.file().unwrap().to_string();
+    assert!(
+        read(&storage, &file).contains("blob:sha256:"),
+        "the image is externalized"
+    );
+    let reloaded = open(&storage, &file, Persistence::ReadOnly);
+    let ctx = context_value(&reloaded);
+    assert_eq!(ctx["messages"][0]["role"], "custom");
+    assert_eq!(
+        ctx["messages"][0]["content"][0]["data"].as_str(),
+        Some(data.as_str()),
+        "the context hands the model the image, as the agent resolves custom_message content on load"
+    );
+}
+
 // ---- the failure table at the end of the blob/artifact seed ----
 
 #[test]

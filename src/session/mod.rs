@@ -350,22 +350,23 @@ impl Session {
 
     pub fn context_at<'s>(&'s self, leaf: Leaf) -> SessionContext<'s> {
         let store = self.blob_store();
-        let text = |e: &'s Entry| self.message_text(e, &store);
-        context::build_session_context(&self.entries, &self.by_id, leaf, &text)
+        let finish = |e: &'s Entry, m: Cow<'s, str>| self.message_text(e, m, &store);
+        context::build_session_context(&self.entries, &self.by_id, leaf, &finish)
     }
 
-    /// An entry's message as the model sees it: blob references resolved, and, for a
-    /// message read from the file, stale OpenAI Responses replay data dropped.
-    fn message_text<'e>(&self, e: &'e Entry, store: &BlobStore) -> Cow<'e, str> {
-        let m = e.message_json().unwrap_or("null");
+    /// The message `m` taken from entry `e` (a message, a custom_message) as the model
+    /// sees it: blob references resolved (the agent resolves them in both on load), and,
+    /// for an assistant message read from the file, stale OpenAI Responses replay data
+    /// dropped.
+    fn message_text<'e>(&self, e: &'e Entry, m: Cow<'e, str>, store: &BlobStore) -> Cow<'e, str> {
         let loaded = || {
             self.by_id
                 .get(&self.entries, &e.id)
                 .is_some_and(|i| i < self.from_file)
         };
         let m: Cow<'e, str> = match e.is_assistant_message() && loaded() {
-            true => crate::replay::without_stale_replay(m).map_or(Cow::Borrowed(m), Cow::Owned),
-            false => Cow::Borrowed(m),
+            true => crate::replay::without_stale_replay(&m).map_or(m, Cow::Owned),
+            false => m,
         };
         if !e.has_blob_refs() {
             return m;

@@ -3,6 +3,7 @@
 
 use super::Session;
 use crate::entry::{pick, Payload};
+use crate::json::Double;
 
 /// Totals of the `usage` of every assistant message and of every `task` tool result's
 /// `details.usage` (subagent runs), as the agent keeps them. A missing number counts 0.
@@ -17,22 +18,22 @@ pub struct UsageStatistics {
     pub cost: f64,
 }
 
-/// One `usage` object as a message carries it.
+/// One `usage` object as a message carries it (numbers read as `JSON.parse` reads them).
 #[derive(serde::Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
 struct Usage {
-    input: f64,
-    output: f64,
-    cache_read: f64,
-    cache_write: f64,
-    premium_requests: f64,
+    input: Double,
+    output: Double,
+    cache_read: Double,
+    cache_write: Double,
+    premium_requests: Double,
     cost: Cost,
 }
 
 #[derive(serde::Deserialize, Default)]
 #[serde(default)]
 struct Cost {
-    total: f64,
+    total: Double,
 }
 
 impl UsageStatistics {
@@ -40,12 +41,13 @@ impl UsageStatistics {
         let Ok(u) = serde_json::from_str::<Usage>(usage_json) else {
             return;
         };
-        self.input += u.input;
-        self.output += u.output;
-        self.cache_read += u.cache_read;
-        self.cache_write += u.cache_write;
-        self.premium_requests += u.premium_requests;
-        self.cost += u.cost.total;
+        // Doubles added message by message in the entries' order, as the agent adds them.
+        self.input += u.input.0;
+        self.output += u.output.0;
+        self.cache_read += u.cache_read.0;
+        self.cache_write += u.cache_write.0;
+        self.premium_requests += u.premium_requests.0;
+        self.cost += u.cost.total.0;
     }
 }
 

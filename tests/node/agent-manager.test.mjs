@@ -291,3 +291,34 @@ test('injected TTSR rules of the branch, each once, and blobs put in the agent d
   assert.equal(put.path, path.join(getAgentDir(), 'blobs', put.hash));
   assert.deepEqual(new Uint8Array(fs.readFileSync(put.path)), bytes);
 });
+
+test('an image of a custom message is in the context after a reopen, not its blob reference', async (t) => {
+  const { cwd } = setup(t);
+  const data = 'QUJD'.repeat(300);
+  const session = SessionManager.create(cwd);
+  session.appendCustomMessageEntry('note', [{ type: 'image', data, mimeType: 'image/png' }], true);
+  session.appendMessage(assistantMessage('seen'));
+  const file = session.getSessionFile();
+  await session.close();
+  assert.match(fs.readFileSync(file, 'utf8'), /blob:sha256:/, 'the image is externalized');
+  const reopened = await SessionManager.open(file);
+  assert.equal(reopened.getEntries()[0].content[0].data, data);
+  const [message] = reopened.buildSessionContext().messages;
+  assert.equal(message.role, 'custom');
+  assert.equal(message.content[0].data, data, 'the agent resolves custom_message content on load');
+  await reopened.close();
+});
+
+test('usage totals are the agent\'s double sums, message by message', async (t) => {
+  setup(t);
+  const s = SessionManager.inMemory('/work');
+  const withCost = (total) => {
+    const m = assistantMessage('hi');
+    return { ...m, usage: { ...m.usage, cost: { ...m.usage.cost, total } } };
+  };
+  s.appendMessage({ role: 'user', content: 'hi', timestamp: 1 });
+  s.appendMessage(withCost(0.2 + 1e-7));
+  assert.equal(s.getUsageStatistics().cost, 0.20000010000000001);
+  s.appendMessage(withCost(1e-7));
+  assert.equal(s.getUsageStatistics().cost, 0.2 + 1e-7 + 1e-7);
+});
