@@ -30,6 +30,9 @@ export function getAgentDir() {
   return process.env.PI_CODING_AGENT_DIR || path.join(os.homedir(), '.xcsh', 'agent');
 }
 
+/** The session file's format version written (older files are migrated to it). */
+export const CURRENT_SESSION_VERSION = 3;
+
 const storage = nodeStorage();
 
 export class SessionManager {
