@@ -160,3 +160,42 @@ test('every sampled result type-checks against the declared TypeScript types', (
   const controlLines = new Set(errors.filter((l) => l.startsWith('control.ts')).map((l) => l.match(/^control\.ts\((\d+)/)[1]));
   assert.equal(controlLines.size, bad.length, `each planted mistake must fail the check:\n${errors.join('\n')}`);
 });
+
+// `xcsh-session/agent` is a drop-in for the coding agent's session module: agent code must
+// type-check against it unchanged. types/agent-consumer.ts uses it as the agent does; the
+// control plants one mistake per line that the declarations must reject (a union member
+// that does not exist, a Date used as a string, the reading half used as the whole, a key
+// of another entry type, an export that moved to a subpath, a summary appended as a
+// message). `--strict` without skipLibCheck: the declarations themselves are checked too.
+test('the agent drop-in declarations type-check code written against the agent', () => {
+  assert.ok(fs.existsSync(TSC), `missing ${TSC}: run scripts/setup test (npm ci in tests/)`);
+  fs.mkdirSync(OUT, { recursive: true });
+  const consumer = path.join(ROOT, 'tests', 'node', 'types', 'agent-consumer.ts');
+  const mistakes = [
+    "export const m0 = (sm: a.SessionManager) => sm.appendServiceTierChange('fastest');",
+    'export const m1 = (info: a.SessionInfo): string => info.created;',
+    'export const m2 = (ro: a.ReadonlySessionManager): a.SessionManager => ro;',
+    "export const m3 = (e: a.SessionEntry) => (e.type === 'label' ? e.summary : '');",
+    "export const m4 = (m: a.SessionMessageEntry['message']) => (m.role === 'user' ? m.model : '');",
+    "export const m5 = (sm: a.SessionManager) => sm.appendMessage({ role: 'compactionSummary', summary: 's', tokensBefore: 1, timestamp: 0 });",
+    "export const m6 = (ctx: a.SessionContext): 'auto' | 'flex' => ctx.serviceTier ?? 'auto';",
+    "export { OutputSink } from '../../pkg/agent.mjs';",
+    "export { HistoryStorage } from '../../pkg/agent.mjs';",
+  ];
+  const header = ["import type * as a from '../../pkg/agent.mjs';"];
+  fs.writeFileSync(path.join(OUT, 'agent-control.ts'), `${[...header, ...mistakes].join('\n')}\n`);
+  let errors;
+  try {
+    execFileSync(TSC, ['--strict', '--noEmit', '--target', 'es2022', '--module', 'esnext',
+      '--moduleResolution', 'bundler', consumer, 'agent-control.ts'], { encoding: 'utf8', cwd: OUT });
+    errors = [];
+  } catch (e) {
+    if (!e.stdout) throw e;
+    errors = e.stdout.split('\n').filter((l) => /error TS\d+/.test(l));
+  }
+  const elsewhere = errors.filter((l) => !l.startsWith('agent-control.ts'));
+  assert.deepEqual(elsewhere, [], `code written against the agent's session module fails:\n${elsewhere.join('\n')}`);
+  const failed = new Set(errors.map((l) => l.match(/^agent-control\.ts\((\d+)/)?.[1]).filter(Boolean).map(Number));
+  const missed = mistakes.filter((_, i) => !failed.has(i + header.length + 1));
+  assert.deepEqual(missed, [], `planted mistakes the declarations accept:\n${errors.join('\n')}`);
+});

@@ -25,6 +25,9 @@ export { getAgentDir };
 const FILES = new FileSessionStorage();
 const storage = packageStorage(FILES);
 
+/** The session file's format version written (older files are migrated to it). */
+export const CURRENT_SESSION_VERSION = 3;
+
 export class SessionManager {
   #session;
   #cwd;
