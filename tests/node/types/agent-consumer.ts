@@ -31,11 +31,11 @@ import {
   type SessionHeader,
   type SessionInfo,
   type SessionMessageEntry,
-  type SessionStorage,
   type SessionTreeNode,
   type ThinkingLevelChangeEntry,
   type UsageStatistics,
 } from '../../../pkg/agent.mjs';
+import type { SessionStorage } from '../../../pkg/agent-session-storage.mjs';
 
 const version: 3 = CURRENT_SESSION_VERSION;
 
