@@ -1,7 +1,7 @@
 // Declarations of `xcsh-session/agent/history-storage` (agent-history-storage.mjs).
 
 /** A stored prompt, as the agent's `HistoryStorage` returns it. */
-export interface AgentHistoryEntry {
+export interface HistoryEntry {
   id: number;
   prompt: string;
   /** Epoch seconds. */
@@ -15,6 +15,6 @@ export class HistoryStorage {
   static open(dbPath?: string): HistoryStorage;
   static resetInstance(): void;
   add(prompt: string, cwd?: string): Promise<void>;
-  getRecent(limit: number): AgentHistoryEntry[];
-  search(query: string, limit: number): AgentHistoryEntry[];
+  getRecent(limit: number): HistoryEntry[];
+  search(query: string, limit: number): HistoryEntry[];
 }
