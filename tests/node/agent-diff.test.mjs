@@ -4,7 +4,7 @@
 // traces are compared op by op: return values, entries, tree, context, leaf, name, usage,
 // then the bytes of every file written. The accepted differences are the tables of
 // tests/agent-diff/differences.mjs (KNOWN: where oh-my-pi differs from xcsh, and the
-// drop-in's deliberate differences; PENDING: being fixed in issue 33). Any other
+// drop-in's deliberate differences; in-progress: being fixed in issue 33). Any other
 // divergence fails, reported as seed, op index, field and both values.
 //
 // Knobs: XCSH_AGENT_DIFF_N (scripts, default 200), XCSH_AGENT_DIFF_SEED (first seed,
@@ -58,7 +58,8 @@ test('the drop-in and the agent\'s SessionManager agree on random operation scri
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'xcsh-agent-diff-'));
   t.after(() => fs.rmSync(work, { recursive: true, force: true }));
   const scripts = path.join(work, 'scripts.jsonl');
-  fs.writeFileSync(scripts, Array.from({ length: N }, (_, i) => JSON.stringify(generateScript(SEED + i))).join('\n') + '\n');
+  const generated = Array.from({ length: N }, (_, i) => generateScript(SEED + i));
+  fs.writeFileSync(scripts, generated.map((s) => JSON.stringify(s)).join('\n') + '\n');
 
   const started = Date.now();
   await Promise.all([
@@ -84,7 +85,7 @@ test('the drop-in and the agent\'s SessionManager agree on random operation scri
     }
     const d = scriptDiff(renumber(a), renumber(b));
     if (!d) { identical++; continue; }
-    const explained = table.find((e) => e.match?.(d));
+    const explained = table.find((e) => e.match?.(d, { script: generated[k], agent: a, dropin: b }));
     if (explained) hits.get(explained.id).scripts.push(d);
     else failures.push(d);
   }

@@ -331,6 +331,11 @@ export class SessionManager {
 
   /** Switch to another session file (written at once with a header when it does not exist). */
   async setSessionFile(file) {
+    // The agent's MemorySessionStorage rejects reading a file it does not hold ("File not
+    // found", not an ENOENT), so its setSessionFile throws there instead of starting one.
+    if (this.#storage instanceof MemorySessionStorage && !this.#storage.existsSync(path.resolve(file))) {
+      throw Object.assign(new Error(`File not found: ${file}`), { kind: 'notFound' });
+    }
     const next = openFile(packageStorage(this.#storage), path.resolve(file), this.#agentDir, this.#cwd);
     this.#session.close();
     this.#switchTo(next);
