@@ -181,7 +181,17 @@ impl Session {
 
     /// A session that is never written (`SessionManager.inMemory`).
     pub fn in_memory(storage: Rc<dyn Storage>, cwd: &str) -> Session {
-        let header = Self::new_header(&*storage, cwd, None);
+        Self::in_memory_child(storage, cwd, None)
+    }
+
+    /// A session that is never written, its header linked by `parentSession` to the
+    /// session it follows (the agent's `newSession({ parentSession })` in memory).
+    pub fn in_memory_child(
+        storage: Rc<dyn Storage>,
+        cwd: &str,
+        parent_session: Option<&str>,
+    ) -> Session {
+        let header = Self::new_header(&*storage, cwd, parent_session);
         Self::blank(storage, Persistence::InMemory, None, "", header)
     }
 

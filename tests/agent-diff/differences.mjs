@@ -337,21 +337,16 @@ export const KNOWN = [
   {
     id: 'migration-ids-stable',
     kind: 'dropin',
-    reason: 'NOT YET DOCUMENTED (proposed): a v1 file read again before it was rewritten gets the same ids in the drop-in (src/migration.rs: ids seeded by the header); xcsh\'s migrateV1ToV2 draws new random ids (generateId: crypto.randomUUID) at every load, so ids, leaf and tree differ.',
+    reason: 'crates/js/README.md, Operations: old (v1) files read again before they are rewritten keep their ids. A v1 file read again before it was rewritten gets the same ids in the drop-in (src/migration.rs: ids seeded by the header); xcsh\'s migrateV1ToV2 draws new random ids (generateId: crypto.randomUUID) at every load, so ids, leaf and tree differ.',
     match: (d, { script, dropin }) => ['open', 'reopen', 'continueRecent'].includes(d.op)
       && /\/old-\d+\.jsonl$/.test(dropin.trace[d.i]?.state?.file ?? '')
       && script.ops.slice(0, d.i).some((o) => o.op === 'openV1File'),
   },
-  {
-    id: 'in-memory-new-session-storage',
-    kind: 'dropin',
-    reason: 'newSession() on an inMemory() manager: its storage (a MemorySessionStorage by default) receives the new session, so getSessionFile() names it; xcsh\'s #newSessionSync names no file when not persisting (crates/js/README.md, Operations: Storage).',
-    match: (d) => d.op === 'newSession' && d.path === 'state.file' && d.agent === undefined && typeof d.dropin === 'string',
-  },
+
   {
     id: 'duplicate-ids-tree',
     kind: 'dropin',
-    reason: 'NOT DECIDED (proposed, not investigated): a file where two entries share an id (openDupIdFile): the drop-in\'s getTree() differs from the agent\'s (children under the id); crates/js/README.md lists only getChildren for duplicate ids.',
+    reason: 'crates/js/README.md, Operations: duplicate entry ids. In a file where two entries share an id (openDupIdFile) the drop-in\'s getTree() holds every entry once; xcsh\'s getTree (session-manager.ts, getTree) maps nodes by id, so the last entry of the id stands in the place of each.',
     match: (d, { script, dropin }) => /^state\.tree\b/.test(d.path) && script.ops.slice(0, d.i + 1).some((o) => o.op === 'openDupIdFile')
       && /\/old-\d+\.jsonl$/.test(dropin.trace[d.i]?.state?.file ?? ''),
   },

@@ -180,3 +180,22 @@ test('restoreState takes a snapshot of the agent\'s shape, with fileEntries', as
   assert.ok(fs.readFileSync(file, 'utf8').includes('after the rollback'));
   await s.close();
 });
+
+// ---- newSession ----
+
+test('newSession on an in-memory manager stays in memory: no file, the parent linked in its header', async (t) => {
+  const { root, cwd } = setup(t);
+  const s = SessionManager.inMemory(cwd);
+  s.appendMessage(user('first'));
+  const before = s.getSessionId();
+  assert.equal(await s.newSession({ parentSession: 'parent.jsonl' }), undefined);
+  assert.notEqual(s.getSessionId(), before);
+  assert.equal(s.getSessionFile(), undefined);
+  assert.equal(s.getHeader().parentSession, 'parent.jsonl');
+  s.appendMessage(user('second'));
+  s.appendMessage(assistant('reply'));
+  await s.flush();
+  assert.equal(s.getSessionFile(), undefined);
+  assert.deepEqual(fs.readdirSync(root).filter((f) => f !== 'project' && f !== 'agent'), []);
+  assert.equal(fs.existsSync(path.join(root, 'agent', 'sessions')), false);
+});

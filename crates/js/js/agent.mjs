@@ -322,6 +322,11 @@ export class SessionManager {
   /** Switch to a new session in the same directory; returns its file. */
   async newSession(options = {}) {
     this.#session.close();
+    // A manager made by `inMemory` stays in memory, as the agent's (it names no file).
+    if (!this.#sessionDir) {
+      this.#switchTo(Session.inMemory(this.#cwd, options.parentSession));
+      return undefined;
+    }
     this.#switchTo(Session.create(packageStorage(this.#storage), definedOnly({
       agentDir: this.#agentDir, cwd: this.#cwd, sessionDir: this.#sessionDir || undefined,
       parentSession: options.parentSession,

@@ -73,13 +73,15 @@ impl JsSession {
         })
     }
 
-    /// A session that is never written (`SessionManager.inMemory`).
+    /// A session that is never written (`SessionManager.inMemory`), its header linked to
+    /// `parentSession` when one is given.
     #[wasm_bindgen(js_name = inMemory)]
-    pub fn in_memory(cwd: Option<String>) -> JsSession {
+    pub fn in_memory(cwd: Option<String>, parent_session: Option<String>) -> JsSession {
         JsSession {
-            inner: CoreSession::in_memory(
+            inner: CoreSession::in_memory_child(
                 Rc::new(LocalStorage::default()),
                 cwd.as_deref().unwrap_or(""),
+                parent_session.as_deref(),
             ),
         }
     }
