@@ -223,6 +223,7 @@ impl Session {
         let mut moved = self.copy_to(header, Some(new_file.clone()));
         moved.from_file = self.from_file;
         moved.edited = self.edited.clone();
+        moved.extra_headers = self.extra_headers.clone();
         // A file not rewritten since its lossy load or migration keeps its original
         // bytes aside at the new place, as a rewrite in place would.
         moved.pending_backup = self.pending_backup.clone();

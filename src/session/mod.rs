@@ -29,7 +29,7 @@ pub use usage::UsageStatistics;
 
 use crate::blob::{self, BlobStore};
 use crate::context::{self, Leaf, SessionContext};
-use crate::entry::{Entry, Header, IdIndex, Payload};
+use crate::entry::{Entry, Header, IdIndex, Payload, Text};
 use crate::error::{Result, SessionError};
 use crate::ids::SessionIdGen;
 use crate::paths;
@@ -96,6 +96,11 @@ pub struct Session {
     /// `<agentDir>/sessions` (see `write.rs`, `pin_before_writing`).
     pins: Pins,
     header: Header,
+    /// The file's other header lines (type `"session"` after the first line), each with
+    /// the number of entries before it: as the agent's, they are no entries, but a
+    /// rewrite or a move writes them back in their places (a fork or a branched session
+    /// leaves them behind).
+    extra_headers: Vec<(usize, Text)>,
     entries: Vec<Entry>,
     by_id: IdIndex,
     leaf: Option<String>,
@@ -149,6 +154,7 @@ impl Session {
             artifacts: Default::default(),
             pins: Pins::default(),
             header,
+            extra_headers: Vec::new(),
             entries: Vec::new(),
             by_id: IdIndex::new(),
             leaf: None,
