@@ -64,6 +64,25 @@ impl Session {
         next
     }
 
+    /// A new session holding this one's entries under a new header, at `file`, as the
+    /// agent writes a copy of its in-memory entries: those read from the file without
+    /// their stale OpenAI Responses replay data (the load path's rule, `replay.rs`).
+    fn fresh_copy(&self, header: Header, file: Option<String>) -> Session {
+        let mut next = self.copy_to(header, file);
+        for i in 0..next.entries.len() {
+            next.entries[i] = self.copied(&next.entries[i]);
+        }
+        next
+    }
+
+    /// An entry as a copy of this session holds it (see [`Self::fresh_copy`]).
+    fn copied(&self, e: &Entry) -> Entry {
+        match self.read_from_file(e) {
+            true => crate::replay::entry_without_stale_replay(e).unwrap_or_else(|| e.clone()),
+            false => e.clone(),
+        }
+    }
+
     fn write_new_file(&mut self) -> Result<()> {
         if self.persistence == Persistence::Persistent && self.file.is_some() {
             self.write_whole()?;
@@ -90,12 +109,14 @@ impl Session {
 
     /// `fork()`: the same entries and name under a new session id and file in the same
     /// directory, linked by `parentSession` to the old session's id, as the agent writes
-    /// it; the artifacts directory is copied. This session then continues in the new file.
+    /// it (entries read from the file without their stale replay data, see
+    /// [`Self::fresh_copy`]); the artifacts directory is copied. This session then
+    /// continues in the new file.
     pub fn fork(&mut self) -> Result<ForkResult> {
         self.check_writable()?;
         let old_file = self.file.clone();
         let (header, new_file) = self.sibling_header(Some(self.header.id()));
-        let mut next = self.copy_to(header.named_after(&self.header), new_file.clone());
+        let mut next = self.fresh_copy(header.named_after(&self.header), new_file.clone());
         next.write_new_file()?;
         let mut warnings = Vec::new();
         if let (Some(old), Some(new)) = (&old_file, &new_file) {
@@ -148,13 +169,8 @@ impl Session {
                 header.set(key, v.clone());
             }
         }
-        let mut next = source_session.copy_to(header, fresh.file.clone());
+        let mut next = source_session.fresh_copy(header, fresh.file.clone());
         next.persistence = Persistence::Persistent;
-        for i in 0..next.entries.len() {
-            if let Some(clean) = crate::replay::entry_without_stale_replay(&next.entries[i]) {
-                next.entries[i] = clean;
-            }
-        }
         next.write_new_file()?;
         let mut warnings = Vec::new();
         if let Some(new) = &next.file {
@@ -261,7 +277,8 @@ impl Session {
 
     /// `createBranchedSession`: a new session holding the path root → `leaf_id`, with the
     /// labels of its entries re-created at the end. Label entries on the path are dropped
-    /// and their children re-attached to the label's parent, so no `parentId` dangles.
+    /// and their children re-attached to the label's parent, so no `parentId` dangles;
+    /// entries read from the file lose their stale replay data (see [`Self::fresh_copy`]).
     /// As the agent's: the new header has no name and names the old file as its
     /// `parentSession` (nothing in memory), and the new file is written at once, assistant
     /// message or not. This session then continues in the new file; returns its path
@@ -271,7 +288,7 @@ impl Session {
         let path: Vec<Entry> = self
             .branch_path(Some(leaf_id))?
             .into_iter()
-            .cloned()
+            .map(|e| self.copied(e))
             .collect();
         let mut replaced: HashMap<String, Option<String>> = HashMap::new();
         let mut kept: Vec<Entry> = Vec::new();

@@ -360,16 +360,18 @@ impl Session {
         context::build_session_context(&self.entries, &self.by_id, leaf, &text)
     }
 
+    /// Was this entry (the last with its id) read from the file?
+    fn read_from_file(&self, e: &Entry) -> bool {
+        self.by_id
+            .get(&self.entries, &e.id)
+            .is_some_and(|i| i < self.from_file)
+    }
+
     /// An entry's message as the model sees it: blob references resolved, and, for a
     /// message read from the file, stale OpenAI Responses replay data dropped.
     fn message_text<'e>(&self, e: &'e Entry, store: &BlobStore) -> Cow<'e, str> {
         let m = e.message_json().unwrap_or("null");
-        let loaded = || {
-            self.by_id
-                .get(&self.entries, &e.id)
-                .is_some_and(|i| i < self.from_file)
-        };
-        let m: Cow<'e, str> = match e.is_assistant_message() && loaded() {
+        let m: Cow<'e, str> = match e.is_assistant_message() && self.read_from_file(e) {
             true => crate::replay::without_stale_replay(m).map_or(Cow::Borrowed(m), Cow::Owned),
             false => Cow::Borrowed(m),
         };
