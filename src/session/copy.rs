@@ -193,10 +193,24 @@ impl Session {
     /// written at its new place when it was on disk (even when that place is where it
     /// already is) or when the session holds an assistant message (a file deleted behind
     /// the session's back is written again from memory); a session never written stays
-    /// unwritten. A failing step undoes the earlier ones, so the session is never split
-    /// between two places.
+    /// unwritten; in memory, only the header's cwd changes (the path returned is `""`). A
+    /// failing step undoes the earlier ones, so the session is never split between two
+    /// places.
+    ///
+    /// The new directory is `new_cwd`'s in the sessions root the session is in when its
+    /// directory is its cwd's own folder, else in `<agent_dir>/sessions`
+    /// ([`paths::moved_session_dir`]).
     pub fn move_to(&mut self, agent_dir: &str, new_cwd: &str) -> Result<String> {
-        self.move_to_dir(&paths::session_dir_for_cwd(agent_dir, new_cwd), new_cwd)
+        let dir = match &self.file {
+            Some(file) => paths::moved_session_dir(
+                agent_dir,
+                parent(file),
+                self.header.cwd().unwrap_or_default(),
+                new_cwd,
+            ),
+            None => paths::session_dir_for_cwd(agent_dir, new_cwd),
+        };
+        self.move_to_dir(&dir, new_cwd)
     }
 
     /// [`Self::move_to`] with the target directory given (a host that places sessions by
@@ -204,9 +218,9 @@ impl Session {
     pub fn move_to_dir(&mut self, new_dir: &str, new_cwd: &str) -> Result<String> {
         self.check_writable()?;
         let Some(old_file) = self.file.clone() else {
-            return Err(SessionError::InvalidInput(
-                "an in-memory session has no file to move".into(),
-            ));
+            // In memory there is no file to move (`""`), only the header's cwd.
+            self.header.set("cwd", Value::String(new_cwd.to_string()));
+            return Ok(String::new());
         };
         let new_file = join(new_dir, crate::storage::basename(&old_file));
         let storage = self.storage.clone();
