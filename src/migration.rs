@@ -6,6 +6,10 @@
 //!   index past the compaction names an entry with no new id yet), and the index is
 //!   removed even when it cannot be mapped.
 //! - v2 → v3: a message with `role: "hookMessage"` becomes `role: "custom"`.
+//! - Header lines after the first (type `"session"`) stay among the records at their
+//!   places: no id, not in the parent chain, a position that `firstKeptEntryIndex` counts
+//!   (and cannot keep), and the new `version` at each step, as the agent's migration sets
+//!   it on every header of its list.
 //!
 //! New keys are appended after the existing ones, as the agent's in-place mutation does.
 
@@ -53,12 +57,18 @@ fn v1_to_v2(header: &Header, records: &mut [Text]) -> usize {
         .map(|t| serde_json::from_str(t.as_str()).unwrap_or(Value::Null))
         .collect();
     let mut taken: HashMap<String, ()> = HashMap::new();
-    let mut assigned: Vec<String> = Vec::with_capacity(values.len());
+    // The id each record got (none for a header line).
+    let mut assigned: Vec<Option<String>> = Vec::with_capacity(values.len());
     let mut prev: Option<String> = None;
     for i in 0..values.len() {
+        if is_header(&values[i]) {
+            assigned.push(None);
+            values[i]["version"] = Value::from(2);
+            continue;
+        }
         let id = entry_id(|id| taken.contains_key(id), || ids.next_u64());
         taken.insert(id.clone(), ());
-        assigned.push(id.clone());
+        assigned.push(Some(id.clone()));
         let kept = first_kept_entry_id(&values, &assigned, i);
         let Value::Object(obj) = &mut values[i] else {
             continue;
@@ -81,11 +91,17 @@ fn v1_to_v2(header: &Header, records: &mut [Text]) -> usize {
         // parser allows) keeps its text: it then fails to load as an entry and is
         // reported, and the file's bytes are kept aside before any rewrite.
         if value.is_object() {
+            changed += usize::from(!is_header(&value));
             *text = Text::from(crate::json::to_text(&value));
-            changed += 1;
         }
     }
     changed
+}
+
+/// A header line after the first (type `"session"`): kept among the records, it gets no
+/// id but the new version, and counts in `firstKeptEntryIndex`, as in the agent's list.
+fn is_header(value: &Value) -> bool {
+    value.get("type").and_then(Value::as_str) == Some("session")
 }
 
 /// For record `i` (its id just given) when it is a compaction with a numeric
@@ -93,8 +109,13 @@ fn v1_to_v2(header: &Header, records: &mut [Text]) -> usize {
 /// file order and the index is read when its compaction is reached, as the agent does:
 /// the target's new id when it comes before the compaction (or is the compaction), and
 /// the `id` it was written with (usually none) when it comes after. Index 0 is the header,
-/// which cannot be kept; entries start at 1.
-fn first_kept_entry_id(values: &[Value], assigned: &[String], i: usize) -> Option<Option<Value>> {
+/// which cannot be kept; entries (and later header lines, which cannot be kept either)
+/// start at 1.
+fn first_kept_entry_id(
+    values: &[Value],
+    assigned: &[Option<String>],
+    i: usize,
+) -> Option<Option<Value>> {
     let obj = values[i].as_object()?;
     if obj.get("type").and_then(Value::as_str) != Some("compaction") {
         return None;
@@ -104,8 +125,9 @@ fn first_kept_entry_id(values: &[Value], assigned: &[String], i: usize) -> Optio
         return Some(None);
     }
     let k = index as usize - 1;
-    Some(match values.get(k).and_then(Value::as_object) {
-        Some(_) if k <= i => Some(Value::String(assigned[k].clone())),
+    Some(match values.get(k) {
+        Some(target) if !target.is_object() || is_header(target) => None,
+        Some(_) if k <= i => assigned[k].clone().map(Value::String),
         Some(target) => target.get("id").cloned(),
         None => None,
     })
@@ -114,12 +136,17 @@ fn first_kept_entry_id(values: &[Value], assigned: &[String], i: usize) -> Optio
 fn v2_to_v3(records: &mut [Text]) -> usize {
     let mut changed = 0;
     for text in records.iter_mut() {
-        if !text.as_str().contains("hookMessage") {
+        if !text.as_str().contains("hookMessage") && !text.as_str().contains("\"session\"") {
             continue;
         }
         let Ok(mut value) = serde_json::from_str::<Value>(text.as_str()) else {
             continue;
         };
+        if is_header(&value) {
+            value["version"] = Value::from(3);
+            *text = Text::from(crate::json::to_text(&value));
+            continue;
+        }
         if value.get("type").and_then(Value::as_str) != Some("message") {
             continue;
         }

@@ -2,7 +2,7 @@
 //! `<agentDir>/blobs/`, breadcrumbs in `<agentDir>/terminal-sessions/`.
 
 use crate::entry::Header;
-use crate::storage::{basename, join};
+use crate::storage::{basename, join, parent};
 
 /// `<cwd-encoded>`: the leading slash removed, `/`, `\` and `:` replaced by `-`.
 pub fn encode_cwd(cwd: &str) -> String {
@@ -42,6 +42,39 @@ pub fn session_dir_for_cwd(agent_dir: &str, cwd: &str) -> String {
 /// `home`, `-tmp-<rel>` under `temp`, else `--<encoded cwd>--`.
 pub fn session_dir_name(cwd: &str, home: Option<&str>, temp: &str) -> String {
     home_relative_dir_name(cwd, home, temp).unwrap_or_else(|| legacy_dir_name(cwd))
+}
+
+/// The sessions root that `session_dir`, a folder of `cwd`'s sessions, lies in, as the
+/// agent finds it when it moves a session (`resolveManagedSessionRoot`): the folder's
+/// parent when its name is one `cwd`'s sessions get (`name`, see [`session_dir_name`], or
+/// the legacy `--<cwd>--`); `None` for a folder named otherwise.
+pub fn managed_sessions_root<'a>(session_dir: &'a str, cwd: &str, name: &str) -> Option<&'a str> {
+    let dir = session_dir.trim_end_matches('/');
+    let own = basename(dir);
+    (own == name || own == legacy_dir_name(cwd)).then(|| parent(dir))
+}
+
+/// Where a session of `cwd` kept in `session_dir` goes when it moves to `new_cwd`, as the
+/// agent places it: `new_cwd`'s folder in the same sessions root when `session_dir` is
+/// `cwd`'s own folder ([`managed_sessions_root`]), else in `<agentDir>/sessions`.
+pub fn moved_session_dir(agent_dir: &str, session_dir: &str, cwd: &str, new_cwd: &str) -> String {
+    let home = home_of_agent_dir(agent_dir);
+    moved_session_dir_with(agent_dir, session_dir, (cwd, new_cwd), home, TEMP_ROOT)
+}
+
+/// [`moved_session_dir`] for a host that knows its home and temp directories (see
+/// [`session_dir_name`]); `cwds`: from, to.
+pub fn moved_session_dir_with(
+    agent_dir: &str,
+    session_dir: &str,
+    (cwd, new_cwd): (&str, &str),
+    home: Option<&str>,
+    temp: &str,
+) -> String {
+    let name = session_dir_name(cwd, home, temp);
+    let root = managed_sessions_root(session_dir, cwd, &name)
+        .map_or_else(|| sessions_root(agent_dir), str::to_string);
+    join(&root, &session_dir_name(new_cwd, home, temp))
 }
 
 /// `<agentDir>/sessions/--<encoded cwd>--`: where sessions of `cwd` went before the
@@ -546,5 +579,22 @@ mod tests {
             "2026-02-16T10-20-30-123Z_1f9d2a6b9c0d1234.jsonl"
         );
         assert_eq!(artifacts_dir("/s/a_b.jsonl"), "/s/a_b");
+    }
+
+    #[test]
+    fn a_moved_session_stays_in_the_sessions_root_of_its_cwds_own_folder() {
+        let agent = "/home/u/.xcsh/agent";
+        let moved = |dir: &str| moved_session_dir(agent, dir, "/home/u/a", "/home/u/b");
+        assert_eq!(moved("/data/sessions/-a"), "/data/sessions/-b");
+        assert_eq!(moved("/data/sessions/--home-u-a--/"), "/data/sessions/-b");
+        assert_eq!(
+            moved("/data/sessions/custom"),
+            "/home/u/.xcsh/agent/sessions/-b"
+        );
+        assert_eq!(
+            managed_sessions_root("/data/-a", "/home/u/a", "-a"),
+            Some("/data")
+        );
+        assert_eq!(managed_sessions_root("/data/-b", "/home/u/a", "-a"), None);
     }
 }

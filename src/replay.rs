@@ -3,7 +3,8 @@
 //! is `openaiResponsesHistory` belongs to a provider connection that is gone, and replaying
 //! it (or the thinking signatures that point into it) on a new connection is rejected.
 //! Only messages read from a file are affected: the file itself is never changed, but a
-//! copy made from it (`forkFrom`) is written without them, as the agent writes it.
+//! copy made from it (`forkFrom`, `fork`, `createBranchedSession`) is written without
+//! them, as the agent writes its in-memory entries, cleaned at load.
 
 use crate::entry::{Entry, Text};
 use serde_json::Value;

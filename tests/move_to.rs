@@ -111,3 +111,37 @@ fn a_migrated_file_moved_before_any_rewrite_keeps_its_original_bytes_aside() {
     assert_eq!(kept.len(), 1, "{kept:?}");
     assert_eq!(read(&storage, &format!("{dir}/{}", kept[0])), v1);
 }
+
+#[test]
+fn an_in_memory_session_moved_takes_the_new_cwd_in_its_header() {
+    let storage = mem();
+    let mut s = xcsh_session::session::Session::in_memory(storage.clone(), "/work/pi");
+    s.append_message(&user("hi")).unwrap();
+    assert_eq!(s.move_to("/agent", "/work/moved").unwrap(), "");
+    assert_eq!(s.header().cwd(), Some("/work/moved"));
+}
+
+#[test]
+fn a_session_in_its_cwds_own_folder_moves_within_that_sessions_root() {
+    let storage = mem();
+    let own = |cwd: &str| {
+        xcsh_session::storage::basename(&paths::session_dir_for_cwd("/agent", cwd)).to_string()
+    };
+    let mut s = xcsh_session::session::Session::create(
+        storage.clone(),
+        &xcsh_session::session::CreateOptions {
+            agent_dir: "/agent".into(),
+            cwd: "/work/pi".into(),
+            session_dir: Some(format!("/other/{}", own("/work/pi"))),
+            ..Default::default()
+        },
+    );
+    s.append_message(&user("hi")).unwrap();
+    s.append_message(&assistant("hello")).unwrap();
+    let new = s.move_to("/agent", "/work/moved").unwrap();
+    assert_eq!(
+        xcsh_session::storage::parent(&new),
+        format!("/other/{}", own("/work/moved"))
+    );
+    assert!(storage.exists(&new));
+}

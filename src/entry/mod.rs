@@ -193,17 +193,39 @@ pub enum EntryError {
     MissingType,
     #[error("entry has no string \"id\"")]
     MissingId,
+    #[error("a session header (type \"session\"), not an entry")]
+    Header,
+}
+
+/// A record of a session file after its first line: an entry, or another header line
+/// (type `"session"`, with or without an id), which the agent keeps in its place in the
+/// file but never counts as an entry.
+#[derive(Debug, Clone)]
+pub enum Record {
+    Entry(Entry),
+    Header(Text),
 }
 
 impl Entry {
     /// Read an entry from its JSON text.
     pub fn parse(text: Text) -> Result<Entry, EntryError> {
+        match Self::parse_record(text)? {
+            Record::Entry(entry) => Ok(entry),
+            Record::Header(_) => Err(EntryError::Header),
+        }
+    }
+
+    /// Read a record of a session file: an entry, or a header line.
+    pub fn parse_record(text: Text) -> Result<Record, EntryError> {
         let s = text.as_str();
         let EntryFields {
             entry: f,
             message: m,
         } = entry_fields(s).map_err(|e| EntryError::NotAnObject(e.to_string()))?;
         let type_name = string(f[0]).ok_or(EntryError::MissingType)?;
+        if type_name == "session" {
+            return Ok(Record::Header(text));
+        }
         let id = string(f[1]).ok_or(EntryError::MissingId)?;
         let parent_id = string(f[2]);
         let timestamp = Slice::of_string(s, f[3]);
@@ -272,14 +294,14 @@ impl Entry {
             },
             EntryType::Unknown => Payload::Unknown { type_name },
         };
-        Ok(Entry {
+        Ok(Record::Entry(Entry {
             id,
             parent_id,
             timestamp,
             entry_type,
             payload,
             text,
-        })
+        }))
     }
 
     /// The `timestamp` string as written (empty when absent or not a string).

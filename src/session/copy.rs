@@ -64,6 +64,25 @@ impl Session {
         next
     }
 
+    /// A new session holding this one's entries under a new header, at `file`, as the
+    /// agent writes a copy of its in-memory entries: those read from the file without
+    /// their stale OpenAI Responses replay data (the load path's rule, `replay.rs`).
+    fn fresh_copy(&self, header: Header, file: Option<String>) -> Session {
+        let mut next = self.copy_to(header, file);
+        for i in 0..next.entries.len() {
+            next.entries[i] = self.copied(&next.entries[i]);
+        }
+        next
+    }
+
+    /// An entry as a copy of this session holds it (see [`Self::fresh_copy`]).
+    fn copied(&self, e: &Entry) -> Entry {
+        match self.read_from_file(e) {
+            true => crate::replay::entry_without_stale_replay(e).unwrap_or_else(|| e.clone()),
+            false => e.clone(),
+        }
+    }
+
     fn write_new_file(&mut self) -> Result<()> {
         if self.persistence == Persistence::Persistent && self.file.is_some() {
             self.write_whole()?;
@@ -90,12 +109,14 @@ impl Session {
 
     /// `fork()`: the same entries and name under a new session id and file in the same
     /// directory, linked by `parentSession` to the old session's id, as the agent writes
-    /// it; the artifacts directory is copied. This session then continues in the new file.
+    /// it (entries read from the file without their stale replay data, see
+    /// [`Self::fresh_copy`]); the artifacts directory is copied. This session then
+    /// continues in the new file.
     pub fn fork(&mut self) -> Result<ForkResult> {
         self.check_writable()?;
         let old_file = self.file.clone();
         let (header, new_file) = self.sibling_header(Some(self.header.id()));
-        let mut next = self.copy_to(header.named_after(&self.header), new_file.clone());
+        let mut next = self.fresh_copy(header.named_after(&self.header), new_file.clone());
         next.write_new_file()?;
         let mut warnings = Vec::new();
         if let (Some(old), Some(new)) = (&old_file, &new_file) {
@@ -148,13 +169,8 @@ impl Session {
                 header.set(key, v.clone());
             }
         }
-        let mut next = source_session.copy_to(header, fresh.file.clone());
+        let mut next = source_session.fresh_copy(header, fresh.file.clone());
         next.persistence = Persistence::Persistent;
-        for i in 0..next.entries.len() {
-            if let Some(clean) = crate::replay::entry_without_stale_replay(&next.entries[i]) {
-                next.entries[i] = clean;
-            }
-        }
         next.write_new_file()?;
         let mut warnings = Vec::new();
         if let Some(new) = &next.file {
@@ -177,10 +193,24 @@ impl Session {
     /// written at its new place when it was on disk (even when that place is where it
     /// already is) or when the session holds an assistant message (a file deleted behind
     /// the session's back is written again from memory); a session never written stays
-    /// unwritten. A failing step undoes the earlier ones, so the session is never split
-    /// between two places.
+    /// unwritten; in memory, only the header's cwd changes (the path returned is `""`). A
+    /// failing step undoes the earlier ones, so the session is never split between two
+    /// places.
+    ///
+    /// The new directory is `new_cwd`'s in the sessions root the session is in when its
+    /// directory is its cwd's own folder, else in `<agent_dir>/sessions`
+    /// ([`paths::moved_session_dir`]).
     pub fn move_to(&mut self, agent_dir: &str, new_cwd: &str) -> Result<String> {
-        self.move_to_dir(&paths::session_dir_for_cwd(agent_dir, new_cwd), new_cwd)
+        let dir = match &self.file {
+            Some(file) => paths::moved_session_dir(
+                agent_dir,
+                parent(file),
+                self.header.cwd().unwrap_or_default(),
+                new_cwd,
+            ),
+            None => paths::session_dir_for_cwd(agent_dir, new_cwd),
+        };
+        self.move_to_dir(&dir, new_cwd)
     }
 
     /// [`Self::move_to`] with the target directory given (a host that places sessions by
@@ -188,9 +218,9 @@ impl Session {
     pub fn move_to_dir(&mut self, new_dir: &str, new_cwd: &str) -> Result<String> {
         self.check_writable()?;
         let Some(old_file) = self.file.clone() else {
-            return Err(SessionError::InvalidInput(
-                "an in-memory session has no file to move".into(),
-            ));
+            // In memory there is no file to move (`""`), only the header's cwd.
+            self.header.set("cwd", Value::String(new_cwd.to_string()));
+            return Ok(String::new());
         };
         let new_file = join(new_dir, crate::storage::basename(&old_file));
         let storage = self.storage.clone();
@@ -223,6 +253,7 @@ impl Session {
         let mut moved = self.copy_to(header, Some(new_file.clone()));
         moved.from_file = self.from_file;
         moved.edited = self.edited.clone();
+        moved.extra_headers = self.extra_headers.clone();
         // A file not rewritten since its lossy load or migration keeps its original
         // bytes aside at the new place, as a rewrite in place would.
         moved.pending_backup = self.pending_backup.clone();
@@ -260,7 +291,8 @@ impl Session {
 
     /// `createBranchedSession`: a new session holding the path root → `leaf_id`, with the
     /// labels of its entries re-created at the end. Label entries on the path are dropped
-    /// and their children re-attached to the label's parent, so no `parentId` dangles.
+    /// and their children re-attached to the label's parent, so no `parentId` dangles;
+    /// entries read from the file lose their stale replay data (see [`Self::fresh_copy`]).
     /// As the agent's: the new header has no name and names the old file as its
     /// `parentSession` (nothing in memory), and the new file is written at once, assistant
     /// message or not. This session then continues in the new file; returns its path
@@ -270,7 +302,7 @@ impl Session {
         let path: Vec<Entry> = self
             .branch_path(Some(leaf_id))?
             .into_iter()
-            .cloned()
+            .map(|e| self.copied(e))
             .collect();
         let mut replaced: HashMap<String, Option<String>> = HashMap::new();
         let mut kept: Vec<Entry> = Vec::new();

@@ -6,7 +6,7 @@ use super::parse::{utf8, Candidate, ProgressTick};
 use super::write::acquire_lock;
 use super::{OpenOptions, Persistence, Session};
 use crate::blob;
-use crate::entry::Entry;
+use crate::entry::{Entry, Record};
 use crate::error::Result;
 use crate::jsonl::{Issue, IssueKind};
 use crate::lock::SessionLock;
@@ -232,30 +232,33 @@ impl Session {
         let count = candidates.len().max(1);
         // Collected in place: the candidates' vector becomes the entries' (never two
         // copies of the index at once).
+        let mut extra_headers = Vec::new();
+        let mut kept = 0;
         let mut entries = candidates
             .into_iter()
             .enumerate()
             .filter_map(|(i, candidate)| {
                 let (parsed, offset) = match candidate {
-                    Candidate::Parsed(entry, offset) => (Ok(entry), offset),
+                    Candidate::Parsed(entry, offset) => (Ok(Record::Entry(entry)), offset),
+                    Candidate::Header(text, offset) => (Ok(Record::Header(text)), offset),
                     Candidate::Raw(text, offset) => {
                         // Records the fast reader left unparsed are parsed here: report
                         // those (migrated records have no offset in the file: estimate
                         // by position).
                         let estimate = (i as u64 * total as u64 / count as u64) as usize;
                         tick.at(offset.max(estimate), progress);
-                        (Entry::parse(text), offset)
+                        (Entry::parse_record(text), offset)
                     }
                 };
                 match parsed {
-                    Ok(entry) if entry.type_name() == "session" => {
-                        report.non_entries.push(NonEntry {
-                            offset,
-                            reason: "a second session header".into(),
-                        });
+                    Ok(Record::Header(text)) => {
+                        extra_headers.push((kept, text));
                         None
                     }
-                    Ok(entry) => Some(entry),
+                    Ok(Record::Entry(entry)) => {
+                        kept += 1;
+                        Some(entry)
+                    }
                     Err(e) => {
                         report.non_entries.push(NonEntry {
                             offset,
@@ -268,6 +271,7 @@ impl Session {
             .collect::<Vec<Entry>>();
         // Reading reserves for ~1 entry per KiB; a large allocation shrinks in place.
         entries.shrink_to_fit();
+        session.extra_headers = extra_headers;
         report.duplicate_ids = session.index_loaded(entries);
         let store = session.blob_store();
         for entry in session.entries.iter().filter(|e| e.has_blob_refs()) {

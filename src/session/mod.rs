@@ -29,7 +29,7 @@ pub use usage::UsageStatistics;
 
 use crate::blob::{self, BlobStore};
 use crate::context::{self, Leaf, SessionContext};
-use crate::entry::{Entry, Header, IdIndex, Payload};
+use crate::entry::{Entry, Header, IdIndex, Payload, Text};
 use crate::error::{Result, SessionError};
 use crate::ids::SessionIdGen;
 use crate::paths;
@@ -96,6 +96,11 @@ pub struct Session {
     /// `<agentDir>/sessions` (see `write.rs`, `pin_before_writing`).
     pins: Pins,
     header: Header,
+    /// The file's other header lines (type `"session"` after the first line), each with
+    /// the number of entries before it: as the agent's, they are no entries, but a
+    /// rewrite or a move writes them back in their places (a fork or a branched session
+    /// leaves them behind).
+    extra_headers: Vec<(usize, Text)>,
     entries: Vec<Entry>,
     by_id: IdIndex,
     leaf: Option<String>,
@@ -149,6 +154,7 @@ impl Session {
             artifacts: Default::default(),
             pins: Pins::default(),
             header,
+            extra_headers: Vec::new(),
             entries: Vec::new(),
             by_id: IdIndex::new(),
             leaf: None,
@@ -364,17 +370,19 @@ impl Session {
         context::build_session_context(&self.entries, &self.by_id, leaf, &finish)
     }
 
+    /// Was this entry (the last with its id) read from the file?
+    fn read_from_file(&self, e: &Entry) -> bool {
+        self.by_id
+            .get(&self.entries, &e.id)
+            .is_some_and(|i| i < self.from_file)
+    }
+
     /// The message `m` taken from entry `e` (a message, a custom_message) as the model
     /// sees it: blob references resolved (the agent resolves them in both on load), and,
     /// for an assistant message read from the file, stale OpenAI Responses replay data
     /// dropped.
     fn message_text<'e>(&self, e: &'e Entry, m: Cow<'e, str>, store: &BlobStore) -> Cow<'e, str> {
-        let loaded = || {
-            self.by_id
-                .get(&self.entries, &e.id)
-                .is_some_and(|i| i < self.from_file)
-        };
-        let m: Cow<'e, str> = match e.is_assistant_message() && loaded() {
+        let m: Cow<'e, str> = match e.is_assistant_message() && self.read_from_file(e) {
             true => crate::replay::without_stale_replay(&m).map_or(m, Cow::Owned),
             false => m,
         };

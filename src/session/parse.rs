@@ -15,6 +15,17 @@ pub(super) enum Candidate {
     Parsed(Entry, usize),
     /// JSON text still to parse (lenient path, possibly migrated).
     Raw(Text, usize),
+    /// Another header line, kept in its place (see [`crate::entry::Record`]).
+    Header(Text, usize),
+}
+
+impl Candidate {
+    fn read(record: crate::entry::Record, offset: usize) -> Candidate {
+        match record {
+            crate::entry::Record::Entry(e) => Candidate::Parsed(e, offset),
+            crate::entry::Record::Header(t) => Candidate::Header(t, offset),
+        }
+    }
 }
 
 /// The next non-blank line at or after `*pos`, trimmed, as a byte range.
@@ -113,12 +124,12 @@ fn parse_lines_parallel(
         let mut non_entries = Vec::new();
         let mut pos = start;
         while let Some((s, e)) = next_line(&b[..stop], &mut pos) {
-            match Entry::parse(Text::Shared {
+            match Entry::parse_record(Text::Shared {
                 buf: text.clone(),
                 start: s,
                 end: e,
             }) {
-                Ok(entry) => out.push(Candidate::Parsed(entry, s)),
+                Ok(record) => out.push(Candidate::read(record, s)),
                 Err(crate::entry::EntryError::NotAnObject(_))
                     if serde_json::from_str::<serde::de::IgnoredAny>(&text[s..e]).is_err() =>
                 {
@@ -207,8 +218,8 @@ impl Session {
                 start,
                 end,
             };
-            match Entry::parse(line) {
-                Ok(entry) => out.push(Candidate::Parsed(entry, start)),
+            match Entry::parse_record(line) {
+                Ok(record) => out.push(Candidate::read(record, start)),
                 Err(crate::entry::EntryError::NotAnObject(_))
                     if serde_json::from_str::<serde::de::IgnoredAny>(&text[start..end])
                         .is_err() =>
@@ -288,8 +299,8 @@ impl Session {
         };
         report.file_version = header.version();
 
-        // Records that can be entries: JSON objects with a string type (other than a
-        // header). Only v1 files need this sorted out before parsing (their entries have
+        // Records that can be entries or headers: JSON objects with a string type. Only v1
+        // files need this sorted out before parsing (their entries have
         // no ids yet); later versions are classified by `Entry::parse` itself.
         let mut candidates: Vec<Text> = Vec::with_capacity(rest.len());
         let needs_ids = header.version() < 2;
@@ -303,10 +314,6 @@ impl Session {
                 .ok()
                 .and_then(|f| f[0].and_then(crate::json::raw_str).map(|s| s.into_owned()));
             match ty {
-                Some(t) if t == "session" => report.non_entries.push(NonEntry {
-                    offset: r.start,
-                    reason: "a second session header".into(),
-                }),
                 Some(_) => candidates.push(shared(r)),
                 None => report.non_entries.push(NonEntry {
                     offset: r.start,
@@ -349,10 +356,15 @@ mod tests {
             c.into_iter()
                 .map(|c| match c {
                     Candidate::Parsed(e, o) => (Ok(e.json().to_string()), o),
+                    Candidate::Header(t, o) => (Err(format!("header {}", t.as_str())), o),
                     Candidate::Raw(t, o) => (
-                        Entry::parse(t)
-                            .map(|e| e.json().to_string())
-                            .map_err(|e| e.to_string()),
+                        match Entry::parse_record(t) {
+                            Ok(crate::entry::Record::Entry(e)) => Ok(e.json().to_string()),
+                            Ok(crate::entry::Record::Header(t)) => {
+                                Err(format!("header {}", t.as_str()))
+                            }
+                            Err(e) => Err(e.to_string()),
+                        },
                         o,
                     ),
                 })

@@ -161,7 +161,15 @@ impl Session {
         );
         out.push_str(&self.header.to_json());
         out.push('\n');
+        let mut headers = self.extra_headers.iter().peekable();
+        let mut headers_before = |out: &mut String, i: usize| {
+            while let Some((_, h)) = headers.next_if(|(at, _)| *at <= i) {
+                out.push_str(h.as_str());
+                out.push('\n');
+            }
+        };
         for (i, e) in self.entries.iter().enumerate() {
+            headers_before(&mut out, i);
             let transforms = if i < self.from_file && !self.edited.contains(&i) {
                 Transforms::Lossless
             } else {
@@ -170,6 +178,7 @@ impl Session {
             out.push_str(&self.persisted_line(e, transforms)?);
             out.push('\n');
         }
+        headers_before(&mut out, usize::MAX);
         Ok(out)
     }
 

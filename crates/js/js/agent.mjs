@@ -11,7 +11,7 @@ import {
   Session, blobPut,
   buildSessionContext as contextOfText, continueRecent, fileRecords,
   findMostRecentSession as newestIn, findResumableSession, listSessions, mergeLegacySessionDir,
-  migrateRecords, parseRecords, recentSessions, sessionDirForCwd, terminalId,
+  migrateRecords, movedSessionDir, parseRecords, recentSessions, sessionDirForCwd, terminalId,
 } from './node.mjs';
 import { FileSessionStorage, MemorySessionStorage, packageStorage } from './agent-session-storage.mjs';
 import { getAgentDir } from './agent-dir.mjs';
@@ -55,9 +55,7 @@ export class SessionManager {
   static getDefaultSessionDir(cwd, agentDir = getAgentDir(), storage = FILES) {
     const port = packageStorage(storage);
     const resolved = path.resolve(cwd);
-    const dir = sessionDirForCwd(agentDir, realPath(resolved), {
-      home: realPath(os.homedir()), tempDir: realPath(os.tmpdir()),
-    });
+    const dir = sessionDirForCwd(agentDir, realPath(resolved), places());
     try {
       mergeLegacySessionDir(port, { agentDir, cwd: resolved, sessionDir: dir });
     } catch {
@@ -263,7 +261,12 @@ export class SessionManager {
   branchWithSummary(fromId, summary, details, fromExtension) {
     return this.#session.branchWithSummary(fromId, summary, details, fromExtension);
   }
-  createBranchedSession(leafId) { return this.#session.createBranchedSession(leafId); }
+  createBranchedSession(leafId) {
+    this.#saveEdits();
+    const file = this.#session.createBranchedSession(leafId);
+    this.#switchTo(this.#session);
+    return file;
+  }
 
   // ---- the session as a whole ----
 
@@ -271,13 +274,17 @@ export class SessionManager {
   async flush() { this.#session.flush(); }
   /** Persist the whole file, with every entry edited in place since it was handed out. */
   async rewriteEntries() {
+    this.#saveEdits();
+    this.#session.rewriteEntries();
+  }
+  /** Hand the session every entry edited in place since it was handed out. */
+  #saveEdits() {
     for (const live of [...this.#live.values(), ...this.#earlier.values()]) {
       const json = JSON.stringify(live.entry);
       if (json === live.json) continue;
       this.#session.replaceEntry(live.entry, live.position);
       live.json = json;
     }
-    this.#session.rewriteEntries();
   }
   async close() { this.#session.close(); }
 
@@ -349,16 +356,32 @@ export class SessionManager {
   /** Continue in a copy under a new id; `{ oldSessionFile, newSessionFile }`. */
   async fork() {
     if (!this.#session.file) return undefined;
+    // The agent's fork writes its entries as edited; the copy's entries are handed out anew.
+    this.#saveEdits();
     const { oldFile, newFile } = this.#session.fork();
+    this.#switchTo(this.#session);
     return { oldSessionFile: oldFile, newSessionFile: newFile };
   }
 
-  /** Move the session (file and artifacts) to the directory of another cwd. */
+  /**
+   * Move the session (file and artifacts) to the directory of another cwd: in the same
+   * sessions root when the session's directory is its cwd's own folder, else in the agent
+   * dir's (the agent's `resolveManagedSessionRoot`).
+   */
   async moveTo(newCwd) {
     const cwd = path.resolve(newCwd);
     if (cwd === this.#cwd) return;
-    const dir = SessionManager.getDefaultSessionDir(cwd, this.#agentDir, this.#storage);
-    if (this.#session.file) this.#session.moveTo(this.#agentDir, cwd, dir);
+    const inAgentDir = sessionDirForCwd(this.#agentDir, realPath(cwd), places());
+    const dir = movedSessionDir({
+      agentDir: this.#agentDir, sessionDir: this.#sessionDir, cwd: realPath(this.#cwd),
+      newCwd: realPath(cwd), ...places(),
+    });
+    // The agent dir's folder has its legacy folder folded in first; any folder is created.
+    if (dir === inAgentDir) SessionManager.getDefaultSessionDir(cwd, this.#agentDir, this.#storage);
+    else packageStorage(this.#storage).mkdirAll(dir);
+    // The agent's moveTo rewrites its entries as edited.
+    this.#saveEdits();
+    this.#session.moveTo(this.#agentDir, cwd, dir);
     this.#cwd = cwd;
     this.#sessionDir = dir;
   }
@@ -466,6 +489,11 @@ function agentSessionInfo(info) {
 }
 
 /** The real path of `p` when it exists (symlinks resolved), else `p`. */
+/** This host's home and temp directories (real paths), which name sessions folders. */
+function places() {
+  return { home: realPath(os.homedir()), tempDir: realPath(os.tmpdir()) };
+}
+
 function realPath(p) {
   try {
     return fs.realpathSync(p);

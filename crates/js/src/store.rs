@@ -61,6 +61,35 @@ pub fn session_dir_for_cwd(
     ))
 }
 
+/// Where a session of `cwd` kept in `sessionDir` goes when it moves to `newCwd`, as the
+/// agent places it: `newCwd`'s folder in the same sessions root when `sessionDir` is
+/// `cwd`'s own folder (by its name), else in `<agentDir>/sessions`. `places` as for
+/// `sessionDirForCwd`.
+#[wasm_bindgen(js_name = movedSessionDir)]
+pub fn moved_session_dir(
+    #[wasm_bindgen(
+        unchecked_param_type = "{ agentDir: string, sessionDir: string, cwd: string, newCwd: string, home?: string, tempDir?: string }"
+    )]
+    options: JsValue,
+) -> JsResult<String> {
+    use xcsh_session::paths;
+    let agent_dir = string(&options, "agentDir")?;
+    let session_dir = string(&options, "sessionDir")?;
+    let cwds = (string(&options, "cwd")?, string(&options, "newCwd")?);
+    let home = opt_string(&options, "home")?;
+    let home = home
+        .as_deref()
+        .or_else(|| paths::home_of_agent_dir(&agent_dir));
+    let temp = opt_string(&options, "tempDir")?.unwrap_or_else(|| "/tmp".into());
+    Ok(paths::moved_session_dir_with(
+        &agent_dir,
+        &session_dir,
+        (&cwds.0, &cwds.1),
+        home,
+        &temp,
+    ))
+}
+
 /// Fold the legacy `--<cwd>--` folder of `cwd` into `sessionDir`, moving only what
 /// cannot be lost: a name both have, a locked session and a file in the way stay put.
 #[wasm_bindgen(
