@@ -174,7 +174,34 @@ fn assistant_with_replay() -> String {
 }
 
 #[test]
-fn a_loaded_session_drops_stale_openai_responses_replay_data_from_the_context_only() {
+fn a_loaded_session_hands_out_its_entries_without_stale_replay_data_and_keeps_the_file() {
+    let storage = mem();
+    let mut s = create(&storage);
+    s.append_message(&user("continue")).unwrap();
+    let id = s.append_message(&assistant_with_replay()).unwrap();
+    let live: serde_json::Value =
+        serde_json::from_str(&s.entry_json(s.entry(&id).unwrap())).unwrap();
+    assert_eq!(
+        live["message"]["providerPayload"]["type"],
+        "openaiResponsesHistory"
+    );
+    let file = s.file().unwrap().to_string();
+    let on_disk = read(&storage, &file);
+    s.close().unwrap();
+
+    let reloaded = open(&storage, &file, Persistence::Persistent);
+    let entry: serde_json::Value =
+        serde_json::from_str(&reloaded.entry_json(reloaded.entry(&id).unwrap())).unwrap();
+    assert!(entry["message"].get("providerPayload").is_none(), "{entry}");
+    assert_eq!(
+        entry["message"]["content"][0],
+        serde_json::json!({"type": "thinking", "thinking": "reasoning"})
+    );
+    assert_eq!(read(&storage, &file), on_disk, "the file is not rewritten");
+}
+
+#[test]
+fn a_loaded_session_drops_stale_openai_responses_replay_data_from_the_context() {
     let storage = mem();
     let mut s = create(&storage);
     s.append_message(&user("continue")).unwrap();

@@ -345,12 +345,23 @@ impl Session {
         BlobStore::new(&*self.storage, paths::blobs_dir(&self.agent_dir))
     }
 
-    /// The entry's JSON with blob references resolved (what `getEntries` hands out).
+    /// The entry's JSON as `getEntries` hands it out: blob references resolved and, for an
+    /// assistant message read from the file, stale OpenAI Responses replay data dropped, as
+    /// the agent holds its entries after loading (the file keeps its bytes).
     pub fn entry_json<'e>(&self, entry: &'e Entry) -> Cow<'e, str> {
-        if entry.has_blob_refs() {
-            blob::rehydrate(entry.json(), &self.blob_store())
-        } else {
-            Cow::Borrowed(entry.json())
+        let json: Cow<'e, str> = match entry.is_assistant_message() && self.read_from_file(entry) {
+            true => crate::replay::entry_without_stale_replay(entry)
+                .map_or(Cow::Borrowed(entry.json()), |e| {
+                    Cow::Owned(e.json().to_owned())
+                }),
+            false => Cow::Borrowed(entry.json()),
+        };
+        if !entry.has_blob_refs() {
+            return json;
+        }
+        match blob::rehydrate(&json, &self.blob_store()) {
+            Cow::Borrowed(_) => json,
+            Cow::Owned(text) => Cow::Owned(text),
         }
     }
 

@@ -199,3 +199,33 @@ test('newSession on an in-memory manager stays in memory: no file, the parent li
   assert.deepEqual(fs.readdirSync(root).filter((f) => f !== 'project' && f !== 'agent'), []);
   assert.equal(fs.existsSync(path.join(root, 'agent', 'sessions')), false);
 });
+
+// ---- stale OpenAI Responses replay data ----
+
+test('a loaded session hands out its assistant entries without stale Responses replay data; the file keeps its bytes', async (t) => {
+  const { cwd } = setup(t);
+  const s = SessionManager.create(cwd);
+  s.appendMessage(user('hi'));
+  const stale = assistant('old answer', {
+    api: 'openai-responses', provider: 'openai', model: 'gpt-5-mini',
+    content: [{ type: 'thinking', thinking: 'r', thinkingSignature: '{"id":"rs_1"}' }, { type: 'text', text: 'old answer' }],
+    providerPayload: { type: 'openaiResponsesHistory', provider: 'openai', items: [{ type: 'reasoning', encrypted_content: 'enc' }] },
+  });
+  const id = s.appendMessage(stale);
+  await s.flush();
+  const file = s.getSessionFile();
+  await s.close();
+  const bytes = fs.readFileSync(file, 'utf8');
+
+  const again = await SessionManager.open(file);
+  const entry = again.getEntries().find((e) => e.id === id);
+  assert.equal(entry.message.providerPayload, undefined);
+  assert.equal(entry.message.content[0].thinkingSignature, undefined);
+  assert.equal(again.getEntry(id).message.providerPayload, undefined);
+  assert.equal(again.getBranch().at(-1).message.providerPayload, undefined);
+  // Live in this process, a message appended now keeps its payload, as the agent's does.
+  const fresh = again.appendMessage({ ...stale, content: [{ type: 'text', text: 'new answer' }] });
+  assert.equal(again.getEntry(fresh).message.providerPayload.type, 'openaiResponsesHistory');
+  await again.flush();
+  assert.ok(fs.readFileSync(file, 'utf8').startsWith(bytes));
+});
