@@ -5,9 +5,8 @@
 // (oh-my-pi 18.2.3) differs from xcsh, whose code decides (checked against
 // packages/coding-agent/src/session/session-manager.ts of xcsh); (b) `kind: 'dropin'`:
 // deliberate differences of the drop-in, each one of the list in crates/js/README.md
-// ("Where `xcsh-session/agent` differs from the agent, on purpose"); (c) `kind:
-// 'in-progress'`: a divergence of the drop-in being fixed elsewhere in issue 33 (the entry
-// goes with the fix). PENDING stays empty: a divergence nobody has decided on fails.
+// ("Where `xcsh-session/agent` differs from the agent, on purpose"). PENDING stays empty: a
+// divergence nobody has decided on fails.
 //
 // An entry either rewrites one side's normalized trace before the comparison (`agent` or
 // `dropin`: a function of the script's trace `{ seed, trace, files }` that edits it in
@@ -299,19 +298,8 @@ export const KNOWN = [
     match: (d, { dropin }) => d.op === 'moveTo' && /^state\./.test(d.path)
       && dropin.trace[d.i]?.state?.cwd === prevState(dropin, d.i)?.cwd,
   },
-  {
-    id: 'in-progress-move-to-in-memory',
-    kind: 'in-progress',
-    reason: 'moveTo of a session without a file: xcsh sets the header\'s cwd; the drop-in leaves it (being fixed in issue 33).',
-    match: (d, { dropin }) => d.op === 'moveTo' && d.path === 'state.header.cwd' && dropin.trace[d.i]?.state?.file === undefined,
-  },
-  {
-    id: 'in-progress-move-to-sessions-root',
-    kind: 'in-progress',
-    reason: 'moveTo to another cwd of a session in an explicit session dir: xcsh goes to the default dir of the new cwd under resolveManagedSessionRoot(sessionDir, cwd); the drop-in\'s target differs (being fixed in issue 33).',
-    match: (d, { dropin }) => d.op === 'moveTo' && /^state\.(file|sessionDir)$/.test(d.path)
-      && dropin.trace[d.i]?.state?.cwd !== prevState(dropin, d.i)?.cwd,
-  },
+
+
   {
     id: 'fork-from-missing-source',
     kind: 'dropin',

@@ -4,7 +4,7 @@
 // traces are compared op by op: return values, entries, tree, context, leaf, name, usage,
 // then the bytes of every file written. The accepted differences are the tables of
 // tests/agent-diff/differences.mjs (KNOWN: where oh-my-pi differs from xcsh, and the
-// drop-in's deliberate differences; in-progress: being fixed in issue 33). Any other
+// drop-in's deliberate differences). Any other
 // divergence fails, reported as seed, op index, field and both values.
 //
 // Knobs: XCSH_AGENT_DIFF_N (scripts, default 200), XCSH_AGENT_DIFF_SEED (first seed,
