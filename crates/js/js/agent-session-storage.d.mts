@@ -33,21 +33,11 @@ export interface SessionStorage {
   openWriter(path: string, options?: { flags?: 'a' | 'w'; onError?: (err: Error) => void }): SessionStorageWriter;
 }
 
-declare class PackageSessionStorage implements SessionStorage {
+/** What both storages are: the agent's `SessionStorage` methods (merged into the class below) over a package storage. */
+export interface PackageSessionStorage extends SessionStorage {}
+export declare class PackageSessionStorage {
   /** The package storage this storage is over. */
   readonly storage: JsStorage;
-  ensureDirSync(dir: string): void;
-  existsSync(path: string): boolean;
-  writeTextSync(path: string, content: string): void;
-  statSync(path: string): SessionStorageStat;
-  listFilesSync(dir: string, pattern: string): string[];
-  exists(path: string): Promise<boolean>;
-  readText(path: string): Promise<string>;
-  readTextPrefix(path: string, maxBytes: number): Promise<string>;
-  writeText(path: string, content: string): Promise<void>;
-  rename(path: string, nextPath: string): Promise<void>;
-  unlink(path: string): Promise<void>;
-  openWriter(path: string, options?: { flags?: 'a' | 'w'; onError?: (err: Error) => void }): SessionStorageWriter;
 }
 
 /** Session files on the filesystem (`nodeStorage()`). */
