@@ -9,8 +9,6 @@ use xcsh_session::paths;
 use xcsh_session::session::Persistence;
 use xcsh_session::storage::{Storage, StorageExt};
 
-const STALE_REPLY: &str = r#"{"role":"assistant","provider":"openai","model":"gpt-5","content":[{"type":"thinking","thinking":"r","thinkingSignature":"sig"},{"type":"text","text":"done"}],"providerPayload":{"type":"openaiResponsesHistory","provider":"openai","items":[{"id":"rs_1"}]},"timestamp":2}"#;
-
 #[test]
 fn move_into_the_directory_the_file_is_in_updates_the_header_cwd() {
     let storage = mem();
@@ -59,25 +57,8 @@ fn a_session_never_written_stays_unwritten_when_moved() {
 #[test]
 fn a_moved_session_hands_the_model_no_stale_replay_data() {
     let storage = mem();
-    let file = "/agent/sessions/--work-pi--/2026-01-01T00-00-00-000Z_s.jsonl";
-    let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/pi"}"#;
-    let user_line = format!(
-        r#"{{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{}}}"#,
-        user("hi")
-    );
-    let reply_line = format!(
-        r#"{{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:02.000Z","message":{STALE_REPLY}}}"#
-    );
-    put(
-        &storage,
-        file,
-        &format!("{header}\n{user_line}\n{reply_line}\n"),
-    );
-    let mut s = open(&storage, file, Persistence::Persistent);
-    let stale = |context: &serde_json::Value| {
-        let text = context.to_string();
-        text.contains("openaiResponsesHistory") || text.contains("thinkingSignature")
-    };
+    let mut s = loaded_with_stale_replay(&storage);
+    let stale = |context: &serde_json::Value| holds_stale_replay(&context.to_string());
     assert!(!stale(&context_value(&s)));
     let new = s.move_to("/agent", "/work/moved").unwrap();
     assert!(!stale(&context_value(&s)), "after the move");

@@ -111,3 +111,33 @@ impl xcsh_session::storage::Layer for DenyRead {
         self.inner.read(path)
     }
 }
+
+/// An assistant reply carrying stale OpenAI Responses replay data.
+pub const STALE_REPLY: &str = r#"{"role":"assistant","provider":"openai","model":"gpt-5","content":[{"type":"thinking","thinking":"r","thinkingSignature":"sig"},{"type":"text","text":"done"}],"providerPayload":{"type":"openaiResponsesHistory","provider":"openai","items":[{"id":"rs_1"}]},"timestamp":2}"#;
+
+/// Where `loaded_with_stale_replay` puts its session.
+pub const STALE_REPLAY_FILE: &str = "/agent/sessions/--work-pi--/2026-01-01T00-00-00-000Z_s.jsonl";
+
+/// A session read from a file whose reply (entry `b`, after the user's `a`) carries stale
+/// OpenAI Responses replay data.
+pub fn loaded_with_stale_replay(storage: &Rc<MemoryStorage>) -> Session {
+    let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/pi"}"#;
+    let user_line = format!(
+        r#"{{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{}}}"#,
+        user("hi")
+    );
+    let reply_line = format!(
+        r#"{{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:02.000Z","message":{STALE_REPLY}}}"#
+    );
+    put(
+        storage,
+        STALE_REPLAY_FILE,
+        &format!("{header}\n{user_line}\n{reply_line}\n"),
+    );
+    open(storage, STALE_REPLAY_FILE, Persistence::Persistent)
+}
+
+/// Does this text (a context, a file) hold stale replay data?
+pub fn holds_stale_replay(text: &str) -> bool {
+    text.contains("openaiResponsesHistory") || text.contains("thinkingSignature")
+}
