@@ -137,7 +137,7 @@ struct JsNumbers {
 
 impl serde_json::ser::Formatter for JsNumbers {
     fn write_f64<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: f64) -> std::io::Result<()> {
-        w.write_all(ryu_js::Buffer::new().format(v).as_bytes())
+        w.write_all(JsFloat::new(v).as_str().as_bytes())
     }
 
     fn write_f32<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: f32) -> std::io::Result<()> {
@@ -165,9 +165,127 @@ pub fn js_number(text: &str) -> Cow<'_, str> {
         return Cow::Borrowed(text);
     }
     match text.parse::<f64>() {
-        Ok(v) => Cow::Owned(ryu_js::Buffer::new().format(v).to_string()),
+        Ok(v) => Cow::Owned(JsFloat::new(v).as_str().to_string()),
         Err(_) => Cow::Borrowed(text),
     }
+}
+
+/// A double written as ECMAScript's `Number::toString` writes it (`String(x)`): the
+/// shortest digits that read back as the same double (zmij's, the formatter serde_json
+/// already links), placed by the standard's rules: integers below 1e21 written out,
+/// decimal notation for exponents from -7 to 20, else `d.ddde+N` / `d.ddde-N`; `-0` is
+/// `0`. NaN and infinities (never in JSON) are `NaN`, `Infinity`, `-Infinity`.
+struct JsFloat {
+    buf: [u8; 32],
+    len: usize,
+}
+
+impl JsFloat {
+    fn new(v: f64) -> Self {
+        let mut out = JsFloat {
+            buf: [0; 32],
+            len: 0,
+        };
+        if !v.is_finite() || v == 0.0 {
+            let text = match v {
+                _ if v.is_nan() => "NaN",
+                f64::INFINITY => "Infinity",
+                f64::NEG_INFINITY => "-Infinity",
+                _ => "0",
+            };
+            out.push(text.as_bytes());
+            return out;
+        }
+        if v < 0.0 {
+            out.push(b"-");
+        }
+        let mut zmij = zmij::Buffer::new();
+        let text = zmij.format_finite(v.abs()).as_bytes();
+        // zmij writes `I.F` or `I.Fe±X`: its digits (at most 24) without the point, and
+        // `n`, the position of the point in them, once the exponent is added.
+        let (mantissa, exp) = match text.iter().position(|&b| b == b'e') {
+            Some(e) => (&text[..e], parse_exp(&text[e + 1..])),
+            None => (text, 0),
+        };
+        let point = mantissa.iter().position(|&b| b == b'.');
+        let mut n = point.unwrap_or(mantissa.len()) as i32 + exp;
+        let mut digits = [0u8; 24];
+        let mut k = 0;
+        for &b in mantissa {
+            match b {
+                b'.' => {}
+                b'0' if k == 0 => n -= 1, // a leading zero (`0.00123`)
+                _ => {
+                    digits[k] = b;
+                    k += 1;
+                }
+            }
+        }
+        // The value is now 0.d₁d₂…d_k × 10^n, as the standard writes it.
+        while k > 1 && digits[k - 1] == b'0' {
+            k -= 1;
+        }
+        let digits = &digits[..k];
+        let k = k as i32;
+        if k <= n && n <= 21 {
+            out.push(digits);
+            for _ in k..n {
+                out.push(b"0");
+            }
+        } else if 0 < n && n <= 21 {
+            out.push(&digits[..n as usize]);
+            out.push(b".");
+            out.push(&digits[n as usize..]);
+        } else if -6 < n && n <= 0 {
+            out.push(b"0.");
+            for _ in n..0 {
+                out.push(b"0");
+            }
+            out.push(digits);
+        } else {
+            out.push(&digits[..1]);
+            if k > 1 {
+                out.push(b".");
+                out.push(&digits[1..]);
+            }
+            out.push(if n > 0 { b"e+" } else { b"e-" });
+            let mut e = (n - 1).unsigned_abs();
+            let mut exp_digits = [0u8; 3];
+            let mut i = 3;
+            loop {
+                i -= 1;
+                exp_digits[i] = b'0' + (e % 10) as u8;
+                e /= 10;
+                if e == 0 {
+                    break;
+                }
+            }
+            out.push(&exp_digits[i..]);
+        }
+        out
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
+    }
+
+    fn as_str(&self) -> &str {
+        // Only ASCII digits, signs, points and letters were pushed.
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default()
+    }
+}
+
+/// zmij's exponent (`21`, `+21`, `-7`).
+fn parse_exp(text: &[u8]) -> i32 {
+    let (sign, digits) = match text.first() {
+        Some(b'-') => (-1, &text[1..]),
+        Some(b'+') => (1, &text[1..]),
+        _ => (1, text),
+    };
+    sign * digits
+        .iter()
+        .fold(0i32, |e, &d| e * 10 + i32::from(d.wrapping_sub(b'0')))
 }
 
 /// Append `json` (valid JSON text) to `out` with every string value (keys stay whole)
@@ -525,6 +643,79 @@ mod tests {
             record(&[4.1e-5_f64, -0.0, 1e21, 0.5]),
             "[0.000041,0,1e+21,0.5]"
         );
+    }
+
+    #[test]
+    fn doubles_are_written_as_javascript_writes_them() {
+        // String(x) in Node.
+        for (x, js) in [
+            (1e21, "1e+21"),
+            (1e-7, "1e-7"),
+            (123e-20, "1.23e-18"),
+            (0.000001, "0.000001"),
+            (5e-324, "5e-324"),
+            (1.5e-323, "1.5e-323"),
+            (2.2250738585072014e-308, "2.2250738585072014e-308"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (1.7976931348623157e307, "1.7976931348623158e+307"),
+            (9007199254740993.0, "9007199254740992"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (-0.0, "0"),
+            (0.0, "0"),
+            (100.0, "100"),
+            (1.5e300, "1.5e+300"),
+            (999999999999999900000.0, "999999999999999900000"),
+            (1e20, "100000000000000000000"),
+            (123456789012345680000.0, "123456789012345680000"),
+            (18446744073709551616.0, "18446744073709552000"),
+            (1180591620717411303424.0, "1.1805916207174113e+21"),
+            (1e16, "10000000000000000"),
+            (1e23, "1e+23"),
+            (0.0000012345, "0.0000012345"),
+            (1.2345e-7, "1.2345e-7"),
+            (-1.5e-10, "-1.5e-10"),
+            (9.5e-7, "9.5e-7"),
+            (5e-7, "5e-7"),
+            (0.5, "0.5"),
+            (-123.456, "-123.456"),
+            (1.0 / 3.0, "0.3333333333333333"),
+            (12345678.9, "12345678.9"),
+            (4.35, "4.35"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+        ] {
+            assert_eq!(JsFloat::new(x).as_str(), js, "{x:e}");
+        }
+    }
+
+    #[test]
+    fn doubles_are_written_as_ryu_js_writes_them() {
+        let check = |x: f64| {
+            assert_eq!(
+                JsFloat::new(x).as_str(),
+                ryu_js::Buffer::new().format(x),
+                "{:#x}",
+                x.to_bits()
+            );
+        };
+        let mut seed = 11u64;
+        for _ in 0..200_000 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Every bit pattern (all exponents), then short decimals near the limits of
+            // the notations.
+            check(f64::from_bits(seed));
+            let digits = (seed >> 40) % 100_000;
+            let exp = (seed >> 20) % 60;
+            check(format!("{digits}e{}", exp as i32 - 30).parse().unwrap());
+        }
+        for e in -330..=310 {
+            for m in [1.0, 1.5, 9.999999999999999, 123456789.0] {
+                check(format!("{m}e{e}").parse().unwrap());
+            }
+        }
     }
 
     #[test]

@@ -44,6 +44,7 @@ mod replay;
 pub mod resume;
 mod scan;
 pub mod session;
+mod sort;
 pub mod storage;
 mod time;
 /// WASI `datetime` (seconds, nanoseconds) to epoch milliseconds, for the wasm shells.

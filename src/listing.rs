@@ -304,7 +304,7 @@ pub fn recent_sessions_in(
 
 /// The first `limit` by mtime, newest first (ties: path, descending).
 fn newest_first(mut out: Vec<RecentSessionInfo>, limit: usize) -> Vec<RecentSessionInfo> {
-    out.sort_by(|a, b| {
+    crate::sort::sort_by(&mut out, |a, b| {
         b.mtime_ms
             .cmp(&a.mtime_ms)
             .then_with(|| b.head.path.cmp(&a.head.path))
@@ -392,7 +392,7 @@ pub fn session_info(storage: Rc<dyn Storage>, path: &str) -> Option<SessionInfo>
 }
 
 fn sorted(mut infos: Vec<SessionInfo>) -> Vec<SessionInfo> {
-    infos.sort_by(|a, b| {
+    crate::sort::sort_by(&mut infos, |a, b| {
         b.modified_ms
             .cmp(&a.modified_ms)
             .then_with(|| b.head.path.cmp(&a.head.path))

@@ -63,7 +63,7 @@ pub fn search<'a>(sessions: &'a [SessionInfo], query: &str) -> Vec<(&'a SessionI
             Some((i, s, total))
         })
         .collect();
-    scored.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+    crate::sort::sort_by(&mut scored, |a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
     scored.into_iter().map(|(_, s, sc)| (s, sc)).collect()
 }
 

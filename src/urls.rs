@@ -211,7 +211,7 @@ pub fn resolve(
                 .into_iter()
                 .filter_map(|n| artifact_id_of(&n).map(|i| (i, n)))
                 .collect();
-            files.sort();
+            crate::sort::sort_by(&mut files, Ord::cmp);
             let prefix = format!("{id}.");
             match files.iter().find(|(_, n)| n.starts_with(&prefix)) {
                 Some((_, name)) => {

@@ -107,9 +107,7 @@ pub fn prompts_of_sessions(
             .prompts
             .extend(session_prompts(&session, cwd.as_deref()));
     }
-    found
-        .prompts
-        .sort_by(|a, b| a.time_ms.total_cmp(&b.time_ms));
+    crate::sort::sort_by(&mut found.prompts, |a, b| a.time_ms.total_cmp(&b.time_ms));
     found
 }
 

@@ -60,7 +60,7 @@ impl Session {
         // Roots keep file order; children are sorted by timestamp (as the agent does).
         let key = |i: &usize| ms_from_iso(self.entries[*i].timestamp()).unwrap_or(i64::MAX);
         for c in children.iter_mut() {
-            c.sort_by_key(key);
+            crate::sort::sort_by(c, |a, b| key(a).cmp(&key(b)));
         }
         // A cycle among non-root entries has no root: show it from its first entry.
         let mut reached = vec![false; self.entries.len()];
