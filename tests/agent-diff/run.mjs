@@ -123,7 +123,16 @@ async function runScript(script) {
     return entries.length ? entries[ref.entry % entries.length].id : 'no-such-entry';
   };
   let setCount = 0, openCount = 0;
-  const closeCurrent = async () => { if (sm) { const old = sm; sm = null; await old.close(); } };
+  // xcsh persists an entry by a fire-and-forget write (at the first assistant message an
+  // atomic rewrite through a temp file, of whatever session is current when it runs), and
+  // its close() returns at once when no append writer is open, without waiting for that
+  // write (xcsh session-manager.ts `_persist`, `#rewriteFile`, `close`). In the agent a
+  // turn's writes are long done before the next operation; here ops follow each other
+  // without a pause. So before each op, and before closing, the runner waits for the
+  // manager's pending writes: flush(), which queues behind them (its error, if any, is left
+  // to the ops that report it; the drop-in writes synchronously and only fsyncs).
+  const settle = async () => { if (sm) { try { await sm.flush(); } catch { /* reported by the ops */ } } };
+  const closeCurrent = async () => { if (sm) { await settle(); const old = sm; sm = null; await old.close(); } };
 
   const ops = {
     create: async () => { await closeCurrent(); sm = SessionManager.create(dirs.proj, sessions); },
@@ -222,6 +231,7 @@ async function runScript(script) {
       trace.push(norm.walk(step));
       continue;
     }
+    await settle();
     try {
       step.ret = await ops[o.op](o);
     } catch (e) {
