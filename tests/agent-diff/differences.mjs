@@ -30,6 +30,11 @@ function prevState(t, i) {
   return undefined;
 }
 
+/** The files createBranchedSession made in trace `t` (its return values). */
+function branchedFiles(t) {
+  return new Set(t.trace.filter((s) => s.op === 'createBranchedSession' && typeof s.ret === 'string').map((s) => s.ret));
+}
+
 /** The title and titleSource of every session file's header line left out. */
 function dropHeaderTitle(t, hit) {
   editFiles(t, (lines) => {
@@ -331,6 +336,37 @@ export const KNOWN = [
       && script.ops.slice(0, d.i).some((o) => o.op === 'openV1File'),
   },
 
+  {
+    id: 'create-branched-session-name',
+    kind: 'dropin',
+    reason: 'crates/js/README.md, Operations: createBranchedSession: getSessionName() afterwards is undefined, as the new header (which has no title) and a reopen say; the agent keeps returning the old name (and its source) in memory (xcsh session-manager.ts createBranchedSession leaves #sessionName and #titleSource as they were).',
+    match: (d) => d.op === 'createBranchedSession' && /^state\.(name|titleSource)$/.test(d.path)
+      && d.agent !== undefined && d.dropin === undefined,
+  },
+  {
+    id: 'create-branched-session-unreplied-appends',
+    kind: 'dropin',
+    reason: 'crates/js/README.md, Operations: createBranchedSession: entries appended after a branch that has no reply yet go straight to its file; xcsh (createBranchedSession sets #flushed, then _persist waits for an assistant message) writes them at the first reply, so without one its file ends early.',
+    match: (d, { dropin }) => d.op === 'files' && (d.agent === undefined || d.agent === '') && typeof d.dropin === 'string' && d.dropin !== ''
+      && branchedFiles(dropin).has(d.path.replace(/ line \d+$/, '')),
+  },
+  {
+    id: 'create-branched-session-blobs',
+    kind: 'dropin',
+    reason: 'PROPOSED: createBranchedSession writes its file by the agent\'s own rule for what is persisted (prepareEntryForPersistence: images past the threshold go to the blob store as blob:sha256 refs), as the README bullet says for partialJson; xcsh\'s createBranchedSession writes JSON.stringify(entry) (session-manager.ts createBranchedSession), so its file holds the image data inline and writes no blob.',
+    match: (d, { dropin }) => d.op === 'files' && (
+      (branchedFiles(dropin).has(d.path.replace(/ line \d+$/, '')) && typeof d.agent === 'string' && typeof d.dropin === 'string'
+        && d.dropin.includes('"blob:sha256:') && d.agent.replace(/"data":"[^"]*"/g, '"data":_') === d.dropin.replace(/"data":"[^"]*"/g, '"data":_'))
+      || (/^<root>\/blobs\/[0-9a-f]{64}$/.test(d.path) && d.agent === 'not written'
+        && dropin.files.some((f) => branchedFiles(dropin).has(f.path) && f.text?.includes(`blob:sha256:${d.path.slice(-64)}`)))),
+  },
+  {
+    id: 'set-session-file-failed',
+    kind: 'dropin',
+    reason: 'PROPOSED: a setSessionFile that throws (an in-memory manager: its storage has no such file) leaves the manager as it was; xcsh has already set #sessionFile to the new path when the read throws (session-manager.ts setSessionFile: path.resolve, then loadEntriesFromFile), so getSessionFile() names a file whose entries it does not hold.',
+    match: (d, { agent, dropin }) => d.op === 'setSessionFile' && d.path === 'state.file'
+      && agent.trace[d.i]?.threw === true && dropin.trace[d.i]?.threw === true && d.dropin === prevState(dropin, d.i)?.file,
+  },
   {
     id: 'duplicate-ids-tree',
     kind: 'dropin',
