@@ -27,6 +27,37 @@ fn session_with_artifacts(storage: &Rc<MemoryStorage>) -> Session {
 }
 
 #[test]
+fn a_fork_named_later_writes_the_name_right_after_the_id_and_a_new_session_at_the_end() {
+    let storage = mem();
+    let mut s = session_with_artifacts(&storage);
+    s.fork().unwrap();
+    s.set_session_name("Named later", "user").unwrap();
+    let header = read(&storage, s.file().unwrap())
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(
+        header.starts_with(&format!(
+            r#"{{"type":"session","version":3,"id":"{}","title":"Named later","titleSource":"user","timestamp":"#,
+            s.session_id()
+        )),
+        "the agent's fork header holds the name's place after the id: {header}"
+    );
+    let mut fresh = session_with_artifacts(&storage);
+    fresh.set_session_name("Named new", "user").unwrap();
+    let header = read(&storage, fresh.file().unwrap())
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(
+        header.ends_with(r#","title":"Named new","titleSource":"user"}"#),
+        "a new session's header has no such place: {header}"
+    );
+}
+
+#[test]
 fn fork_copies_entries_and_artifacts_and_links_the_parent() {
     let storage = mem();
     let mut s = session_with_artifacts(&storage);

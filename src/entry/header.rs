@@ -11,6 +11,10 @@ pub const HEADER_PREFIX_BYTES: usize = 65_536;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Header {
     fields: Map<String, Value>,
+    /// The name's place is right after the id even while the header has none (a fork's
+    /// header, as the agent builds it: `title` and `titleSource` written after `id`, kept
+    /// there by a later rename).
+    name_after_id: bool,
 }
 
 impl Header {
@@ -21,7 +25,10 @@ impl Header {
                 if fields.get("type").and_then(Value::as_str) == Some("session")
                     && fields.get("id").is_some_and(Value::is_string) =>
             {
-                Some(Header { fields })
+                Some(Header {
+                    fields,
+                    name_after_id: false,
+                })
             }
             _ => None,
         }
@@ -49,7 +56,10 @@ impl Header {
         if let Some(p) = parent_session {
             fields.insert("parentSession".into(), p.into());
         }
-        Header { fields }
+        Header {
+            fields,
+            name_after_id: false,
+        }
     }
 
     pub fn id(&self) -> &str {
@@ -104,7 +114,24 @@ impl Header {
     }
 
     pub fn set(&mut self, key: &str, value: Value) {
-        self.fields.insert(key.to_string(), value);
+        let name_key = key == "title" || key == "titleSource";
+        if !(name_key && self.name_after_id) || self.fields.contains_key(key) {
+            self.fields.insert(key.to_string(), value);
+            return;
+        }
+        // A new name goes in its place, after the id (`titleSource` after `title`).
+        let mut name = Map::new();
+        for k in ["title", "titleSource"] {
+            if let Some(v) = self.fields.shift_remove(k) {
+                name.insert(k.to_string(), v);
+            }
+        }
+        name.insert(key.to_string(), value);
+        let name = Header {
+            fields: name,
+            name_after_id: false,
+        };
+        *self = std::mem::replace(self, name.clone()).named_after(&name);
     }
 
     pub fn remove(&mut self, key: &str) {
@@ -126,7 +153,10 @@ impl Header {
                 }
             }
         }
-        Header { fields }
+        Header {
+            fields,
+            name_after_id: true,
+        }
     }
 
     pub fn fields(&self) -> &Map<String, Value> {

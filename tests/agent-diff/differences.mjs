@@ -353,7 +353,7 @@ export const KNOWN = [
   {
     id: 'create-branched-session-blobs',
     kind: 'dropin',
-    reason: 'PROPOSED: createBranchedSession writes its file by the agent\'s own rule for what is persisted (prepareEntryForPersistence: images past the threshold go to the blob store as blob:sha256 refs), as the README bullet says for partialJson; xcsh\'s createBranchedSession writes JSON.stringify(entry) (session-manager.ts createBranchedSession), so its file holds the image data inline and writes no blob.',
+    reason: 'crates/js/README.md, Operations: createBranchedSession. createBranchedSession writes its file by the agent\'s own rule for what is persisted (prepareEntryForPersistence: images past the threshold go to the blob store as blob:sha256 refs), as the README bullet says for partialJson; xcsh\'s createBranchedSession writes JSON.stringify(entry) (session-manager.ts createBranchedSession), so its file holds the image data inline and writes no blob.',
     match: (d, { dropin }) => d.op === 'files' && (
       (branchedFiles(dropin).has(d.path.replace(/ line \d+$/, '')) && typeof d.agent === 'string' && typeof d.dropin === 'string'
         && d.dropin.includes('"blob:sha256:') && d.agent.replace(/"data":"[^"]*"/g, '"data":_') === d.dropin.replace(/"data":"[^"]*"/g, '"data":_'))
@@ -363,7 +363,7 @@ export const KNOWN = [
   {
     id: 'set-session-file-failed',
     kind: 'dropin',
-    reason: 'PROPOSED: a setSessionFile that throws (an in-memory manager: its storage has no such file) leaves the manager as it was; xcsh has already set #sessionFile to the new path when the read throws (session-manager.ts setSessionFile: path.resolve, then loadEntriesFromFile), so getSessionFile() names a file whose entries it does not hold.',
+    reason: 'crates/js/README.md, Operations: a setSessionFile that fails leaves the manager as it was. A setSessionFile that throws (an in-memory manager: its storage has no such file) leaves the manager as it was; xcsh has already set #sessionFile to the new path when the read throws (session-manager.ts setSessionFile: path.resolve, then loadEntriesFromFile), so getSessionFile() names a file whose entries it does not hold.',
     match: (d, { agent, dropin }) => d.op === 'setSessionFile' && d.path === 'state.file'
       && agent.trace[d.i]?.threw === true && dropin.trace[d.i]?.threw === true && d.dropin === prevState(dropin, d.i)?.file,
   },
