@@ -1519,7 +1519,8 @@ fn fork_copies_the_session_and_its_artifacts() {
         "zero\n"
     );
     let show = json(&cli.ok(["show", path_str(&new)]));
-    assert_eq!(show["header"]["parentSession"], path_str(&file));
+    // Linked by the old session's id, as the agent's fork writes it.
+    assert_eq!(show["header"]["parentSession"], "a1b2c3d4");
     assert_eq!(show["entryCount"], 2);
     assert_eq!(
         cli.ok(["url", "artifact://0", "--session", path_str(&new)]),
