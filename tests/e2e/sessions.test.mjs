@@ -303,11 +303,11 @@ describe('session picker and browser storage', { timeout: 240_000 }, () => {
     assert.ok(forkPath.startsWith('/xcsh/agent/sessions/--work-demo--/'), forkPath);
     const fork = await reopenWithPackage(forkPath, await readOpfs(page, forkPath));
     assert.deepEqual(fork.report().issues, []);
-    assert.equal(fork.header().parentSession, path);
-    // The parent is named by its file; the storage path is only in the tooltip.
+    // Linked by the old session's id, as the agent's fork writes it; the chip names it.
+    assert.equal(fork.header().parentSession, '7e1d4c2a9b3f5e60');
     const parentChip = page.locator('[data-testid=chip-parent]');
-    assert.equal(await parentChip.locator('.chip-v').innerText(), path.slice(path.lastIndexOf('/') + 1));
-    assert.equal(await parentChip.getAttribute('title'), `parent: ${path}`);
+    assert.equal(await parentChip.locator('.chip-v').innerText(), '7e1d4c2a9b3f5e60');
+    assert.equal(await parentChip.getAttribute('title'), 'parent: 7e1d4c2a9b3f5e60');
     assert.equal(fork.entries().length, reopened.entries().length);
     assert.equal(fork.label('7e1d0006'), 'root cause');
 
