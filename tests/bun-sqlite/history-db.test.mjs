@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BACKEND, openPromptHistory, nodeHistoryStore } from '../../pkg/node-history.mjs';
 import { HistoryStorage } from '../../pkg/agent-history-storage.mjs';
+import { OLDER_HISTORY_SQL } from '../node-sqlite/older-history.mjs';
 
 const dirs = [];
 afterEach(() => {
@@ -63,12 +64,7 @@ test('an older history.db (unixepoch default) is migrated on open, rows and ids 
   const dir = tempDir();
   const file = path.join(dir, 'history.db');
   const old = new Database(file);
-  old.exec(`CREATE TABLE history (
-      id INTEGER PRIMARY KEY AUTOINCREMENT,
-      prompt TEXT NOT NULL,
-      created_at INTEGER NOT NULL DEFAULT (unixepoch()),
-      cwd TEXT);
-    INSERT INTO history (id, prompt, created_at, cwd) VALUES (7, 'old prompt one', 1700000000, '/p'), (9, 'old prompt two', '2024-01-02T03:04:05Z', NULL);`);
+  old.exec(OLDER_HISTORY_SQL);
   old.close();
 
   const store = nodeHistoryStore(file);

@@ -10,6 +10,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { DatabaseSync } from 'node:sqlite';
 import { openPromptHistory, nodeHistoryStore } from '../../pkg/node-history.mjs';
 import { HistoryStorage } from '../../pkg/agent-history-storage.mjs';
+import { OLDER_HISTORY_SQL } from './older-history.mjs';
 
 const NODE_HISTORY = new URL('../../pkg/node-history.mjs', import.meta.url).href;
 
@@ -54,12 +55,7 @@ test('an older history.db (unixepoch default) is migrated on open, rows and ids 
   const dir = tempDir(t);
   const file = path.join(dir, 'history.db');
   const old = new DatabaseSync(file);
-  old.exec(`CREATE TABLE history (
-      id INTEGER PRIMARY KEY AUTOINCREMENT,
-      prompt TEXT NOT NULL,
-      created_at INTEGER NOT NULL DEFAULT (unixepoch()),
-      cwd TEXT);
-    INSERT INTO history (id, prompt, created_at, cwd) VALUES (7, 'old prompt one', 1700000000, '/p'), (9, 'old prompt two', '2024-01-02T03:04:05Z', NULL);`);
+  old.exec(OLDER_HISTORY_SQL);
   old.close();
 
   const store = nodeHistoryStore(file);

@@ -175,14 +175,8 @@ interface CustomMessage<T = unknown> {
   timestamp: number;
 }
 /** The v2 name of `custom` (files are migrated to `custom`). */
-interface HookMessage<T = unknown> {
+interface HookMessage<T = unknown> extends Omit<CustomMessage<T>, 'role'> {
   role: 'hookMessage';
-  customType: string;
-  content: string | (TextContent | ImageContent)[];
-  display: boolean;
-  details?: T;
-  attribution?: MessageAttribution;
-  timestamp: number;
 }
 interface BranchSummaryMessage {
   role: 'branchSummary';
