@@ -255,8 +255,10 @@ describe('prompt history (SQLite wasm on OPFS)', { timeout: SUITE_LIMIT }, () =>
     await toggle.click();
     assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
     const found = row.locator('[data-testid=prompt-sessions] .hi-session');
-    await found.first().waitFor();
-    // Only the one session of /work/other that has it, from the samples.
+    // Only the one session of /work/other that has it, from the samples (waited for: the
+    // list is filled as the sessions are read, and may be drawn again meanwhile).
+    await page.waitForFunction(() => document.querySelectorAll(
+      '#history-list .history-item:first-child [data-testid=prompt-sessions] .hi-session').length === 1);
     assert.equal(await found.count(), 1);
     assert.match(await found.first().innerText(), /^Upgrade the dependencies · Demo agent directory · /);
     await page.screenshot({ path: join(SCREENSHOTS, 'history-prompt-sessions.png') });
