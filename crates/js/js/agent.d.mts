@@ -143,9 +143,8 @@ interface OutputMeta {
   };
 }
 
-interface BashExecutionMessage {
-  role: 'bashExecution';
-  command: string;
+/** What a command the user ran (bash, python) left: its output and how it ended. */
+interface ExecutionResult {
   output: string;
   exitCode: number | undefined;
   cancelled: boolean;
@@ -154,16 +153,13 @@ interface BashExecutionMessage {
   timestamp: number;
   excludeFromContext?: boolean;
 }
-interface PythonExecutionMessage {
+interface BashExecutionMessage extends ExecutionResult {
+  role: 'bashExecution';
+  command: string;
+}
+interface PythonExecutionMessage extends ExecutionResult {
   role: 'pythonExecution';
   code: string;
-  output: string;
-  exitCode: number | undefined;
-  cancelled: boolean;
-  truncated: boolean;
-  meta?: OutputMeta;
-  timestamp: number;
-  excludeFromContext?: boolean;
 }
 interface CustomMessage<T = unknown> {
   role: 'custom';
