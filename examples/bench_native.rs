@@ -408,6 +408,12 @@ impl Layer for Counting {
         Self::add(&self.bytes, r.len() as u64);
         Ok(r)
     }
+    fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
+        let r = self.inner.read_range(path, offset, len)?;
+        Self::add(&self.prefix_reads, 1);
+        Self::add(&self.bytes, r.len() as u64);
+        Ok(r)
+    }
     fn list_dir(&self, path: &str) -> StorageResult<Vec<DirEntry>> {
         Self::add(&self.lists, 1);
         self.inner.list_dir(path)

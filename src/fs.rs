@@ -326,6 +326,35 @@ fn is_special(_t: fs::FileType) -> bool {
     false
 }
 
+/// Up to `len` bytes at `offset` of an open file, by positioned reads (`pread`): short at
+/// the end of the file, empty past it. The buffer grows as bytes arrive, so a huge `len`
+/// on a small file allocates only what the file holds.
+pub fn read_at(file: &fs::File, offset: u64, len: u64) -> std::io::Result<Vec<u8>> {
+    #[cfg(unix)]
+    use std::os::unix::fs::FileExt;
+    let size = file.metadata()?.len();
+    let want = len.min(size.saturating_sub(offset));
+    let mut buf = vec![0u8; want as usize];
+    let mut done = 0;
+    while done < buf.len() {
+        #[cfg(unix)]
+        let n = file.read_at(&mut buf[done..], offset + done as u64)?;
+        #[cfg(not(unix))]
+        let n = {
+            use std::io::Seek;
+            let mut f = file;
+            f.seek(std::io::SeekFrom::Start(offset + done as u64))?;
+            f.read(&mut buf[done..])?
+        };
+        if n == 0 {
+            break; // truncated since the stat
+        }
+        done += n;
+    }
+    buf.truncate(done);
+    Ok(buf)
+}
+
 impl<P: PathPolicy> Storage for FsStorage<P> {
     fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
         read_file(self.open(path)?).map_err(|e| io_error(path, e))
@@ -338,6 +367,11 @@ impl<P: PathPolicy> Storage for FsStorage<P> {
             .read_to_end(&mut buf)
             .map_err(|e| io_error(path, e))?;
         Ok(buf)
+    }
+
+    fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
+        let file = self.open(path)?;
+        read_at(&file, offset, len).map_err(|e| io_error(path, e))
     }
 
     fn write(&self, path: &str, data: &[u8]) -> StorageResult<()> {

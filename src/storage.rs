@@ -3,7 +3,8 @@
 //! Three parts, each written once:
 //!
 //! - **[`Storage`], the file primitives** a host must supply: read, read-prefix, write,
-//!   append, rename, unlink, list, stat, mkdir, fsync, rmdir and an exclusive create. No
+//!   read-range, append, rename, unlink, list, stat, mkdir, fsync, rmdir and an exclusive
+//!   create. No
 //!   method has a default body, so nothing a host leaves out silently falls back to a
 //!   slower or weaker version.
 //! - **[`Environment`], what is not a file**: the clock, entropy (`wasm32-unknown-unknown`
@@ -109,6 +110,10 @@ pub trait Storage {
     fn read(&self, path: &str) -> StorageResult<Vec<u8>>;
     /// At most `max_bytes` from the start of the file (listing reads only 4096 bytes).
     fn read_prefix(&self, path: &str, max_bytes: u64) -> StorageResult<Vec<u8>>;
+    /// At most `len` bytes starting at byte `offset`: fewer at the end of the file, none
+    /// past it (not an error). An open reads the lines it needs with it instead of the
+    /// whole file (a session's index tells where they are).
+    fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>>;
     /// Create or truncate, then write.
     fn write(&self, path: &str, data: &[u8]) -> StorageResult<()>;
     /// Append to the end, creating the file when missing.
@@ -202,6 +207,9 @@ pub trait Layer {
     fn read_prefix(&self, path: &str, max_bytes: u64) -> StorageResult<Vec<u8>> {
         self.inner().read_prefix(path, max_bytes)
     }
+    fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
+        self.inner().read_range(path, offset, len)
+    }
     fn write(&self, path: &str, data: &[u8]) -> StorageResult<()> {
         self.inner().write(path, data)
     }
@@ -246,6 +254,9 @@ impl<L: Layer> Storage for L {
     }
     fn read_prefix(&self, path: &str, max_bytes: u64) -> StorageResult<Vec<u8>> {
         Layer::read_prefix(self, path, max_bytes)
+    }
+    fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
+        Layer::read_range(self, path, offset, len)
     }
     fn write(&self, path: &str, data: &[u8]) -> StorageResult<()> {
         Layer::write(self, path, data)
@@ -450,6 +461,15 @@ pub fn remove_tree(storage: &dyn Storage, dir: &str) -> StorageResult<()> {
 }
 
 /// Join two `/`-separated path parts.
+/// The bytes `read_range(offset, len)` returns from a whole file's `data`: short at its
+/// end, empty past it. Storages that hold (or fall back to reading) the whole file slice
+/// with it, so every storage answers a range alike.
+pub fn range_of(data: &[u8], offset: u64, len: u64) -> &[u8] {
+    let start = usize::try_from(offset).map_or(data.len(), |o| o.min(data.len()));
+    let end = usize::try_from(offset.saturating_add(len)).map_or(data.len(), |e| e.min(data.len()));
+    &data[start..end.max(start)]
+}
+
 pub fn join(dir: &str, name: &str) -> String {
     if dir.is_empty() {
         name.to_string()

@@ -732,6 +732,15 @@ fn an_append_reads_the_lock_file_once_and_the_session_file_never() {
             self.reads.borrow_mut().push(path.to_string());
             self.inner.read_prefix(path, max)
         }
+        fn read_range(
+            &self,
+            path: &str,
+            offset: u64,
+            len: u64,
+        ) -> xcsh_session::storage::StorageResult<Vec<u8>> {
+            self.reads.borrow_mut().push(path.to_string());
+            self.inner.read_range(path, offset, len)
+        }
     }
     let storage = mem();
     put(&storage, FILE, &lines(&[HEADER_V3]));

@@ -94,12 +94,17 @@ fn a_fifo_is_refused_as_not_a_regular_file_instead_of_blocking() {
         mkfifo(&fifo);
         let path = s(&fifo);
         type Op = fn(&dyn Storage, &str) -> Result<(), String>;
-        let ops: [(&str, Op); 6] = [
+        let ops: [(&str, Op); 7] = [
             ("read", |st, p| {
                 st.read(p).map(drop).map_err(|e| e.to_string())
             }),
             ("read_prefix", |st, p| {
                 st.read_prefix(p, 4096).map(drop).map_err(|e| e.to_string())
+            }),
+            ("read_range", |st, p| {
+                st.read_range(p, 10, 4096)
+                    .map(drop)
+                    .map_err(|e| e.to_string())
             }),
             ("append", |st, p| {
                 st.append(p, b"{}\n").map_err(|e| e.to_string())

@@ -30,6 +30,11 @@ impl Layer for Counting {
         self.bytes.set(self.bytes.get() + d.len() as u64);
         Ok(d)
     }
+    fn read_range(&self, p: &str, o: u64, n: u64) -> StorageResult<Vec<u8>> {
+        let d = self.inner.read_range(p, o, n)?;
+        self.bytes.set(self.bytes.get() + d.len() as u64);
+        Ok(d)
+    }
 }
 
 fn header(id: &str, cwd: &str, title: Option<&str>) -> String {

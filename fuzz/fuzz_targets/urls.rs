@@ -19,6 +19,7 @@ impl Layer for Jail {
     fn inner(&self) -> &dyn Storage { &self.0 }
     fn read(&self, p: &str) -> StorageResult<Vec<u8>> { self.0.read(inside(p)) }
     fn read_prefix(&self, p: &str, n: u64) -> StorageResult<Vec<u8>> { self.0.read_prefix(inside(p), n) }
+    fn read_range(&self, p: &str, o: u64, n: u64) -> StorageResult<Vec<u8>> { self.0.read_range(inside(p), o, n) }
     fn write(&self, p: &str, d: &[u8]) -> StorageResult<()> { self.0.write(inside(p), d) }
     fn append(&self, p: &str, d: &[u8]) -> StorageResult<()> { self.0.append(inside(p), d) }
     fn rename(&self, a: &str, b: &str) -> StorageResult<()> { self.0.rename(inside(a), inside(b)) }

@@ -1,7 +1,7 @@
 //! [`MemoryStorage`]: the storage port over a map, for tests and non-persistent sessions.
 
 use super::{
-    create_new_checked, parent, DirEntry, Environment, FileStat, Storage, StorageError,
+    create_new_checked, parent, range_of, DirEntry, Environment, FileStat, Storage, StorageError,
     StorageResult,
 };
 use std::cell::RefCell;
@@ -93,6 +93,14 @@ impl Storage for MemoryStorage {
         let mut data = self.read(path)?;
         data.truncate(max_bytes as usize);
         Ok(data)
+    }
+
+    fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
+        match self.nodes.borrow().get(&Self::norm(path)) {
+            Some(Node::File { data, .. }) => Ok(range_of(data, offset, len).to_vec()),
+            Some(Node::Dir) => Err(StorageError::Other(format!("EISDIR: {path}"))),
+            None => Err(StorageError::NotFound(path.to_string())),
+        }
     }
 
     fn write(&self, path: &str, data: &[u8]) -> StorageResult<()> {
