@@ -4,13 +4,14 @@
 
 pub use crate::api_error::{ApiError, ApiResult, ErrorKind};
 use crate::context::{Leaf, SessionContext};
-use crate::error::Result;
+use crate::error::{Result, SessionError};
 /// A typed result as the JSON text every shell prints (serde, with the core's string
 /// escaping: the same bytes in every host).
 pub use crate::json::{array as json_array, record};
 use crate::listing::{RecentSessionInfo, SessionInfo};
 use crate::session::{LoadReport, OpenOptions, Persistence, Session};
 use crate::storage::Storage;
+use crate::{IndexCache, OpenedContext};
 use std::rc::Rc;
 
 fn open(
@@ -102,24 +103,43 @@ pub fn context_file(
     agent_dir: &str,
     leaf: Option<&str>,
 ) -> ApiResult {
-    let s = open_for_context(storage, path, agent_dir, leaf)?;
-    Ok(context_json(&s, leaf))
+    let opened = open_for_context(storage, path, agent_dir, leaf, IndexCache::Use)?;
+    Ok(opened.context().to_json())
 }
 
 /// The session file `context` reads, opened read-only, with `leaf` checked to be one of
 /// its entries (a missing file is `NotFound`, an unknown leaf `EntryNotFound`): for a
-/// host that streams the context ([`file_context`], `into_json_reader`).
+/// host that streams the context (`context().into_json_reader()`).
+///
+/// Read through the file's index when it has one that fits (the cached one under
+/// `<agent_dir>/cache/`, with what was appended since; else one pass over the file that
+/// writes it, unless `cache` is [`IndexCache::Off`]): then only the lines the context
+/// reads are read, and validated. Any other file is read whole, as [`show_session`]
+/// reads it; the context is the same either way.
 pub fn open_for_context(
     storage: Rc<dyn Storage>,
     path: &str,
     agent_dir: &str,
     leaf: Option<&str>,
-) -> std::result::Result<Session, ApiError> {
+    cache: IndexCache,
+) -> std::result::Result<OpenedContext, ApiError> {
+    if let Some(index) = crate::index::open_index(&*storage, path, agent_dir, cache) {
+        if let Some(id) = leaf {
+            if index.position(id).is_none() {
+                return Err(SessionError::EntryNotFound(id.to_string()).into());
+            }
+        }
+        let read =
+            crate::index::path::read_path_context(storage.clone(), path, agent_dir, &index, leaf);
+        if let Ok(Some(p)) = read {
+            return Ok(OpenedContext::Path(p));
+        }
+    }
     let s = open_existing(storage, path, agent_dir, Persistence::ReadOnly)?;
     if let Some(id) = leaf {
         s.entry(id)?;
     }
-    Ok(s)
+    Ok(OpenedContext::Whole(Box::new(s), leaf.map(str::to_string)))
 }
 
 /// `tree`; a missing file is `NotFound`.

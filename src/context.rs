@@ -363,17 +363,29 @@ pub(crate) fn build_session_context<'a>(
     leaf: Leaf,
     finish: &dyn Fn(&'a Entry, Cow<'a, str>) -> Cow<'a, str>,
 ) -> SessionContext<'a> {
-    let mut ctx = SessionContext::empty();
     let Some(leaf) = resolve_leaf(entries, by_id, leaf) else {
-        return ctx;
+        return SessionContext::empty();
     };
     let (path, cycle) = path_to_root(entries, by_id, leaf);
+    let path: Vec<&'a Entry> = path.iter().map(|&i| &entries[i]).collect();
+    context_along(&path, cycle, finish)
+}
+
+/// The context of a path, root first (`cycle`: where a parent loop stopped the walk).
+/// The path may leave out entries the context does not read (an open through the index
+/// reads only those): messages before the compaction's kept ones other than the first
+/// and last assistant messages, labels, custom entries and session inits before it.
+pub(crate) fn context_along<'a>(
+    path: &[&'a Entry],
+    cycle: Option<String>,
+    finish: &dyn Fn(&'a Entry, Cow<'a, str>) -> Cow<'a, str>,
+) -> SessionContext<'a> {
+    let mut ctx = SessionContext::empty();
     ctx.cycle_at = cycle;
 
     let mut compaction: Option<usize> = None;
     let mut rules: Vec<String> = Vec::new();
-    for (pos, &i) in path.iter().enumerate() {
-        let entry = &entries[i];
+    for (pos, &entry) in path.iter().enumerate() {
         match &entry.payload {
             Payload::ThinkingLevelChange { level } => {
                 ctx.thinking_level = level
@@ -436,7 +448,7 @@ pub(crate) fn build_session_context<'a>(
 
     match compaction {
         Some(cpos) => {
-            let comp = &entries[path[cpos]];
+            let comp = path[cpos];
             let (summary, remote) = compaction_message(comp);
             ctx.messages.push(Cow::Owned(summary));
             ctx.entry_ids.push(&comp.id);
@@ -448,22 +460,22 @@ pub(crate) fn build_session_context<'a>(
                     _ => None,
                 };
                 let mut found = false;
-                for &i in &path[..cpos] {
-                    if Some(entries[i].id.as_str()) == first_kept {
+                for &entry in &path[..cpos] {
+                    if Some(entry.id.as_str()) == first_kept {
                         found = true;
                     }
                     if found {
-                        emit(&entries[i], &mut ctx);
+                        emit(entry, &mut ctx);
                     }
                 }
             }
-            for &i in &path[cpos + 1..] {
-                emit(&entries[i], &mut ctx);
+            for &entry in &path[cpos + 1..] {
+                emit(entry, &mut ctx);
             }
         }
         None => {
-            for &i in &path {
-                emit(&entries[i], &mut ctx);
+            for &entry in path {
+                emit(entry, &mut ctx);
             }
         }
     }

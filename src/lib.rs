@@ -28,6 +28,7 @@ pub mod fs;
 mod gc;
 pub mod history;
 mod ids;
+mod index;
 #[doc(hidden)]
 pub mod internals;
 mod json;
@@ -59,6 +60,7 @@ pub use error::SessionError;
 pub use gc::{
     collect_garbage, referrers_in as blob_referrers, GcError, GcOptions, GcReport, GC_GRACE_MS,
 };
+pub use index::{path::OpenedContext, path::PathContext, IndexCache};
 pub use jsonl::{Issue, IssueKind};
 pub use legacy_dirs::{merge_into as merge_legacy_dir, DirMerge, KeptBecause};
 pub use lock::LockOwner;

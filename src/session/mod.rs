@@ -388,21 +388,31 @@ impl Session {
             .is_some_and(|i| i < self.from_file)
     }
 
-    /// The message `m` taken from entry `e` (a message, a custom_message) as the model
-    /// sees it: blob references resolved (the agent resolves them in both on load), and,
-    /// for an assistant message read from the file, stale OpenAI Responses replay data
-    /// dropped.
+    /// The message `m` taken from entry `e` as the model sees it ([`model_message`]).
     fn message_text<'e>(&self, e: &'e Entry, m: Cow<'e, str>, store: &BlobStore) -> Cow<'e, str> {
-        let m: Cow<'e, str> = match e.is_assistant_message() && self.read_from_file(e) {
-            true => crate::replay::without_stale_replay(&m).map_or(m, Cow::Owned),
-            false => m,
-        };
-        if !e.has_blob_refs() {
-            return m;
-        }
-        match m {
-            Cow::Borrowed(m) => blob::rehydrate(m, store),
-            Cow::Owned(m) => Cow::Owned(blob::rehydrate(&m, store).into_owned()),
-        }
+        model_message(e, m, self.read_from_file(e), store)
+    }
+}
+
+/// The message `m` taken from entry `e` (a message, a custom_message) as the model sees
+/// it: blob references resolved (the agent resolves them in both on load), and, for an
+/// assistant message read from the file (`from_file`), stale OpenAI Responses replay data
+/// dropped.
+pub(crate) fn model_message<'e>(
+    e: &'e Entry,
+    m: Cow<'e, str>,
+    from_file: bool,
+    store: &BlobStore,
+) -> Cow<'e, str> {
+    let m: Cow<'e, str> = match e.is_assistant_message() && from_file {
+        true => crate::replay::without_stale_replay(&m).map_or(m, Cow::Owned),
+        false => m,
+    };
+    if !e.has_blob_refs() {
+        return m;
+    }
+    match m {
+        Cow::Borrowed(m) => blob::rehydrate(m, store),
+        Cow::Owned(m) => Cow::Owned(blob::rehydrate(&m, store).into_owned()),
     }
 }

@@ -1,0 +1,272 @@
+//! The index kept as a cache: `<agent-dir>/cache/index/<hash of the file's path>.idx`,
+//! never in the sessions directory (the agent lists, copies and deletes what is there).
+//! It is session data of nobody: a missing, foreign, corrupt, truncated or stale cache
+//! is ignored and written again, and deleting it changes nothing but speed.
+//!
+//! Trusted only after checks against the file: the path it was built for, a checksum of
+//! its own bytes, the file at least as long as what it covers, the header line and the
+//! last bytes covered unchanged (a hash of each), and, for a file of exactly the covered
+//! length, the same mtime. Bytes appended since are scanned and added.
+
+use super::{Kind, SessionIndex, NO_PARENT};
+use crate::storage::{join, FileStat, Storage, StorageExt};
+use sha2::{Digest, Sha256};
+
+const MAGIC: &[u8; 8] = b"XCSHIDX\x01";
+/// How many of the last covered bytes are hashed.
+const TAIL: u64 = 4096;
+
+/// Where the cache of `file` lives.
+pub(crate) fn location(agent_dir: &str, file: &str) -> String {
+    let hash = Sha256::digest(file.as_bytes());
+    let name: String = hash[..16].iter().map(|b| format!("{b:02x}")).collect();
+    join(
+        &join(&join(agent_dir, "cache"), "index"),
+        &format!("{name}.idx"),
+    )
+}
+
+fn digest(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+/// What the cache records about the file it describes.
+struct Seal {
+    covered: u64,
+    mtime_ms: i64,
+    header: [u8; 32],
+    tail: [u8; 32],
+}
+
+fn seal_of(
+    storage: &dyn Storage,
+    file: &str,
+    index: &SessionIndex,
+    stat: FileStat,
+) -> Option<Seal> {
+    let header = storage
+        .read_range(file, index.header_offset, u64::from(index.header_len))
+        .ok()?;
+    let from = index.covered.saturating_sub(TAIL);
+    let tail = storage.read_range(file, from, index.covered - from).ok()?;
+    (tail.len() as u64 == index.covered - from).then(|| Seal {
+        covered: index.covered,
+        mtime_ms: stat.mtime_ms,
+        header: digest(&header),
+        tail: digest(&tail),
+    })
+}
+
+/// The cache's bytes for `index` of `file` (as it is now: `stat`).
+pub(crate) fn encode(
+    storage: &dyn Storage,
+    file: &str,
+    index: &SessionIndex,
+    stat: FileStat,
+) -> Option<Vec<u8>> {
+    let seal = seal_of(storage, file, index, stat)?;
+    let n = index.len();
+    let mut out = Vec::with_capacity(128 + file.len() + n * 17 + index.ids.len());
+    out.extend_from_slice(MAGIC);
+    put_bytes(&mut out, file.as_bytes());
+    out.extend_from_slice(&seal.covered.to_le_bytes());
+    out.extend_from_slice(&seal.mtime_ms.to_le_bytes());
+    out.extend_from_slice(&seal.header);
+    out.extend_from_slice(&seal.tail);
+    out.extend_from_slice(&index.header_offset.to_le_bytes());
+    out.extend_from_slice(&index.header_len.to_le_bytes());
+    out.extend_from_slice(&index.extra_headers.to_le_bytes());
+    out.extend_from_slice(&(n as u64).to_le_bytes());
+    for &o in &index.offsets {
+        out.extend_from_slice(&o.to_le_bytes());
+    }
+    for &l in &index.lens {
+        out.extend_from_slice(&l.to_le_bytes());
+    }
+    for &p in &index.parents {
+        out.extend_from_slice(&p.to_le_bytes());
+    }
+    out.extend(index.kinds.iter().map(|k| k.byte()));
+    for &e in &index.id_ends {
+        out.extend_from_slice(&e.to_le_bytes());
+    }
+    put_bytes(&mut out, &index.ids);
+    out.extend_from_slice(&(index.dangling.len() as u64).to_le_bytes());
+    for (child, parent) in &index.dangling {
+        out.extend_from_slice(&child.to_le_bytes());
+        put_bytes(&mut out, parent.as_bytes());
+    }
+    let sum = digest(&out);
+    out.extend_from_slice(&sum);
+    Some(out)
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    out.extend_from_slice(&(b.len() as u64).to_le_bytes());
+    out.extend_from_slice(b);
+}
+
+/// Reads the cache's fields in order; `None` at the first that does not fit.
+struct Fields<'b>(&'b [u8]);
+
+impl<'b> Fields<'b> {
+    fn take(&mut self, n: usize) -> Option<&'b [u8]> {
+        if self.0.len() < n {
+            return None;
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Some(head)
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn len(&mut self) -> Option<usize> {
+        usize::try_from(self.u64()?).ok()
+    }
+    fn bytes(&mut self) -> Option<&'b [u8]> {
+        let n = self.len()?;
+        self.take(n)
+    }
+    fn hash(&mut self) -> Option<[u8; 32]> {
+        self.take(32)?.try_into().ok()
+    }
+    /// `n` items of `size` bytes each, as one slice (checked against what is left
+    /// before anything is allocated).
+    fn array(&mut self, n: usize, size: usize) -> Option<&'b [u8]> {
+        self.take(n.checked_mul(size)?)
+    }
+}
+
+/// The index in `bytes` if they are a sound cache of `file` (its checksum holds and it
+/// names `file`); not yet checked against the file (see [`check`]).
+fn decode(bytes: &[u8], file: &str) -> Option<(Seal, SessionIndex)> {
+    let (body, sum) = bytes.split_at(bytes.len().checked_sub(32)?);
+    if digest(body) != sum || !body.starts_with(MAGIC) {
+        return None;
+    }
+    let mut f = Fields(&body[MAGIC.len()..]);
+    if f.bytes()? != file.as_bytes() {
+        return None;
+    }
+    let seal = Seal {
+        covered: f.u64()?,
+        mtime_ms: f.u64()? as i64,
+        header: f.hash()?,
+        tail: f.hash()?,
+    };
+    let mut index = SessionIndex {
+        header_offset: f.u64()?,
+        header_len: f.u32()?,
+        covered: seal.covered,
+        extra_headers: f.u32()?,
+        ..SessionIndex::default()
+    };
+    let n = f.len()?;
+    let offsets = f.array(n, 8)?;
+    let lens = f.array(n, 4)?;
+    let parents = f.array(n, 4)?;
+    let kinds = f.array(n, 1)?;
+    let id_ends = f.array(n, 4)?;
+    index.offsets = offsets
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+        .collect();
+    index.lens = lens
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap_or_default()))
+        .collect();
+    index.parents = parents
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap_or_default()))
+        .collect();
+    index.kinds = kinds
+        .iter()
+        .map(|&b| Kind::from_byte(b))
+        .collect::<Option<_>>()?;
+    index.id_ends = id_ends
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap_or_default()))
+        .collect();
+    index.ids = f.bytes()?.to_vec();
+    let dangling = f.len()?;
+    for _ in 0..dangling {
+        let child = f.u32()?;
+        let parent = std::str::from_utf8(f.bytes()?).ok()?;
+        index.dangling.push((child, parent.into()));
+    }
+    sound(&index).then_some((seal, index))
+}
+
+/// Every position, offset and id in range: a cache written by a bug (or by hand) never
+/// makes an open index out of bounds.
+fn sound(index: &SessionIndex) -> bool {
+    let n = index.len();
+    let ids_ok = index.id_ends.windows(2).all(|w| w[0] <= w[1])
+        && index
+            .id_ends
+            .last()
+            .is_none_or(|&e| e as usize == index.ids.len())
+        && std::str::from_utf8(&index.ids).is_ok();
+    let lines_ok = index.offsets.iter().zip(&index.lens).all(|(&o, &l)| {
+        o.checked_add(u64::from(l))
+            .is_some_and(|e| e <= index.covered)
+    });
+    let header_ok = index.header_offset + u64::from(index.header_len) <= index.covered;
+    ids_ok
+        && lines_ok
+        && header_ok
+        && index
+            .parents
+            .iter()
+            .all(|&p| p == NO_PARENT || (p as usize) < n)
+        && index.dangling.iter().all(|(c, _)| (*c as usize) < n)
+}
+
+/// The cached index of `file`, if there is one and it still describes the file's first
+/// `covered` bytes. Every failure (no cache, unreadable, foreign, stale) is `None`.
+pub(crate) fn load(
+    storage: &dyn Storage,
+    agent_dir: &str,
+    file: &str,
+    stat: FileStat,
+) -> Option<SessionIndex> {
+    let bytes = storage.read(&location(agent_dir, file)).ok()?;
+    let (seal, mut index) = decode(&bytes, file)?;
+    let fresh =
+        stat.size > seal.covered || stat.size == seal.covered && stat.mtime_ms == seal.mtime_ms;
+    if !fresh {
+        return None;
+    }
+    let now = seal_of(storage, file, &index, stat)?;
+    if now.header != seal.header || now.tail != seal.tail {
+        return None;
+    }
+    let ids = index.len();
+    index.rehash((ids * 2).next_power_of_two().max(16));
+    // Ids must be distinct, as the scan left them.
+    if (0..ids).any(|i| index.position(index.id(i)) != Some(i as u32)) {
+        return None;
+    }
+    Some(index)
+}
+
+/// Keep `index` as the cache of `file`; a failure is ignored (it is only a cache).
+pub(crate) fn save(
+    storage: &dyn Storage,
+    agent_dir: &str,
+    file: &str,
+    index: &SessionIndex,
+    stat: FileStat,
+) {
+    let Some(bytes) = encode(storage, file, index, stat) else {
+        return;
+    };
+    let at = location(agent_dir, file);
+    let _ = storage
+        .mkdir_all(crate::storage::parent(&at))
+        .and_then(|()| storage.atomic_write(&at, &bytes));
+}

@@ -1,0 +1,232 @@
+//! A session's index: for each entry, where its line is in the file and what an open
+//! needs to know without reading the line (its parent and its type), so an open reads
+//! only the lines its answer needs (the leaf's path, from the compaction the context
+//! starts at) instead of every byte.
+//!
+//! The index is built by one pass over the file ([`scan`]) and kept as a cache
+//! ([`cache`]): never session data, never in the sessions directory, trusted only after
+//! a check against the file, rebuilt when anything is off. Deleting it changes nothing
+//! but speed. An open through the index ([`path`]) validates every line it reads and
+//! hands the open back to the full reader when a line is not what the index says.
+
+pub(crate) mod cache;
+pub mod path;
+pub(crate) mod scan;
+
+use crate::entry::EntryType;
+use crate::storage::Storage;
+use std::hash::{BuildHasher, RandomState};
+
+/// No parent (a root, or a parent that is not in the file).
+pub(crate) const NO_PARENT: u32 = u32::MAX;
+
+/// An entry's type, in one byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Kind(u8);
+
+impl Kind {
+    pub(crate) fn of(t: EntryType) -> Kind {
+        let i = EntryType::ALL.iter().position(|x| *x == t);
+        Kind(i.map_or(EntryType::ALL.len() as u8, |i| i as u8))
+    }
+
+    pub(crate) fn entry_type(self) -> EntryType {
+        EntryType::ALL
+            .get(self.0 as usize)
+            .copied()
+            .unwrap_or(EntryType::Unknown)
+    }
+
+    pub(crate) fn from_byte(b: u8) -> Option<Kind> {
+        (b as usize <= EntryType::ALL.len()).then_some(Kind(b))
+    }
+
+    pub(crate) fn byte(self) -> u8 {
+        self.0
+    }
+}
+
+/// The index of one session file (see the module docs). Positions are entry numbers in
+/// file order, the order of the full reader's entries.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SessionIndex {
+    /// Where the header line is.
+    pub(crate) header_offset: u64,
+    pub(crate) header_len: u32,
+    /// The bytes of the file described: up to and including its last newline.
+    pub(crate) covered: u64,
+    /// Header lines after the first (no entries).
+    pub(crate) extra_headers: u32,
+    pub(crate) offsets: Vec<u64>,
+    pub(crate) lens: Vec<u32>,
+    pub(crate) parents: Vec<u32>,
+    pub(crate) kinds: Vec<Kind>,
+    /// The ids, one after the other; `id_ends[i]` is where entry `i`'s ends.
+    pub(crate) ids: Vec<u8>,
+    pub(crate) id_ends: Vec<u32>,
+    /// Entries whose parent id names no entry (yet): a later append may.
+    pub(crate) dangling: Vec<(u32, Box<str>)>,
+    /// id → position + 1 (0: empty slot), linear probing, at most half full.
+    slots: Vec<u32>,
+    hasher: RandomState,
+}
+
+impl SessionIndex {
+    pub(crate) fn len(&self) -> usize {
+        self.offsets.len()
+    }
+
+    pub(crate) fn id(&self, i: usize) -> &str {
+        let start = match i {
+            0 => 0,
+            i => self.id_ends[i - 1] as usize,
+        };
+        // SAFETY-free: ids are pushed from `&str`s and cut at their own ends.
+        std::str::from_utf8(&self.ids[start..self.id_ends[i] as usize]).unwrap_or("")
+    }
+
+    pub(crate) fn parent(&self, i: usize) -> Option<usize> {
+        let p = self.parents[i];
+        (p != NO_PARENT).then_some(p as usize)
+    }
+
+    /// The position of the entry with this id.
+    pub(crate) fn position(&self, id: &str) -> Option<u32> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut slot = self.hasher.hash_one(id) as usize & mask;
+        loop {
+            match self.slots[slot] {
+                0 => return None,
+                p if self.id(p as usize - 1) == id => return Some(p - 1),
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+    }
+
+    /// Record `id` as entry `position`'s (the next one); `false` when an entry has it.
+    pub(crate) fn insert_id(&mut self, id: &str, position: u32) -> bool {
+        if self.position(id).is_some() {
+            return false;
+        }
+        self.ids.extend_from_slice(id.as_bytes());
+        let Ok(end) = u32::try_from(self.ids.len()) else {
+            return false;
+        };
+        self.id_ends.push(end);
+        if (position as usize + 1) * 2 > self.slots.len() {
+            self.rehash(((position as usize + 1) * 2).next_power_of_two().max(16));
+        } else {
+            self.place(position);
+        }
+        true
+    }
+
+    /// Link every id to its position again (after loading, or growing the table).
+    pub(crate) fn rehash(&mut self, size: usize) {
+        self.slots = vec![0; size];
+        for p in 0..self.id_ends.len() as u32 {
+            self.place(p);
+        }
+    }
+
+    fn place(&mut self, position: u32) {
+        let mask = self.slots.len() - 1;
+        let mut slot = self.hasher.hash_one(self.id(position as usize)) as usize & mask;
+        while self.slots[slot] != 0 {
+            slot = (slot + 1) & mask;
+        }
+        self.slots[slot] = position + 1;
+    }
+
+    /// The path from the root to entry `leaf`, as positions; and the id where a parent
+    /// cycle stopped the walk (the full reader's `path_to_root`, over the index).
+    pub(crate) fn path_to(&self, leaf: usize) -> (Vec<usize>, Option<String>) {
+        let mut path = Vec::new();
+        let mut seen = vec![false; self.len()];
+        let mut current = Some(leaf);
+        let mut cycle = None;
+        while let Some(i) = current {
+            if seen[i] {
+                cycle = Some(self.id(i).to_string());
+                break;
+            }
+            seen[i] = true;
+            path.push(i);
+            current = self.parent(i);
+        }
+        path.reverse();
+        (path, cycle)
+    }
+}
+
+/// How much of a file one read of the scan takes.
+const SCAN_PIECE: u64 = 8 << 20;
+
+/// Whether opens keep their index in the agent directory's cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexCache {
+    /// Read the cached index, and write one after a scan (the default).
+    Use,
+    /// Neither read nor write it (`--no-index-cache`, `indexCache: false`): every open
+    /// scans the file.
+    Off,
+}
+
+/// The index of `file` as it is now: the cached one when it still fits (with the bytes
+/// appended since scanned and added), else a scan of the whole file, read in pieces.
+/// `None` when the file is not one an index can describe exactly (see [`scan`]), or
+/// cannot be read: the caller reads it whole, and reports what it finds.
+pub(crate) fn open_index(
+    storage: &dyn Storage,
+    file: &str,
+    agent_dir: &str,
+    use_cache: IndexCache,
+) -> Option<SessionIndex> {
+    let stat = storage.stat(file).ok()?;
+    let use_cache = use_cache == IndexCache::Use && !agent_dir.is_empty();
+    let cached = match use_cache {
+        true => cache::load(storage, agent_dir, file, stat),
+        false => None,
+    };
+    let (mut scanner, from) = match cached {
+        Some(index) if index.covered == stat.size => return Some(index),
+        Some(index) => {
+            let from = index.covered;
+            (scan::Scanner::resume(index), from)
+        }
+        None => (scan::Scanner::new(), 0),
+    };
+    // The bytes up to the size of the stat: a line appended while this runs is left to
+    // the next open.
+    let mut carry: Vec<u8> = Vec::new();
+    let mut at = from;
+    while at < stat.size && scanner.exact() {
+        let piece = storage
+            .read_range(file, at, SCAN_PIECE.min(stat.size - at))
+            .ok()?;
+        if piece.is_empty() {
+            return None; // shorter than its stat: changed under the scan
+        }
+        at += piece.len() as u64;
+        let base = at - piece.len() as u64 - carry.len() as u64;
+        let used = match carry.is_empty() {
+            true => scanner.feed(&piece, base),
+            false => {
+                carry.extend_from_slice(&piece);
+                scanner.feed(&carry, base)
+            }
+        };
+        carry = match carry.is_empty() {
+            true => piece[used..].to_vec(),
+            false => carry.split_off(used),
+        };
+    }
+    let index = scanner.finish(&carry)?;
+    if use_cache {
+        cache::save(storage, agent_dir, file, &index, stat);
+    }
+    Some(index)
+}

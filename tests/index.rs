@@ -1,0 +1,439 @@
+//! An open through the session index reads only the lines its context needs, and gives
+//! the context the full reader gives: for every file the index describes, for every file
+//! it refuses (those are read whole), and whatever the cache holds (missing, stale,
+//! corrupt, truncated, another file's, deleted or replaced between opens).
+
+mod common;
+use common::*;
+use proptest::prelude::*;
+use std::cell::Cell;
+use std::rc::Rc;
+use xcsh_session::api::open_for_context;
+use xcsh_session::session::{CompactionInput, CreateOptions, Persistence, Session};
+use xcsh_session::storage::{Layer, Storage, StorageResult};
+use xcsh_session::{IndexCache, Leaf, MemoryStorage, OpenedContext};
+
+const AGENT: &str = "/agent";
+
+/// Counts the bytes read through the port.
+struct Counting {
+    inner: Rc<MemoryStorage>,
+    bytes: Cell<u64>,
+}
+
+impl Layer for Counting {
+    fn inner(&self) -> &dyn Storage {
+        &*self.inner
+    }
+    fn read(&self, p: &str) -> StorageResult<Vec<u8>> {
+        let d = self.inner.read(p)?;
+        self.bytes.set(self.bytes.get() + d.len() as u64);
+        Ok(d)
+    }
+    fn read_prefix(&self, p: &str, n: u64) -> StorageResult<Vec<u8>> {
+        let d = self.inner.read_prefix(p, n)?;
+        self.bytes.set(self.bytes.get() + d.len() as u64);
+        Ok(d)
+    }
+    fn read_range(&self, p: &str, o: u64, n: u64) -> StorageResult<Vec<u8>> {
+        let d = self.inner.read_range(p, o, n)?;
+        self.bytes.set(self.bytes.get() + d.len() as u64);
+        Ok(d)
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    User(String),
+    Assistant(String, u8),
+    Thinking(Option<&'static str>),
+    Model(u8, Option<&'static str>),
+    Mode(u8),
+    Tier(Option<&'static str>),
+    Ttsr(u8),
+    Mcp(u8),
+    Label(usize),
+    Branch(usize),
+    Compact(usize, bool),
+    Custom(u8),
+    CustomMessage(String),
+    Summary(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        5 => "[a-z é😀\\n\"\\\\]{0,12}".prop_map(Op::User),
+        4 => ("[a-z ]{0,12}", 0u8..3).prop_map(|(t, m)| Op::Assistant(t, m)),
+        1 => prop_oneof![Just(None), Just(Some("high")), Just(Some("low"))].prop_map(Op::Thinking),
+        1 => (0u8..3, prop_oneof![Just(None), Just(Some("smol")), Just(Some("default"))]).prop_map(|(m, r)| Op::Model(m, r)),
+        1 => (0u8..3).prop_map(Op::Mode),
+        1 => prop_oneof![Just(None), Just(Some("flex"))].prop_map(Op::Tier),
+        1 => (0u8..4).prop_map(Op::Ttsr),
+        1 => (0u8..3).prop_map(Op::Mcp),
+        1 => any::<usize>().prop_map(Op::Label),
+        2 => any::<usize>().prop_map(Op::Branch),
+        1 => (any::<usize>(), any::<bool>()).prop_map(|(i, r)| Op::Compact(i, r)),
+        1 => any::<u8>().prop_map(Op::Custom),
+        1 => "[a-z]{0,8}".prop_map(Op::CustomMessage),
+        1 => any::<usize>().prop_map(Op::Summary),
+    ]
+}
+
+fn assistant_of(text: &str, model: u8) -> String {
+    format!(
+        r#"{{"role":"assistant","provider":"p{model}","model":"m{model}","content":[{{"type":"text","text":{}}}],"timestamp":1760000000001}}"#,
+        serde_json::to_string(text).unwrap()
+    )
+}
+
+fn apply(s: &mut Session, op: &Op) {
+    let pick = |s: &Session, i: usize| {
+        s.entries()
+            .get(i % s.entries().len().max(1))
+            .map(|e| e.id.clone())
+    };
+    match op {
+        Op::User(t) => drop(s.append_message(&user(t)).unwrap()),
+        Op::Assistant(t, m) => drop(s.append_message(&assistant_of(t, *m)).unwrap()),
+        Op::Thinking(l) => drop(s.append_thinking_level_change(*l).unwrap()),
+        Op::Model(m, role) => drop(s.append_model_change(&format!("p{m}/m{m}"), *role).unwrap()),
+        Op::Mode(m) => drop(
+            s.append_mode_change(["plan", "code", "ask"][*m as usize], None)
+                .unwrap(),
+        ),
+        Op::Tier(t) => drop(s.append_service_tier_change(*t).unwrap()),
+        Op::Ttsr(n) => drop(s.append_ttsr_injection(&[format!("rule{n}")]).unwrap()),
+        Op::Mcp(n) => drop(s.append_mcp_tool_selection(&[format!("tool{n}")]).unwrap()),
+        Op::Label(i) => {
+            if let Some(id) = pick(s, *i) {
+                s.append_label_change(&id, Some("l")).unwrap();
+            }
+        }
+        Op::Branch(i) => {
+            if let Some(id) = pick(s, *i) {
+                s.branch(&id).unwrap();
+            }
+        }
+        Op::Compact(i, remote) => {
+            if let Some(id) = pick(s, *i) {
+                let c = CompactionInput {
+                    summary: "sum".into(),
+                    first_kept_entry_id: id,
+                    tokens_before: 10,
+                    preserve_data: remote.then(|| r#"{"remote":true}"#.to_string()),
+                    ..Default::default()
+                };
+                s.append_compaction(&c).unwrap();
+            }
+        }
+        Op::Custom(n) => drop(
+            s.append_custom_entry("ext", Some(&format!("{{\"n\":{n}}}")))
+                .unwrap(),
+        ),
+        Op::CustomMessage(t) => drop(
+            s.append_custom_message_entry(
+                "note",
+                &serde_json::to_string(t).unwrap(),
+                true,
+                None,
+                None,
+            )
+            .unwrap(),
+        ),
+        Op::Summary(i) => {
+            let from = pick(s, *i);
+            s.branch_with_summary(from.as_deref(), "went elsewhere", None, None)
+                .unwrap();
+        }
+    }
+}
+
+/// A session file written by the manager from `ops` (always with an assistant message,
+/// so it is on disk), and its entries' ids.
+fn written(storage: &Rc<MemoryStorage>, ops: &[Op]) -> (String, Vec<String>) {
+    let options = CreateOptions {
+        agent_dir: AGENT.into(),
+        cwd: "/w".into(),
+        ..Default::default()
+    };
+    let mut s = Session::create(storage.clone(), &options);
+    s.append_message(&assistant_of("hello", 0)).unwrap();
+    for op in ops {
+        apply(&mut s, op);
+    }
+    let ids = s.entries().iter().map(|e| e.id.clone()).collect();
+    (s.file().unwrap().to_string(), ids)
+}
+
+/// The context the full reader builds, as JSON (`Err`: its error).
+fn whole(storage: &Rc<MemoryStorage>, file: &str, leaf: Option<&str>) -> Result<String, String> {
+    let s = Session::open(
+        storage.clone(),
+        file,
+        &xcsh_session::OpenOptions {
+            persistence: Persistence::ReadOnly,
+            agent_dir: AGENT.into(),
+            cwd: "/w".into(),
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    if let Some(id) = leaf {
+        s.entry(id).map_err(|e| e.to_string())?;
+    }
+    Ok(s.context_at(leaf.map_or(Leaf::Last, Leaf::Id)).to_json())
+}
+
+/// The context through `open_for_context`, and whether the index was used.
+fn indexed(
+    storage: Rc<dyn Storage>,
+    file: &str,
+    leaf: Option<&str>,
+    cache: IndexCache,
+) -> Result<(String, bool), String> {
+    checked(storage, file, leaf, cache).map(|(c, t, _)| (c, t))
+}
+
+/// [`indexed`], and where the lines it checked start.
+fn checked(
+    storage: Rc<dyn Storage>,
+    file: &str,
+    leaf: Option<&str>,
+    cache: IndexCache,
+) -> Result<(String, bool, Vec<u64>), String> {
+    let o = open_for_context(storage, file, AGENT, leaf, cache).map_err(|e| e.message.clone())?;
+    let lines = match &o {
+        OpenedContext::Path(p) => p.checked_lines().to_vec(),
+        OpenedContext::Whole(..) => Vec::new(),
+    };
+    Ok((o.context().to_json(), o.through_index(), lines))
+}
+
+fn same(storage: &Rc<MemoryStorage>, file: &str, leaf: Option<&str>, cache: IndexCache) -> bool {
+    let want = whole(storage, file, leaf);
+    let got = indexed(storage.clone(), file, leaf, cache);
+    match (&want, &got) {
+        (Ok(w), Ok((g, _))) => w == g,
+        (Err(_), Err(_)) => true,
+        _ => false,
+    }
+}
+
+fn cache_files(storage: &MemoryStorage) -> Vec<String> {
+    xcsh_session::storage::files_under(storage, "/agent/cache").unwrap_or_default()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, .. ProptestConfig::default() })]
+
+    /// Every leaf of a clean file: the same context, read through the index.
+    #[test]
+    fn a_context_through_the_index_is_the_full_readers(ops in proptest::collection::vec(op(), 0..40), pick in any::<usize>()) {
+        let storage = mem();
+        let (file, ids) = written(&storage, &ops);
+        for leaf in [None, Some(ids[pick % ids.len()].as_str()), Some(ids[0].as_str())] {
+            let want = whole(&storage, &file, leaf).unwrap();
+            for cache in [IndexCache::Off, IndexCache::Use, IndexCache::Use] {
+                let (got, through) = indexed(storage.clone(), &file, leaf, cache).unwrap();
+                prop_assert!(through, "a clean file is read through its index");
+                prop_assert_eq!(&got, &want);
+            }
+        }
+        prop_assert_eq!(cache_files(&storage).len(), 1);
+    }
+
+    /// Damage of every kind (torn, glued, duplicated, blanked, flipped bytes, a BOM, CRLF,
+    /// an older version): the same context (or the same error) as the full reader, except
+    /// where a line the open did not need is unreadable. The index reads only the leading
+    /// keys of a line it does not need (lazy validation): such a line still links its
+    /// children as its keys say, where the full reader drops it.
+    #[test]
+    fn a_damaged_file_gives_the_full_readers_context(ops in proptest::collection::vec(op(), 0..25), damage in proptest::collection::vec((0u8..8, any::<usize>(), any::<u8>()), 1..4), pick in any::<usize>()) {
+        let storage = mem();
+        let (file, ids) = written(&storage, &ops);
+        // Indexed (and cached) before the damage too: a stale cache must not count.
+        let _ = indexed(storage.clone(), &file, None, IndexCache::Use);
+        let mut bytes = storage.read(&file).unwrap();
+        for (kind, at, byte) in damage {
+            let n = bytes.len().max(1);
+            let at = at % n;
+            let line_start = bytes[..at].iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
+            match kind {
+                0 => bytes.truncate(at),
+                1 => if let Some(i) = bytes[at..].iter().position(|&c| c == b'\n') { bytes.remove(at + i); },
+                2 => { let end = bytes[at..].iter().position(|&c| c == b'\n').map_or(bytes.len(), |i| at + i + 1); let line = bytes[line_start..end].to_vec(); bytes.splice(end..end, line); }
+                3 => if at < bytes.len() { bytes[at] = byte },
+                4 => bytes.splice(line_start..line_start, b"not json\n".iter().copied()).for_each(drop),
+                5 => bytes.splice(0..0, "\u{feff}".bytes()).for_each(drop),
+                6 => { let crlf: Vec<u8> = bytes.iter().flat_map(|&c| if c == b'\n' { vec![b'\r', b'\n'] } else { vec![c] }).collect(); bytes = crlf; }
+                _ => { let s = String::from_utf8_lossy(&bytes).replacen("\"version\":3", "\"version\":2", 1); bytes = s.into_bytes(); }
+            }
+        }
+        storage.write(&file, &bytes).unwrap();
+        let full = Session::open(
+            storage.clone(),
+            &file,
+            &xcsh_session::OpenOptions { persistence: Persistence::ReadOnly, agent_dir: AGENT.into(), cwd: "/w".into() },
+        );
+        // Where the full reader found something it could not read.
+        let unreadable: Vec<u64> = full.as_ref().map(|s| {
+            let r = s.report();
+            r.non_entries.iter().map(|n| n.offset as u64).chain(r.issues.iter().map(|i| i.offset as u64)).collect()
+        }).unwrap_or_default();
+        let lossy = full.as_ref().map(|s| s.report().lossy()).unwrap_or(false);
+        for leaf in [None, Some(ids[pick % ids.len()].as_str())] {
+            for cache in [IndexCache::Use, IndexCache::Off, IndexCache::Use] {
+                let want = whole(&storage, &file, leaf);
+                let got = checked(storage.clone(), &file, leaf, cache);
+                let agree = match (&want, &got) {
+                    (Ok(w), Ok((g, _, _))) => w == g,
+                    (Err(_), Err(_)) => true,
+                    _ => false,
+                };
+                if agree {
+                    continue;
+                }
+                // Only ever a line the full reader could not read, and the open did not.
+                let read = got.as_ref().map(|g| g.2.clone()).unwrap_or_default();
+                let unread = unreadable.iter().any(|at| !read.contains(at));
+                prop_assert!(lossy && unread && got.as_ref().is_ok_and(|g| g.1), "leaf {:?}, cache {:?} lossy {} unread {} {:?} {:?} {:?}\n{}", leaf, cache, lossy, unread, unreadable, read, got.as_ref().map(|g| g.1), String::from_utf8_lossy(&bytes));
+            }
+        }
+    }
+
+    /// Whatever the cache file holds, the result is the full reader's.
+    #[test]
+    fn a_bad_cache_never_changes_a_context(ops in proptest::collection::vec(op(), 0..25), harm in 0u8..6, at in any::<usize>(), byte in any::<u8>(), extra in proptest::collection::vec(op(), 0..5)) {
+        let storage = mem();
+        let (file, _) = written(&storage, &ops);
+        let _ = indexed(storage.clone(), &file, None, IndexCache::Use).unwrap();
+        let cache = cache_files(&storage).pop().unwrap();
+        let mut c = storage.read(&cache).unwrap();
+        match harm {
+            0 => { let i = at % c.len(); c[i] ^= byte | 1; }
+            1 => c.truncate(at % c.len()),
+            2 => c.clear(),
+            3 => {
+                // Another session's cache, under this file's name.
+                let other = mem();
+                let (f2, _) = written(&other, &extra);
+                let _ = indexed(other.clone(), &f2, None, IndexCache::Use).unwrap();
+                c = other.read(&cache_files(&other).pop().unwrap()).unwrap();
+            }
+            4 => { storage.unlink(&cache).unwrap(); c = Vec::new(); }
+            _ => {}
+        }
+        if harm != 4 {
+            storage.write(&cache, &c).unwrap();
+        }
+        // And the file itself rewritten (another session at the same path) or appended to.
+        if harm == 5 {
+            let other = mem();
+            let (f2, _) = written(&other, &extra);
+            storage.write(&file, &other.read(&f2).unwrap()).unwrap();
+        } else if !extra.is_empty() {
+            let mut s = open(&storage, &file, Persistence::Persistent);
+            for op in &extra { apply(&mut s, op); }
+        }
+        prop_assert!(same(&storage, &file, None, IndexCache::Use));
+        prop_assert!(same(&storage, &file, None, IndexCache::Use));
+    }
+}
+
+#[test]
+fn a_reopen_reads_the_cache_and_the_path_not_the_file() {
+    let storage = mem();
+    let mut s = create(&storage);
+    s.append_message(&assistant("first")).unwrap();
+    let mut branch_point = String::new();
+    for i in 0..400 {
+        let id = s
+            .append_message(&user(&format!("a long question {i} {}", "x".repeat(400))))
+            .unwrap();
+        s.append_message(&assistant(&format!("answer {i}")))
+            .unwrap();
+        if i == 200 {
+            branch_point = id;
+        }
+    }
+    let file = s.file().unwrap().to_string();
+    let size = storage.read(&file).unwrap().len() as u64;
+    let counting = Rc::new(Counting {
+        inner: storage.clone(),
+        bytes: Cell::new(0),
+    });
+    // A leaf far from the end: its path is half the file.
+    let short = s
+        .entries()
+        .iter()
+        .position(|e| e.id == branch_point)
+        .unwrap()
+        + 1;
+    let leaf = s.entries()[short].id.clone();
+    drop(s);
+
+    let first = indexed(counting.clone(), &file, Some(&leaf), IndexCache::Use).unwrap();
+    assert!(first.1);
+    let scanned = counting.bytes.replace(0);
+    assert!(
+        scanned >= size,
+        "the first open scans the file: {scanned} of {size}"
+    );
+
+    let again = indexed(counting.clone(), &file, Some(&leaf), IndexCache::Use).unwrap();
+    assert_eq!(again, first);
+    let reread = counting.bytes.replace(0);
+    assert!(
+        reread < size * 6 / 10,
+        "a reopen reads the cache and the path: {reread} of {size}"
+    );
+    assert_eq!(again.0, whole(&storage, &file, Some(&leaf)).unwrap());
+
+    // Appended to: only the new bytes are scanned (and the path read).
+    let mut s = open(&storage, &file, Persistence::Persistent);
+    s.append_message(&user("one more")).unwrap();
+    drop(s);
+    let grown = storage.read(&file).unwrap().len() as u64;
+    let after = indexed(counting.clone(), &file, None, IndexCache::Use).unwrap();
+    assert!(after.1);
+    assert_eq!(after.0, whole(&storage, &file, None).unwrap());
+    let appended_scan = counting.bytes.replace(0);
+    assert!(appended_scan < grown + grown / 10 + 4096, "{appended_scan}");
+    let cached = indexed(counting.clone(), &file, Some(&leaf), IndexCache::Use).unwrap();
+    assert_eq!(cached, first);
+    assert!(counting.bytes.get() < size * 6 / 10);
+}
+
+#[test]
+fn with_the_cache_off_nothing_is_written() {
+    let storage = mem();
+    let (file, _) = written(&storage, &[Op::User("x".into())]);
+    let (ctx, through) = indexed(storage.clone(), &file, None, IndexCache::Off).unwrap();
+    assert!(through);
+    assert_eq!(ctx, whole(&storage, &file, None).unwrap());
+    assert!(cache_files(&storage).is_empty());
+    // And the cache is under the agent dir, never beside the sessions.
+    let _ = indexed(storage.clone(), &file, None, IndexCache::Use).unwrap();
+    let cached = cache_files(&storage);
+    assert_eq!(cached.len(), 1);
+    assert!(cached[0].starts_with("/agent/cache/index/"), "{cached:?}");
+}
+
+#[test]
+fn an_unknown_leaf_and_a_missing_file_are_the_errors_of_the_full_reader() {
+    let storage = mem();
+    let (file, _) = written(&storage, &[]);
+    let err = open_for_context(storage.clone(), &file, AGENT, Some("nope"), IndexCache::Use)
+        .err()
+        .unwrap();
+    assert_eq!(err.kind, xcsh_session::api::ErrorKind::EntryNotFound);
+    let err = open_for_context(
+        storage.clone(),
+        "/nowhere.jsonl",
+        AGENT,
+        None,
+        IndexCache::Use,
+    )
+    .err()
+    .unwrap();
+    assert_eq!(err.kind, xcsh_session::api::ErrorKind::NotFound);
+}
