@@ -164,6 +164,55 @@ fn cmd_open(file: &str, agent_dir: &str, warmup: usize, reps: usize) {
     );
 }
 
+/// `context <file> <agent-dir> <scan|off|use> <warmup> <reps>`: the context of a file's
+/// last entry opened through its index (`xcsh_session::api::open_for_context`), streamed
+/// as `open` streams it: `scan` deletes the cached index before each repetition (a first
+/// open, which writes it), `off` neither reads nor writes it, `use` reopens with it.
+fn cmd_context(file: &str, agent_dir: &str, mode: &str, warmup: usize, reps: usize) {
+    let cache = match mode {
+        "off" => xcsh_session::IndexCache::Off,
+        "scan" | "use" => xcsh_session::IndexCache::Use,
+        other => die(format!("expected scan, off or use, not {other:?}")),
+    };
+    let cache_dir = format!("{agent_dir}/cache/index");
+    let mut times = Times::default();
+    let mut last = None;
+    for i in 0..warmup + reps {
+        if mode == "scan" {
+            let _ = std::fs::remove_dir_all(&cache_dir);
+        }
+        let (opened, bytes, messages) = times.run(i >= warmup, || {
+            let storage = Rc::new(FsStorage::new());
+            let opened = xcsh_session::api::open_for_context(storage, file, agent_dir, None, cache)
+                .unwrap_or_else(|e| die(e));
+            let mut reader = opened.context().into_json_reader();
+            let messages = reader.context().messages.len();
+            let mut buf = vec![0u8; 1 << 20];
+            let mut bytes = 0;
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => bytes += std::hint::black_box(&buf[..n]).len(),
+                    Err(e) => die(e),
+                }
+            }
+            drop(reader);
+            (opened, bytes, messages)
+        });
+        let json = opened.context().to_json();
+        assert_eq!(json.len(), bytes);
+        last = Some((opened.through_index(), messages, json));
+    }
+    let (through, messages, json) = last.unwrap_or_else(|| die("no repetitions"));
+    println!(
+        "{{\"wallMs\":{},\"cpuMs\":{},\"throughIndex\":{through},\"messages\":{messages},\"contextBytes\":{},\"contextSha256\":\"{}\"}}",
+        list(&times.wall),
+        list(&times.cpu),
+        json.len(),
+        xcsh_session::internals::sha256_hex(json.as_bytes())
+    );
+}
+
 /// What `cat file > /dev/null` does, in process (so its CPU time can be measured too).
 fn cmd_cat(file: &str, warmup: usize, reps: usize) {
     let mut times = Times::default();
@@ -624,6 +673,7 @@ fn main() {
     match a(0) {
         "open" => cmd_open(a(1), a(2), n(3), n(4)),
         "phases" => cmd_phases(a(1), a(2), n(3)),
+        "context" => cmd_context(a(1), a(2), a(3), n(4), n(5)),
         "cat" => cmd_cat(a(1), n(2), n(3)),
         "rss" => cmd_rss(a(1), a(2)),
         "append" => cmd_append(a(1), a(2), a(3), n(4)),

@@ -326,32 +326,17 @@ fn is_special(_t: fs::FileType) -> bool {
     false
 }
 
-/// Up to `len` bytes at `offset` of an open file, by positioned reads (`pread`): short at
-/// the end of the file, empty past it. The buffer grows as bytes arrive, so a huge `len`
-/// on a small file allocates only what the file holds.
+/// Up to `len` bytes at `offset` of an open file: short at the end of the file, empty
+/// past it. The buffer is sized by what the file holds there (a huge `len` on a small file
+/// allocates only that) and filled without being zeroed first. Moves the file's cursor.
 pub fn read_at(file: &fs::File, offset: u64, len: u64) -> std::io::Result<Vec<u8>> {
-    #[cfg(unix)]
-    use std::os::unix::fs::FileExt;
+    use std::io::Seek;
     let size = file.metadata()?.len();
     let want = len.min(size.saturating_sub(offset));
-    let mut buf = vec![0u8; want as usize];
-    let mut done = 0;
-    while done < buf.len() {
-        #[cfg(unix)]
-        let n = file.read_at(&mut buf[done..], offset + done as u64)?;
-        #[cfg(not(unix))]
-        let n = {
-            use std::io::Seek;
-            let mut f = file;
-            f.seek(std::io::SeekFrom::Start(offset + done as u64))?;
-            f.read(&mut buf[done..])?
-        };
-        if n == 0 {
-            break; // truncated since the stat
-        }
-        done += n;
-    }
-    buf.truncate(done);
+    let mut buf = Vec::with_capacity(want as usize);
+    let mut f = file;
+    f.seek(std::io::SeekFrom::Start(offset))?;
+    f.take(want).read_to_end(&mut buf)?;
     Ok(buf)
 }
 

@@ -245,13 +245,9 @@ pub(crate) fn load(
     if now.header != seal.header || now.tail != seal.tail {
         return None;
     }
-    let ids = index.len();
-    index.rehash((ids * 2).next_power_of_two().max(16));
     // Ids must be distinct, as the scan left them.
-    if (0..ids).any(|i| index.position(index.id(i)) != Some(i as u32)) {
-        return None;
-    }
-    Some(index)
+    let size = (index.len() * 2).next_power_of_two().max(16);
+    index.rehash(size).then_some(index)
 }
 
 /// Keep `index` as the cache of `file`; a failure is ignored (it is only a cache).

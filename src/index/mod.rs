@@ -15,7 +15,7 @@ pub(crate) mod scan;
 
 use crate::entry::EntryType;
 use crate::storage::Storage;
-use std::hash::{BuildHasher, RandomState};
+use std::hash::BuildHasher;
 
 /// No parent (a root, or a parent that is not in the file).
 pub(crate) const NO_PARENT: u32 = u32::MAX;
@@ -66,9 +66,10 @@ pub(crate) struct SessionIndex {
     pub(crate) id_ends: Vec<u32>,
     /// Entries whose parent id names no entry (yet): a later append may.
     pub(crate) dangling: Vec<(u32, Box<str>)>,
-    /// id → position + 1 (0: empty slot), linear probing, at most half full.
+    /// id → position + 1 (0: empty slot), linear probing, at most half full; seeded per
+    /// index, so crafted ids cannot make lookups linear.
     slots: Vec<u32>,
-    hasher: RandomState,
+    hasher: foldhash::fast::RandomState,
 }
 
 impl SessionIndex {
@@ -81,8 +82,10 @@ impl SessionIndex {
             0 => 0,
             i => self.id_ends[i - 1] as usize,
         };
-        // SAFETY-free: ids are pushed from `&str`s and cut at their own ends.
-        std::str::from_utf8(&self.ids[start..self.id_ends[i] as usize]).unwrap_or("")
+        let bytes = &self.ids[start..self.id_ends[i] as usize];
+        // SAFETY: ids are pushed from `&str`s and cut at their own ends; a loaded cache's
+        // are checked to be UTF-8 cut at character boundaries (`cache::sound`).
+        unsafe { std::str::from_utf8_unchecked(bytes) }
     }
 
     pub(crate) fn parent(&self, i: usize) -> Option<usize> {
@@ -106,39 +109,45 @@ impl SessionIndex {
         }
     }
 
-    /// Record `id` as entry `position`'s (the next one); `false` when an entry has it.
+    /// Record `id` as entry `position`'s (the next one); `false` when an entry has it
+    /// (the index is then no use: the scan stops).
     pub(crate) fn insert_id(&mut self, id: &str, position: u32) -> bool {
-        if self.position(id).is_some() {
-            return false;
-        }
         self.ids.extend_from_slice(id.as_bytes());
         let Ok(end) = u32::try_from(self.ids.len()) else {
             return false;
         };
         self.id_ends.push(end);
         if (position as usize + 1) * 2 > self.slots.len() {
-            self.rehash(((position as usize + 1) * 2).next_power_of_two().max(16));
+            self.rehash(((position as usize + 1) * 2).next_power_of_two().max(16))
         } else {
-            self.place(position);
+            self.place(position)
         }
-        true
     }
 
-    /// Link every id to its position again (after loading, or growing the table).
-    pub(crate) fn rehash(&mut self, size: usize) {
+    /// Link every id to its position again (after loading, or growing the table);
+    /// `false` when two entries have the same id.
+    pub(crate) fn rehash(&mut self, size: usize) -> bool {
         self.slots = vec![0; size];
+        let mut distinct = true;
         for p in 0..self.id_ends.len() as u32 {
-            self.place(p);
+            distinct &= self.place(p);
         }
+        distinct
     }
 
-    fn place(&mut self, position: u32) {
+    /// `false` when the id is there already (it is not placed again).
+    fn place(&mut self, position: u32) -> bool {
         let mask = self.slots.len() - 1;
-        let mut slot = self.hasher.hash_one(self.id(position as usize)) as usize & mask;
+        let id = self.id(position as usize);
+        let mut slot = self.hasher.hash_one(id) as usize & mask;
         while self.slots[slot] != 0 {
+            if self.id(self.slots[slot] as usize - 1) == id {
+                return false;
+            }
             slot = (slot + 1) & mask;
         }
         self.slots[slot] = position + 1;
+        true
     }
 
     /// The path from the root to entry `leaf`, as positions; and the id where a parent
@@ -200,7 +209,8 @@ pub(crate) fn open_index(
         None => (scan::Scanner::new(), 0),
     };
     // The bytes up to the size of the stat: a line appended while this runs is left to
-    // the next open.
+    // the next open. Each piece is scanned where it was read; only the line cut by its
+    // end is copied, to be completed by the next piece.
     let mut carry: Vec<u8> = Vec::new();
     let mut at = from;
     while at < stat.size && scanner.exact() {
@@ -210,19 +220,25 @@ pub(crate) fn open_index(
         if piece.is_empty() {
             return None; // shorter than its stat: changed under the scan
         }
+        let base = at;
         at += piece.len() as u64;
-        let base = at - piece.len() as u64 - carry.len() as u64;
-        let used = match carry.is_empty() {
-            true => scanner.feed(&piece, base),
-            false => {
-                carry.extend_from_slice(&piece);
-                scanner.feed(&carry, base)
+        let mut start = 0;
+        if !carry.is_empty() {
+            match memchr::memchr(b'\n', &piece) {
+                Some(nl) => {
+                    carry.extend_from_slice(&piece[..=nl]);
+                    scanner.feed(&carry, base - (carry.len() - nl - 1) as u64);
+                    carry.clear();
+                    start = nl + 1;
+                }
+                None => {
+                    carry.extend_from_slice(&piece);
+                    continue;
+                }
             }
-        };
-        carry = match carry.is_empty() {
-            true => piece[used..].to_vec(),
-            false => carry.split_off(used),
-        };
+        }
+        let used = scanner.feed(&piece[start..], base + start as u64);
+        carry.extend_from_slice(&piece[start + used..]);
     }
     let index = scanner.finish(&carry)?;
     if use_cache {

@@ -87,7 +87,9 @@ fn leading_keys(line: &str) -> Option<Keys<'_>> {
 /// ended (`}`, maybe spaces between). That never happens inside one JSON value: a raw
 /// quote is never inside a string, and an object never follows `}` without a comma.
 fn may_be_glued(line: &[u8]) -> bool {
-    memchr::memmem::find_iter(line, b"{\"").any(|at| {
+    static OBJECT: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
+    let object = OBJECT.get_or_init(|| memchr::memmem::Finder::new(b"{\""));
+    object.find_iter(line).any(|at| {
         let before = line[..at]
             .iter()
             .rposition(|c| !matches!(c, b' ' | b'\t' | b'\r' | b'\n'));
@@ -160,21 +162,26 @@ impl Scanner {
             true => 3,
             false => 0,
         };
+        // Checked once for the whole piece (cut after a newline, so never inside a
+        // character): a piece with an invalid byte is left to the full reader.
+        if simdutf8::basic::from_utf8(&bytes[pos..end]).is_err() {
+            self.exact = false;
+        }
         while self.exact {
             let Some((s, e)) = next_line(&bytes[..end], &mut pos) else {
                 break;
             };
-            self.line(&bytes[s..e], base + s as u64);
+            // SAFETY: the piece was checked to be UTF-8 above and lines are cut at ASCII
+            // bytes (newline, spaces).
+            let line = unsafe { std::str::from_utf8_unchecked(&bytes[s..e]) };
+            self.line(line, base + s as u64);
         }
         self.index.covered = base + end as u64;
         end
     }
 
-    fn line(&mut self, line: &[u8], offset: u64) {
-        let Ok(text) = std::str::from_utf8(line) else {
-            self.exact = false; // the full reader reports the invalid bytes
-            return;
-        };
+    fn line(&mut self, text: &str, offset: u64) {
+        let line = text.as_bytes();
         let Ok(len) = u32::try_from(line.len()) else {
             self.exact = false;
             return;
