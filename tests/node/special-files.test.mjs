@@ -59,14 +59,14 @@ function assertRefused(r, fifo, { code, kind } = { code: 'EXCSH_NOT_REGULAR' }) 
 
 test('nodeStorage refuses a FIFO named like a session as not a regular file instead of blocking, and lists it not', { timeout: 120_000 }, async (t) => {
   const { setup, results } = await runOps(t, 'sync');
-  for (const op of ['read', 'readPrefix', 'readInto', 'write', 'append']) assertRefused(results[op], setup.fifo);
+  for (const op of ['read', 'readPrefix', 'readInto', 'readRange', 'write', 'append']) assertRefused(results[op], setup.fifo);
   assert.deepEqual(results.listDir.value, [path.basename(setup.session)], 'the FIFO and the symlink to one left out');
   assertRefused(results['Session.open'], setup.fifo, { kind: 'storage' });
 });
 
 test('nodeAsyncStorage refuses a FIFO named like a session as not a regular file instead of blocking, and lists it not', { timeout: 120_000 }, async (t) => {
   const { setup, results } = await runOps(t, 'async');
-  for (const op of ['read', 'readPrefix', 'write', 'append']) assertRefused(results[op], setup.fifo);
+  for (const op of ['read', 'readPrefix', 'readRange', 'write', 'append']) assertRefused(results[op], setup.fifo);
   assert.deepEqual(results.listDir.value, [path.basename(setup.session)], 'the FIFO and the symlink to one left out');
   // The storage's own error: the async storage's reads happen before the core runs.
   assertRefused(results['AsyncSession.open'], setup.fifo);

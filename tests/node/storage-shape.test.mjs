@@ -1,13 +1,17 @@
 // A storage that is not one: a missing method, a method that is not a function, an async
 // method, a method that returns a Promise, a method that throws. Each gets an error that
-// names the method, and nothing on disk changes.
+// names the method, and nothing on disk changes. What works but slowly (no readRange) is
+// a warning checkStorage returns, not an error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Session, nodeStorage, memoryStorage, listSessions, fixturePath } from './helpers.mjs';
+import {
+  Session, AsyncSession, checkStorage, nodeStorage, nodeAsyncStorage, memoryStorage, listSessions, fixturePath,
+} from './helpers.mjs';
+import { StagedStorage } from '../../pkg/staged-storage.mjs';
 
 const user = (text) => ({ role: 'user', content: text, timestamp: 1 });
 
@@ -145,4 +149,39 @@ test('the shipped storages pass the check', () => {
   created.appendMessage(user('a'));
   created.appendMessage({ role: 'assistant', content: [{ type: 'text', text: 'b' }], timestamp: 2 });
   assert.equal(Session.open(mem, created.file, { readOnly: true }).context().messages.length, 2);
+});
+
+const NO_READ_RANGE = 'storage has no readRange(path, offset, length): every ranged read reads the whole file and slices it, which is slow for large sessions (nodeStorage(), nodeAsyncStorage(), memoryStorage() and opfsStorage() have one)';
+
+test('checkStorage returns its warnings: none for the shipped storages, one for a storage without readRange', async () => {
+  assert.deepEqual(checkStorage(nodeStorage()), []);
+  assert.deepEqual(checkStorage(memoryStorage()), []);
+  assert.deepEqual(checkStorage(nodeAsyncStorage(), true), []);
+  assert.deepEqual(checkStorage(new StagedStorage(nodeAsyncStorage())), []);
+  for (const storage of [{ ...nodeStorage(), readRange: undefined }, (({ readRange, ...rest }) => rest)(nodeStorage())]) {
+    assert.deepEqual(checkStorage(storage), [NO_READ_RANGE]);
+  }
+  const { readRange, ...asyncPlain } = nodeAsyncStorage();
+  assert.ok(readRange);
+  assert.deepEqual(checkStorage(asyncPlain, true), [NO_READ_RANGE]);
+  // A warning, not an error: such a storage is used (its ranges are whole reads sliced).
+  const s = scratch();
+  const plain = { ...nodeStorage(), readRange: undefined };
+  assert.ok(Session.open(plain, s.file, { readOnly: true }).context().messages.length > 0);
+  assert.ok((await AsyncSession.open(asyncPlain, s.file, { readOnly: true })).context().messages.length > 0);
+});
+
+test('a readRange that is not a function, or async for a synchronous Session, is refused', () => {
+  const s = scratch();
+  const before = s.snapshot();
+  assert.throws(() => checkStorage({ ...nodeStorage(), readRange: 42 }), { kind: 'invalidInput', message: 'invalid input: storage.readRange is not a function (it is number)' });
+  for (const attempt of attempts({ ...nodeStorage(), readRange: 'pread' }, s)) {
+    assert.throws(attempt, { kind: 'invalidInput', message: 'invalid input: storage.readRange is not a function (it is the string "pread")' });
+  }
+  const asyncRange = { ...nodeStorage(), readRange: nodeAsyncStorage().readRange };
+  for (const attempt of attempts(asyncRange, s)) {
+    assert.throws(attempt, { kind: 'invalidInput', message: /^invalid input: storage\.readRange is an async function/ });
+  }
+  assert.deepEqual(checkStorage(asyncRange, true), []);
+  assert.deepEqual(s.snapshot(), before);
 });

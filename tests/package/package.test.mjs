@@ -34,7 +34,12 @@ const SEEN = {
   entries: 3,
   idsDiffer: true,
 };
-const BOTH = { onDisk: SEEN, files: 1, inMemory: SEEN, asyncOnDisk: SEEN };
+/** What consumer/ranges.mjs sees of each storage's readRange. */
+const RANGES = { sameAsRead: [], written: true, missing: 'ENOENT', negative: 'EINVAL' };
+const BOTH = {
+  onDisk: SEEN, files: 1, inMemory: SEEN, asyncOnDisk: SEEN,
+  ranges: { onDisk: RANGES, inMemory: RANGES, asyncOnDisk: RANGES },
+};
 
 let project;
 
@@ -122,7 +127,7 @@ describe('the packed package in a fresh project', { timeout: 600_000 }, () => {
       await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 30_000 });
       const result = await page.evaluate(() => window.__result);
       assert.deepEqual(errors, []);
-      assert.deepEqual(result, { inMemory: SEEN, opfs: SEEN });
+      assert.deepEqual(result, { inMemory: SEEN, opfs: SEEN, ranges: { inMemory: RANGES, opfs: RANGES } });
     } finally {
       await browser?.close();
       server.kill('SIGTERM');

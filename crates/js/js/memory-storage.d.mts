@@ -30,6 +30,7 @@ export interface MemoryStorage extends JsStorage {
   filesUnder(dir: string): string[];
   /** The bytes of every file. */
   totalBytes(): number;
+  readRange(path: string, offset: number, length: number): Uint8Array;
   createNew(path: string, data: Uint8Array): void;
   processIdentity(): { pid: number; host: string };
   processAlive(pid: number): boolean;

@@ -36,6 +36,25 @@ export function normPath(path) {
 
 const EMPTY = new Uint8Array(0);
 
+/**
+ * `readRange`'s `offset` and `length` as given, once both are non-negative integers
+ * (numbers or bigints); anything else throws a RangeError (code 'EINVAL') naming the
+ * argument, before any file is touched.
+ */
+export function rangeArgs(offset, length) {
+  const check = (name, v) => {
+    const n = typeof v === 'bigint' ? Number(v) : v;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) {
+      const got = typeof v === 'string' ? JSON.stringify(v) : String(v);
+      const e = new RangeError(`readRange(path, offset, length): ${name} must be a non-negative integer, got ${got}`);
+      e.code = 'EINVAL';
+      throw e;
+    }
+    return n;
+  };
+  return [check('offset', offset), check('length', length)];
+}
+
 /** A new, empty memory storage (`options`: `readOnly`, `clock`). */
 export function memoryStorage(options = {}) {
   return new MemoryStorage(options);
@@ -107,6 +126,13 @@ export class MemoryStorage {
 
   readPrefix(path, maxBytes) {
     return this.read(path).subarray(0, Math.max(0, Number(maxBytes) || 0));
+  }
+
+  /** At most `length` bytes from `offset` (a view, as `read` gives): fewer at the end, none past it. */
+  readRange(path, offset, length) {
+    [offset, length] = rangeArgs(offset, length);
+    const bytes = this.read(path);
+    return bytes.subarray(Math.min(offset, bytes.length), Math.min(offset + length, bytes.length));
   }
 
   write(path, data) {

@@ -6,6 +6,9 @@
 // directory: only the directory's sync makes a rename, or a new file, durable (as the
 // native core's FsStorage does).
 //
+// `readRange` reads only the bytes asked for, by positioned reads (pread), never the whole
+// file.
+//
 // Only regular files are read or written, as in the native core: every file is opened
 // without blocking (O_NONBLOCK: a FIFO or a device named like a session cannot hang the
 // caller) and checked on the open descriptor; anything else is refused with code
@@ -14,7 +17,7 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
-import { joinPath, parentOf } from './memory-storage.mjs';
+import { joinPath, parentOf, rangeArgs } from './memory-storage.mjs';
 
 // No O_NONBLOCK where the platform has none (Windows has no FIFOs in the filesystem).
 const { O_RDONLY, O_WRONLY, O_CREAT, O_TRUNC, O_APPEND, O_NONBLOCK = 0 } = fs.constants;
@@ -159,6 +162,19 @@ export function nodeStorage() {
       const buf = Buffer.alloc(Math.min(maxBytes, fs.fstatSync(fd).size));
       return buf.subarray(0, fs.readSync(fd, buf, 0, buf.length, 0));
     }),
+    readRange(path, offset, length) {
+      [offset, length] = rangeArgs(offset, length);
+      return withFile(path, READ, (fd) => {
+        const buf = Buffer.alloc(Math.max(0, Math.min(length, fs.fstatSync(fd).size - offset)));
+        let n = 0;
+        while (n < buf.length) {
+          const got = fs.readSync(fd, buf, n, buf.length - n, offset + n);
+          if (got === 0) break; // truncated since the fstat
+          n += got;
+        }
+        return buf.subarray(0, n);
+      });
+    },
     write: (path, data) => withFile(path, WRITE, (fd) => fs.writeFileSync(fd, data)),
     append: (path, data) => withFile(path, APPEND, (fd) => fs.writeFileSync(fd, data)),
     rename: (from, to) => fs.renameSync(from, to),
@@ -195,6 +211,19 @@ export function nodeAsyncStorage() {
       const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
       return buf.subarray(0, bytesRead);
     }),
+    async readRange(path, offset, length) {
+      [offset, length] = rangeArgs(offset, length);
+      return withFileAsync(path, READ, async (fh) => {
+        const buf = Buffer.alloc(Math.max(0, Math.min(length, (await fh.stat()).size - offset)));
+        let n = 0;
+        while (n < buf.length) {
+          const { bytesRead } = await fh.read(buf, n, buf.length - n, offset + n);
+          if (bytesRead === 0) break; // truncated since the stat
+          n += bytesRead;
+        }
+        return buf.subarray(0, n);
+      });
+    },
     write: (path, data) => withFileAsync(path, WRITE, (fh) => fh.writeFile(data)),
     append: (path, data) => withFileAsync(path, APPEND, (fh) => fh.writeFile(data)),
     rename: (from, to) => fsp.rename(from, to),

@@ -2,4 +2,4 @@
 import type { AsyncStorage } from './async-session.mjs';
 
 /** An async storage over the Origin Private File System (browsers), for `AsyncSession`. */
-export function opfsStorage(): AsyncStorage;
+export function opfsStorage(): AsyncStorage & Required<Pick<AsyncStorage, 'readRange'>>;

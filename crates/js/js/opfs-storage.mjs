@@ -3,11 +3,13 @@
 // no sync access handles, no mirror). Paths are absolute and `/`-separated from the
 // OPFS root. A file is written through `createWritable()`, whose `close()` commits it:
 // when an `AsyncSession` call resolves, its bytes are in OPFS (`fsync` has nothing left
-// to do). `rename` uses `FileSystemHandle.move` (Chromium, Firefox, Safari 16.4+).
+// to do). `readRange` reads only its range (`File.slice`). `rename` uses
+// `FileSystemHandle.move` (Chromium, Firefox, Safari 16.4+).
 // Exclusive create is a check then a write: two tabs racing for one lock may both win,
 // so keep one writer per session with the Web Locks API if tabs share sessions.
 
 import { codeOf } from './staged-storage.mjs';
+import { rangeArgs } from './memory-storage.mjs';
 
 function error(code, op, path, cause) {
   const e = new Error(`${code}: ${op} '${path}'${cause ? ` (${cause.message})` : ''}`);
@@ -83,6 +85,13 @@ export function opfsStorage() {
       const f = await (await file(path, 'open')).getFile();
       return new Uint8Array(await f.slice(0, maxBytes).arrayBuffer());
     }),
+    readRange: async (path, offset, length) => {
+      [offset, length] = rangeArgs(offset, length);
+      return guard('open', async () => {
+        const f = await (await file(path, 'open')).getFile();
+        return new Uint8Array(await f.slice(Math.min(offset, f.size), Math.min(offset + length, f.size)).arrayBuffer());
+      })(path);
+    },
     write: guard('open', async (path, data) => writeAll(await file(path, 'open', true), data, false)),
     append: guard('open', async (path, data) => writeAll(await file(path, 'open', true), data, true)),
     rename: guard('rename', async (from, to) => {

@@ -13,8 +13,10 @@
 // what was missed and runs it again (only where nothing has changed yet: opening, or a
 // listing), or reports it. A large file's bytes are dropped once it is open (the session
 // holds its own copy), so memory is the session's, not a second copy of the storage.
+// A ranged read of a large file loads that range only (the storage's `readRange`, else
+// its `read`), held until the operation is committed.
 
-import { baseName as nameOf, joinPath, parentOf, storageError } from './memory-storage.mjs';
+import { baseName as nameOf, joinPath, parentOf, rangeArgs, storageError } from './memory-storage.mjs';
 
 /** Files up to this size keep their bytes after an operation (locks, small records). */
 const SMALL = 64 * 1024;
@@ -23,11 +25,12 @@ const PREFIX = 4096;
 
 /** The error a read of something not loaded throws (its `code` is no errno). */
 export class StagedMiss extends Error {
-  constructor(op, path) {
-    super(`${op} ${path}: not loaded from the async storage yet`);
+  constructor(op, path, range) {
+    super(`${op} ${path}${range ? ` [${range.offset}, +${range.length}]` : ''}: not loaded from the async storage yet`);
     this.code = 'EXCSH_NOT_LOADED';
     this.op = op;
     this.path = path;
+    if (range) Object.assign(this, range);
   }
 }
 
@@ -61,6 +64,19 @@ function equal(a, b) {
   return true;
 }
 
+/**
+ * `length` bytes at `offset` of the file entry `e` from what is loaded (a copy), or
+ * `undefined` when that is not loaded. Past the end (the size known) it is empty.
+ */
+function rangeIn(e, offset, length) {
+  const end = Math.min(offset + length, e.size);
+  if (e.bytes) return e.bytes.slice(Math.min(offset, e.bytes.length), Math.min(offset + length, e.bytes.length));
+  if (offset >= end) return new Uint8Array(0);
+  if (e.prefix && end <= e.prefix.length) return e.prefix.slice(offset, end);
+  const r = e.ranges?.find((r) => r.offset <= offset && end <= r.end);
+  return r?.bytes.slice(offset - r.offset, end - r.offset);
+}
+
 function concat(a, b) {
   const out = new Uint8Array(a.length + b.length);
   out.set(a, 0);
@@ -74,7 +90,10 @@ function concat(a, b) {
  */
 export class StagedStorage {
   #backend;
-  /** path → {kind: 'file', size, mtimeMs, bytes?, prefix?} | {kind: 'dir', names?: Map} | {kind: 'absent'} */
+  /**
+   * path → {kind: 'file', size, mtimeMs, bytes?, prefix?, ranges?} | {kind: 'dir', names?: Map} | {kind: 'absent'};
+   * `ranges`: [{offset, end, bytes}], what `readRange` loaded ([offset, end) asked for; bytes short: the file ended).
+   */
   #entries = new Map();
   #journal = [];
   #misses = [];
@@ -113,7 +132,10 @@ export class StagedStorage {
   /** Bytes held for files (after an open: the lock and other small files only). */
   heldBytes() {
     let n = 0;
-    for (const e of this.#entries.values()) n += (e.bytes?.length ?? 0) + (e.prefix?.length ?? 0);
+    for (const e of this.#entries.values()) {
+      n += (e.bytes?.length ?? 0) + (e.prefix?.length ?? 0);
+      for (const r of e.ranges ?? []) n += r.bytes.length;
+    }
     return n;
   }
 
@@ -162,10 +184,11 @@ export class StagedStorage {
 
   /** Those of `wanted` ({op, path}) that a read would miss now. */
   unloaded(wanted) {
-    return wanted.filter(({ op, path }) => {
+    return wanted.filter(({ op, path, offset, length }) => {
       const e = this.#known(path);
       if (!e) return true;
       if (e.kind !== 'file') return op === 'list' && e.kind === 'dir' && !e.names;
+      if (op === 'readRange') return !rangeIn(e, offset, length);
       return op === 'read' ? !e.bytes : op === 'readPrefix' ? !e.bytes && !e.prefix : false;
     });
   }
@@ -173,10 +196,12 @@ export class StagedStorage {
   /** Load what the last operation missed (and anything else asked for). */
   async load(wanted = this.#misses) {
     const seen = new Set();
-    const todo = wanted.filter(({ op, path }) => !seen.has(`${op} ${path}`) && seen.add(`${op} ${path}`));
+    const key = ({ op, path, offset, length }) => (op === 'readRange' ? `${op} ${path} ${offset} ${length}` : `${op} ${path}`);
+    const todo = wanted.filter((w) => !seen.has(key(w)) && seen.add(key(w)));
     this.#misses = [];
-    const one = ({ op, path }) => {
+    const one = ({ op, path, offset, length }) => {
       if (op === 'list') return this.#loadDir(path);
+      if (op === 'readRange') return this.#loadRange(path, offset, length);
       if (op === 'readPrefix') return this.#loadFile(path, { prefix: true });
       if (op === 'read') return this.#loadFile(path, { bytes: true });
       return this.#loadFile(path, {});
@@ -230,6 +255,7 @@ export class StagedStorage {
     // Large files keep their size only: the session holds their text.
     for (const e of this.#entries.values()) {
       if (e.kind === 'file' && e.bytes && e.bytes.length > SMALL) delete e.bytes;
+      if (e.kind === 'file') delete e.ranges;
     }
   }
 
@@ -272,8 +298,27 @@ export class StagedStorage {
     } else if (old?.kind === 'file' && old.size === entry.size) {
       if (old.bytes) entry.bytes = old.bytes;
       if (old.prefix) entry.prefix = old.prefix;
+      if (old.ranges) entry.ranges = old.ranges;
     }
     this.#entries.set(path, entry);
+  }
+
+  /**
+   * Load `length` bytes at `offset` of `path`: a small file whole, a larger one's range
+   * only, through the storage's `readRange` (without one, its `read`, kept whole until
+   * the commit).
+   */
+  async #loadRange(path, offset, length) {
+    await this.#loadFile(path, {});
+    const e = this.#entries.get(path);
+    if (e?.kind !== 'file' || e.bytes || rangeIn(e, offset, length)) return;
+    if (e.size <= PREFIX || typeof this.#backend.readRange !== 'function') {
+      await this.#loadFile(path, { bytes: true });
+      return;
+    }
+    const end = Math.min(offset + length, e.size);
+    const bytes = copy(await this.#backend.readRange(path, offset, end - offset));
+    (e.ranges ??= []).push({ offset, end, bytes });
   }
 
   async #loadDir(path) {
@@ -298,9 +343,9 @@ export class StagedStorage {
 
   // ------------------------------------------------------------ the core's side (sync)
 
-  #miss(op, path) {
-    this.#misses.push({ op, path });
-    return new StagedMiss(op, path);
+  #miss(op, path, range) {
+    this.#misses.push({ op, path, ...range });
+    return new StagedMiss(op, path, range);
   }
 
   /** What is known of `path`: an entry, or `absent` when its directory was listed without it. */
@@ -313,9 +358,9 @@ export class StagedStorage {
     return undefined;
   }
 
-  #file(op, path, want) {
+  #file(op, path, want, range) {
     const e = this.#known(path);
-    if (!e) throw this.#miss(want, path);
+    if (!e) throw this.#miss(want, path, range);
     if (e.kind === 'absent') throw fsError('ENOENT', op, path);
     if (e.kind === 'dir') throw fsError('EISDIR', op, path);
     return e;
@@ -342,6 +387,14 @@ export class StagedStorage {
     if (e.bytes) return e.bytes.slice(0, maxBytes);
     if (e.prefix && (maxBytes <= e.prefix.length || e.prefix.length >= e.size)) return e.prefix.slice(0, maxBytes);
     throw this.#miss('readPrefix', path);
+  }
+
+  readRange(path, offset, length) {
+    [offset, length] = rangeArgs(offset, length);
+    const e = this.#file('open', path, 'readRange', { offset, length });
+    const bytes = rangeIn(e, offset, length);
+    if (!bytes) throw this.#miss('readRange', path, { offset, length });
+    return bytes;
   }
 
   stat(path) {

@@ -44,6 +44,7 @@ extern "C" {
 /// The optional methods, looked up once.
 struct Optional {
     read_into: Option<Function>,
+    read_range: Option<Function>,
     now_ms: Option<Function>,
     random_u64: Option<Function>,
     blob_put: Option<Function>,
@@ -117,6 +118,7 @@ impl JsPort {
         }
         let optional = Optional {
             read_into: method(&js, "readInto"),
+            read_range: method(&js, "readRange"),
             now_ms: method(&js, "nowMs"),
             random_u64: method(&js, "randomU64"),
             blob_put: method(&js, "blobPut"),
@@ -182,6 +184,25 @@ impl Storage for JsPort {
         )?;
         let mut data = bytes(data, "readPrefix")?;
         data.truncate(max_bytes as usize);
+        Ok(data)
+    }
+
+    /// The optional `readRange(path, offset, length)`, a positioned read; without it, the
+    /// whole file (`read`) sliced. Past 2^53 a JS number is no longer exact: both numbers
+    /// are capped there, which no JS file reaches, so the answer is the same.
+    fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
+        let Some(read_range) = &self.optional.read_range else {
+            return Ok(port::range_of(&self.read(path)?, offset, len).to_vec());
+        };
+        const MAX_SAFE: u64 = (1 << 53) - 1;
+        let value = read_range.call3(
+            &self.js,
+            &JsValue::from_str(path),
+            &JsValue::from_f64(offset.min(MAX_SAFE) as f64),
+            &JsValue::from_f64(len.min(MAX_SAFE) as f64),
+        );
+        let mut data = bytes(answer(value, "readRange", path)?, "readRange")?;
+        data.truncate(usize::try_from(len).unwrap_or(usize::MAX));
         Ok(data)
     }
 

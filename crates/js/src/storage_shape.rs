@@ -27,8 +27,9 @@ pub const REQUIRED: [(&str, &str); 11] = [
 ];
 
 /// The methods a storage may have; when present they must be synchronous functions too.
-pub const OPTIONAL: [&str; 8] = [
+pub const OPTIONAL: [&str; 9] = [
     "readInto",
+    "readRange",
     "nowMs",
     "randomU64",
     "blobPut",
@@ -40,12 +41,13 @@ pub const OPTIONAL: [&str; 8] = [
 
 /// Check a storage before use: the same check `Session.open` and the other entry points
 /// make (with `allowAsync`, as `AsyncSession` does, `async` methods are accepted). Throws
-/// an `invalidInput` error naming the method.
+/// an `invalidInput` error naming the method. Returns the warnings: what works, but
+/// slowly (an optional method that is missing, e.g. `readRange`); empty when none.
 #[wasm_bindgen(js_name = checkStorage)]
 pub fn check_storage(
     storage: JsValue,
     #[wasm_bindgen(js_name = allowAsync)] allow_async: Option<bool>,
-) -> Result<(), JsValue> {
+) -> Result<Vec<String>, JsValue> {
     if !storage.is_object() {
         return Err(crate::convert::invalid(
             "storage must be an object implementing JsStorage",
@@ -53,8 +55,23 @@ pub fn check_storage(
     }
     match problem(&storage, allow_async.unwrap_or(false)) {
         Some(p) => Err(crate::convert::invalid(p)),
-        None => Ok(()),
+        None => Ok(warnings(&storage)),
     }
+}
+
+/// What a usable `storage` lacks that makes it slow: no `readRange`, so each ranged read
+/// reads the whole file (the port falls back to `read` and a slice).
+pub fn warnings(storage: &JsValue) -> Vec<String> {
+    let mut out = Vec::new();
+    if get(storage, "readRange").is_undefined() {
+        out.push(
+            "storage has no readRange(path, offset, length): every ranged read reads the \
+             whole file and slices it, which is slow for large sessions (nodeStorage(), \
+             nodeAsyncStorage(), memoryStorage() and opfsStorage() have one)"
+                .to_string(),
+        );
+    }
+    out
 }
 
 /// Why `storage` cannot be used, or `None` when it can (`allow_async`: Promise-returning

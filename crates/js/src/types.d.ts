@@ -33,6 +33,13 @@ export interface JsStorage {
   readInto?(path: string, dest: Uint8Array, position: number): number;
   /** At most `maxBytes` from the start of the file. */
   readPrefix(path: string, maxBytes: number): Uint8Array;
+  /** At most `length` bytes starting at byte `offset`: fewer at the end of the file, none
+   * past it (an empty array, not an error); a missing file throws as `read` does. A
+   * positioned read of those bytes only, e.g. `fs.readSync(fd, buf, n, length - n,
+   * offset + n)` until done or 0; both numbers are non-negative integers. Optional, but
+   * without it every ranged read reads the whole file (`read`) and slices it, slow for
+   * large sessions: `checkStorage` warns. All the package's storages have it. */
+  readRange?(path: string, offset: number, length: number): Uint8Array;
   /** Create or truncate, then write. `data` is a fresh copy the storage may keep. */
   write(path: string, data: Uint8Array): void;
   /** Append to the end, creating the file when missing. */

@@ -1,12 +1,15 @@
 // A page's script, bundled by esbuild for the browser: memory storage (nothing on disk).
 import * as pkg from 'xcsh-session';
 import { scenario } from './scenario.mjs';
+import { ranges } from './ranges.mjs';
 
 try {
   const inMemory = await scenario(pkg, pkg.Session, pkg.memoryStorage(), '/agent');
   // OPFS through its async API on the page's main thread: no worker, no mirror.
   const opfs = await scenario(pkg, pkg.AsyncSession, pkg.opfsStorage(), '/consumer/agent');
-  window.__result = { inMemory, opfs };
+  const opfsRanges = await ranges(pkg.opfsStorage(), '/consumer/ranges');
+  const memoryRanges = await ranges(pkg.memoryStorage(), '/ranges');
+  window.__result = { inMemory, opfs, ranges: { inMemory: memoryRanges, opfs: opfsRanges } };
 } catch (e) {
   window.__result = { error: String(e?.stack ?? e) };
 }
