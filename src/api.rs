@@ -4,7 +4,7 @@
 
 pub use crate::api_error::{ApiError, ApiResult, ErrorKind};
 use crate::context::{Leaf, SessionContext};
-use crate::error::{Result, SessionError};
+use crate::error::Result;
 /// A typed result as the JSON text every shell prints (serde, with the core's string
 /// escaping: the same bytes in every host).
 pub use crate::json::{array as json_array, record};
@@ -124,15 +124,19 @@ pub fn open_for_context(
     cache: IndexCache,
 ) -> std::result::Result<OpenedContext, ApiError> {
     if let Some(index) = crate::index::open_index(&*storage, path, agent_dir, cache) {
-        if let Some(id) = leaf {
-            if index.position(id).is_none() {
-                return Err(SessionError::EntryNotFound(id.to_string()).into());
+        // A leaf the index does not know (no such entry, or one it could not see) is
+        // the full reader's to find or refuse.
+        if leaf.is_none_or(|id| index.position(id).is_some()) {
+            let read = crate::index::path::read_path_context(
+                storage.clone(),
+                path,
+                agent_dir,
+                &index,
+                leaf,
+            );
+            if let Ok(Some(p)) = read {
+                return Ok(OpenedContext::Path(p));
             }
-        }
-        let read =
-            crate::index::path::read_path_context(storage.clone(), path, agent_dir, &index, leaf);
-        if let Ok(Some(p)) = read {
-            return Ok(OpenedContext::Path(p));
         }
     }
     let s = open_existing(storage, path, agent_dir, Persistence::ReadOnly)?;

@@ -246,8 +246,7 @@ pub(crate) fn load(
         return None;
     }
     // Ids must be distinct, as the scan left them.
-    let size = (index.len() * 2).next_power_of_two().max(16);
-    index.rehash(size).then_some(index)
+    index.rehash().then_some(index)
 }
 
 /// Keep `index` as the cache of `file`; a failure is ignored (it is only a cache).

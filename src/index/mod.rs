@@ -20,6 +20,18 @@ use std::hash::BuildHasher;
 /// No parent (a root, or a parent that is not in the file).
 pub(crate) const NO_PARENT: u32 = u32::MAX;
 
+fn tag_of(hash: u64) -> u64 {
+    hash >> 32
+}
+
+fn tag(slot: u64) -> u64 {
+    slot >> 32
+}
+
+fn position_of(slot: u64) -> usize {
+    (slot & 0xffff_ffff) as usize - 1
+}
+
 /// An entry's type, in one byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Kind(u8);
@@ -68,7 +80,9 @@ pub(crate) struct SessionIndex {
     pub(crate) dangling: Vec<(u32, Box<str>)>,
     /// id → position + 1 (0: empty slot), linear probing, at most half full; seeded per
     /// index, so crafted ids cannot make lookups linear.
-    slots: Vec<u32>,
+    /// Each slot: the top 32 bits of the id's hash (its tag: it picks the slot, and is
+    /// compared before the ids are) and `position + 1` (0: empty).
+    slots: Vec<u64>,
     hasher: foldhash::fast::RandomState,
 }
 
@@ -98,12 +112,15 @@ impl SessionIndex {
         if self.slots.is_empty() {
             return None;
         }
+        let hash = self.hasher.hash_one(id);
         let mask = self.slots.len() - 1;
-        let mut slot = self.hasher.hash_one(id) as usize & mask;
+        let mut slot = tag_of(hash) as usize & mask;
         loop {
             match self.slots[slot] {
                 0 => return None,
-                p if self.id(p as usize - 1) == id => return Some(p - 1),
+                v if tag(v) == tag_of(hash) && self.id(position_of(v)) == id => {
+                    return Some(position_of(v) as u32)
+                }
                 _ => slot = (slot + 1) & mask,
             }
         }
@@ -118,16 +135,15 @@ impl SessionIndex {
         };
         self.id_ends.push(end);
         if (position as usize + 1) * 2 > self.slots.len() {
-            self.rehash(((position as usize + 1) * 2).next_power_of_two().max(16))
-        } else {
-            self.place(position)
+            self.grow();
         }
+        self.place(position)
     }
 
-    /// Link every id to its position again (after loading, or growing the table);
-    /// `false` when two entries have the same id.
-    pub(crate) fn rehash(&mut self, size: usize) -> bool {
-        self.slots = vec![0; size];
+    /// Link every id to its position again (after loading); `false` when two entries
+    /// have the same id.
+    pub(crate) fn rehash(&mut self) -> bool {
+        self.slots = vec![0; (self.len() * 2).next_power_of_two().max(16)];
         let mut distinct = true;
         for p in 0..self.id_ends.len() as u32 {
             distinct &= self.place(p);
@@ -135,18 +151,35 @@ impl SessionIndex {
         distinct
     }
 
+    /// Twice the slots, each id placed again by the hash its slot keeps.
+    fn grow(&mut self) {
+        let size = (self.slots.len() * 2).max(16);
+        let old = std::mem::replace(&mut self.slots, vec![0; size]);
+        let mask = size - 1;
+        for v in old.into_iter().filter(|&v| v != 0) {
+            // The tag picks the slot: no id is hashed again.
+            let mut slot = tag(v) as usize & mask;
+            while self.slots[slot] != 0 {
+                slot = (slot + 1) & mask;
+            }
+            self.slots[slot] = v;
+        }
+    }
+
     /// `false` when the id is there already (it is not placed again).
     fn place(&mut self, position: u32) -> bool {
         let mask = self.slots.len() - 1;
         let id = self.id(position as usize);
-        let mut slot = self.hasher.hash_one(id) as usize & mask;
+        let hash = self.hasher.hash_one(id);
+        let mut slot = tag_of(hash) as usize & mask;
         while self.slots[slot] != 0 {
-            if self.id(self.slots[slot] as usize - 1) == id {
+            let v = self.slots[slot];
+            if tag(v) == tag_of(hash) && self.id(position_of(v)) == id {
                 return false;
             }
             slot = (slot + 1) & mask;
         }
-        self.slots[slot] = position + 1;
+        self.slots[slot] = (tag_of(hash) << 32) | (u64::from(position) + 1);
         true
     }
 

@@ -16,9 +16,9 @@ struct Keys<'l> {
     parent: Option<&'l str>,
 }
 
-/// A JSON string at `b[*pos..]` with no escape in it (`"…"`), advancing `*pos` past it.
-fn plain_string<'l>(line: &'l str, pos: &mut usize) -> Option<&'l str> {
-    let b = line.as_bytes();
+/// A JSON string at `b[*pos..]` with no escape in it (`"…"`), advancing `*pos` past it;
+/// its bytes are checked to be UTF-8 (the rest of the line is checked when read).
+fn plain_string<'l>(b: &'l [u8], pos: &mut usize) -> Option<&'l str> {
     if b.get(*pos) != Some(&b'"') {
         return None;
     }
@@ -28,7 +28,7 @@ fn plain_string<'l>(line: &'l str, pos: &mut usize) -> Option<&'l str> {
         return None; // an escape: the full parse decodes it
     }
     *pos = start + len + 1;
-    Some(&line[start..start + len])
+    std::str::from_utf8(&b[start..start + len]).ok()
 }
 
 fn literal(b: &[u8], pos: &mut usize, lit: &[u8]) -> Option<()> {
@@ -38,29 +38,27 @@ fn literal(b: &[u8], pos: &mut usize, lit: &[u8]) -> Option<()> {
 }
 
 /// `"id":"…","parentId":null|"…","timestamp":"…"` at `*pos`.
-fn ids<'l>(line: &'l str, pos: &mut usize) -> Option<(&'l str, Option<&'l str>)> {
-    let b = line.as_bytes();
+fn ids<'l>(b: &'l [u8], pos: &mut usize) -> Option<(&'l str, Option<&'l str>)> {
     literal(b, pos, b"\"id\":")?;
-    let id = plain_string(line, pos)?;
+    let id = plain_string(b, pos)?;
     literal(b, pos, b",\"parentId\":")?;
     let parent = match b.get(*pos) {
         Some(b'n') => {
             literal(b, pos, b"null")?;
             None
         }
-        _ => Some(plain_string(line, pos)?),
+        _ => Some(plain_string(b, pos)?),
     };
     literal(b, pos, b",\"timestamp\":")?;
-    plain_string(line, pos)?;
+    plain_string(b, pos)?;
     Some((id, parent))
 }
 
 /// The leading keys as the agent writes them; `None` when the line is written otherwise.
-fn leading_keys(line: &str) -> Option<Keys<'_>> {
-    let b = line.as_bytes();
+fn leading_keys(b: &[u8]) -> Option<Keys<'_>> {
     let mut pos = 0;
     literal(b, &mut pos, b"{\"type\":")?;
-    let type_name = plain_string(line, &mut pos)?;
+    let type_name = plain_string(b, &mut pos)?;
     literal(b, &mut pos, b",")?;
     if EntryType::parse(type_name).ids_last() {
         // `…,"id":"…","parentId":…,"timestamp":"…"}`: the last `,"id":"` of the line (a
@@ -68,32 +66,18 @@ fn leading_keys(line: &str) -> Option<Keys<'_>> {
         // end the line.
         let at = memchr::memmem::rfind(b, b",\"id\":\"")? + 1;
         let mut p = at;
-        let (id, parent) = ids(line, &mut p)?;
+        let (id, parent) = ids(b, &mut p)?;
         return (p + 1 == b.len() && b[p] == b'}').then_some(Keys {
             type_name,
             id,
             parent,
         });
     }
-    let (id, parent) = ids(line, &mut pos)?;
+    let (id, parent) = ids(b, &mut pos)?;
     matches!(b.get(pos), Some(b',' | b'}')).then_some(Keys {
         type_name,
         id,
         parent,
-    })
-}
-
-/// A line that may hold two records: an object that starts (`{"`) right after one that
-/// ended (`}`, maybe spaces between). That never happens inside one JSON value: a raw
-/// quote is never inside a string, and an object never follows `}` without a comma.
-fn may_be_glued(line: &[u8]) -> bool {
-    static OBJECT: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
-    let object = OBJECT.get_or_init(|| memchr::memmem::Finder::new(b"{\""));
-    object.find_iter(line).any(|at| {
-        let before = line[..at]
-            .iter()
-            .rposition(|c| !matches!(c, b' ' | b'\t' | b'\r' | b'\n'));
-        before.is_some_and(|i| line[i] == b'}')
     })
 }
 
@@ -162,55 +146,53 @@ impl Scanner {
             true => 3,
             false => 0,
         };
-        // Checked once for the whole piece (cut after a newline, so never inside a
-        // character): a piece with an invalid byte is left to the full reader.
-        if simdutf8::basic::from_utf8(&bytes[pos..end]).is_err() {
-            self.exact = false;
-        }
         while self.exact {
             let Some((s, e)) = next_line(&bytes[..end], &mut pos) else {
                 break;
             };
-            // SAFETY: the piece was checked to be UTF-8 above and lines are cut at ASCII
-            // bytes (newline, spaces).
-            let line = unsafe { std::str::from_utf8_unchecked(&bytes[s..e]) };
-            self.line(line, base + s as u64);
+            self.line(&bytes[s..e], base + s as u64);
         }
         self.index.covered = base + end as u64;
         end
     }
 
-    fn line(&mut self, text: &str, offset: u64) {
-        let line = text.as_bytes();
+    /// One line. Only its leading keys are read (lazy validation): the rest of its bytes,
+    /// its UTF-8 included, is checked when an open reads the line. A line the index could
+    /// misdescribe that way never changes a context unchecked: two records glued on one
+    /// line hide the second, but a child of a hidden record has a parent the index does
+    /// not know, which sends the open to the full reader, and the line of a last entry,
+    /// like every line on the context's path, is read and checked whole.
+    fn line(&mut self, line: &[u8], offset: u64) {
         let Ok(len) = u32::try_from(line.len()) else {
             self.exact = false;
             return;
         };
         if self.index.header_len == 0 {
-            let fits =
-                Header::from_json(text).is_some_and(|h| h.version() == CURRENT_SESSION_VERSION);
+            let fits = std::str::from_utf8(line)
+                .ok()
+                .and_then(Header::from_json)
+                .is_some_and(|h| h.version() == CURRENT_SESSION_VERSION);
             self.exact = fits;
             self.index.header_offset = offset;
             self.index.header_len = len;
             return;
         }
-        // A line that may hold two records is two entries to the full reader.
-        if may_be_glued(line) && serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
-            self.exact = false;
-            return;
-        }
-        let keys = leading_keys(text);
-        match keys {
+        match leading_keys(line) {
             Some(k) if k.type_name == "session" => self.index.extra_headers += 1,
             Some(k) => self.push(offset, len, EntryType::parse(k.type_name), k.id, k.parent),
-            None => match Entry::parse_record(Text::Owned(text.into())) {
-                Ok(Record::Header(_)) => self.index.extra_headers += 1,
-                Ok(Record::Entry(e)) => {
-                    let parent = e.parent_id.as_deref();
-                    self.push(offset, len, e.entry_type, &e.id, parent)
+            None => {
+                let record = std::str::from_utf8(line)
+                    .ok()
+                    .map(|text| Entry::parse_record(Text::Owned(text.into())));
+                match record {
+                    Some(Ok(Record::Header(_))) => self.index.extra_headers += 1,
+                    Some(Ok(Record::Entry(e))) => {
+                        let parent = e.parent_id.as_deref();
+                        self.push(offset, len, e.entry_type, &e.id, parent)
+                    }
+                    _ => self.exact = false,
                 }
-                Err(_) => self.exact = false,
-            },
+            }
         }
     }
 
@@ -224,8 +206,11 @@ impl Scanner {
             self.exact = false; // an id used twice: the full reader decides which counts
             return;
         }
+        let previous = position.checked_sub(1);
         let parent = match parent {
             None => NO_PARENT,
+            // Most entries follow their parent: no lookup.
+            Some(p) if previous.is_some_and(|q| index.id(q as usize) == p) => position - 1,
             Some(p) => index.position(p).unwrap_or_else(|| {
                 self.pending.push((position, p.into()));
                 NO_PARENT
