@@ -110,7 +110,7 @@ impl<'a> SessionContext<'a> {
     }
 
     /// Everything after the messages: the runtime state, camelCase, absent values left out.
-    fn json_tail(&self) -> String {
+    pub(crate) fn json_tail(&self) -> String {
         let mut out = String::from("],\"thinkingLevel\":");
         out.push_str(&self.thinking_level);
         if let Some(t) = &self.service_tier {
@@ -154,7 +154,7 @@ impl<'a> SessionContext<'a> {
     }
 }
 
-const JSON_HEAD: &str = "{\"messages\":[";
+pub(crate) const JSON_HEAD: &str = "{\"messages\":[";
 
 /// A context's JSON read a chunk at a time ([`SessionContext::into_json_reader`]): the
 /// CLI, the component's `context-reader` and the npm package's `writeContextJson` pass a
@@ -380,9 +380,47 @@ pub(crate) fn context_along<'a>(
     cycle: Option<String>,
     finish: &dyn Fn(&'a Entry, Cow<'a, str>) -> Cow<'a, str>,
 ) -> SessionContext<'a> {
+    let (mut ctx, compaction) = state_along(path, cycle);
+    let emit = |entry: &'a Entry, ctx: &mut SessionContext<'a>| {
+        if let Some(message) = entry_message(entry, finish) {
+            ctx.messages.push(message);
+            ctx.entry_ids.push(&entry.id);
+        }
+    };
+    match compaction {
+        Some(cpos) => {
+            let comp = path[cpos];
+            let (summary, first_kept) = compaction_parts(comp);
+            ctx.messages.push(Cow::Owned(summary));
+            ctx.entry_ids.push(&comp.id);
+            if let Some(first_kept) = first_kept {
+                let kept = path[..cpos].iter().position(|e| e.id == first_kept);
+                for &entry in kept.map_or(&[][..], |k| &path[k..cpos]) {
+                    emit(entry, &mut ctx);
+                }
+            }
+            for &entry in &path[cpos + 1..] {
+                emit(entry, &mut ctx);
+            }
+        }
+        None => {
+            for &entry in path {
+                emit(entry, &mut ctx);
+            }
+        }
+    }
+    ctx
+}
+
+/// The runtime state a path leaves (thinking level, models, service tier, TTSR rules,
+/// MCP tool selection, mode, active context), no messages yet; and where its last
+/// compaction is.
+pub(crate) fn state_along<'a>(
+    path: &[&'a Entry],
+    cycle: Option<String>,
+) -> (SessionContext<'a>, Option<usize>) {
     let mut ctx = SessionContext::empty();
     ctx.cycle_at = cycle;
-
     let mut compaction: Option<usize> = None;
     let mut rules: Vec<String> = Vec::new();
     for (pos, &entry) in path.iter().enumerate() {
@@ -428,58 +466,34 @@ pub(crate) fn context_along<'a>(
         }
     }
     ctx.injected_ttsr_rules = rules;
+    (ctx, compaction)
+}
 
-    // Each message, and the id of the entry it came from.
-    let emit = |entry: &'a Entry, ctx: &mut SessionContext<'a>| {
-        let message = match &entry.payload {
-            Payload::Message { .. } => match entry.message_json() {
-                Some(m) => finish(entry, Cow::Borrowed(m)),
-                None => return,
-            },
-            Payload::CustomMessage { .. } => finish(entry, Cow::Owned(custom_message(entry))),
-            Payload::BranchSummary { has_summary: true } => {
-                Cow::Owned(branch_summary_message(entry))
-            }
-            _ => return,
-        };
-        ctx.messages.push(message);
-        ctx.entry_ids.push(&entry.id);
+/// The message an entry puts in the context, if any: a message entry's message, the
+/// message built from a custom_message (both through `finish`), a branch summary's.
+pub(crate) fn entry_message<'a>(
+    entry: &'a Entry,
+    finish: &dyn Fn(&'a Entry, Cow<'a, str>) -> Cow<'a, str>,
+) -> Option<Cow<'a, str>> {
+    Some(match &entry.payload {
+        Payload::Message { .. } => finish(entry, Cow::Borrowed(entry.message_json()?)),
+        Payload::CustomMessage { .. } => finish(entry, Cow::Owned(custom_message(entry))),
+        Payload::BranchSummary { has_summary: true } => Cow::Owned(branch_summary_message(entry)),
+        _ => return None,
+    })
+}
+
+/// A compaction's summary message, and the id of the first entry it keeps (`None`: it
+/// keeps none, as a remote compaction whose provider history replaces them).
+pub(crate) fn compaction_parts(comp: &Entry) -> (String, Option<&str>) {
+    let (summary, remote) = compaction_message(comp);
+    let first_kept = match &comp.payload {
+        Payload::Compaction {
+            first_kept_entry_id,
+        } if !remote => first_kept_entry_id.as_deref(),
+        _ => None,
     };
-
-    match compaction {
-        Some(cpos) => {
-            let comp = path[cpos];
-            let (summary, remote) = compaction_message(comp);
-            ctx.messages.push(Cow::Owned(summary));
-            ctx.entry_ids.push(&comp.id);
-            if !remote {
-                let first_kept = match &comp.payload {
-                    Payload::Compaction {
-                        first_kept_entry_id,
-                    } => first_kept_entry_id.as_deref(),
-                    _ => None,
-                };
-                let mut found = false;
-                for &entry in &path[..cpos] {
-                    if Some(entry.id.as_str()) == first_kept {
-                        found = true;
-                    }
-                    if found {
-                        emit(entry, &mut ctx);
-                    }
-                }
-            }
-            for &entry in &path[cpos + 1..] {
-                emit(entry, &mut ctx);
-            }
-        }
-        None => {
-            for &entry in path {
-                emit(entry, &mut ctx);
-            }
-        }
-    }
-    ctx
+    (summary, first_kept)
 }
 
 fn set_model(models: &mut Vec<(String, String)>, role: &str, model: String) {

@@ -333,6 +333,9 @@ pub fn read_at(file: &fs::File, offset: u64, len: u64) -> std::io::Result<Vec<u8
     use std::io::Seek;
     let size = file.metadata()?.len();
     let want = len.min(size.saturating_sub(offset));
+    if want == 0 {
+        return Ok(Vec::new()); // at or past the end: nothing to seek to
+    }
     let mut buf = Vec::with_capacity(want as usize);
     let mut f = file;
     f.seek(std::io::SeekFrom::Start(offset))?;
