@@ -7,6 +7,7 @@
 //! bench_native cat    <FILE> <WARMUP> <REPS>              read in 128 KiB chunks, discard (cat)
 //! bench_native phases <FILE> <AGENT_DIR> <REPS>           the same, phase by phase (medians)
 //! bench_native rss    <FILE> <AGENT_DIR>                  one open; peak RSS (VmHWM)
+//! bench_native context <FILE> <AGENT_DIR> <scan|off|use> <WARMUP> <REPS>  through the index, streamed
 //! bench_native append <BIG> <SMALL> <TMP_DIR> <REPS>      append_message + flush, both sizes
 //! bench_native recent <AGENT_DIR> <PROJECT_DIR> <REPS>    recent_sessions, bytes read per file
 //! bench_native parsers <MB> <REPS> <FILE>...               hand-written passes vs libraries
@@ -181,35 +182,39 @@ fn cmd_context(file: &str, agent_dir: &str, mode: &str, warmup: usize, reps: usi
         if mode == "scan" {
             let _ = std::fs::remove_dir_all(&cache_dir);
         }
-        let (opened, bytes, messages) = times.run(i >= warmup, || {
+        // The JSON is hashed as it streams, never held: the peak memory is the open's.
+        let (through, bytes, messages, sha) = times.run(i >= warmup, || {
+            use sha2::Digest;
             let storage = Rc::new(FsStorage::new());
             let opened = xcsh_session::api::open_for_context(storage, file, agent_dir, None, cache)
                 .unwrap_or_else(|e| die(e));
-            let mut reader = opened.context().into_json_reader();
-            let messages = reader.context().messages.len();
-            let mut buf = vec![0u8; 1 << 20];
+            let mut reader = opened.json_reader();
+            let messages = reader.messages();
+            let mut hash = sha2::Sha256::new();
+            let mut buf = Vec::with_capacity(1 << 20);
             let mut bytes = 0;
             loop {
-                match reader.read(&mut buf) {
+                buf.clear();
+                match reader.read_into(&mut buf, 1 << 20) {
                     Ok(0) => break,
-                    Ok(n) => bytes += std::hint::black_box(&buf[..n]).len(),
+                    Ok(n) => {
+                        bytes += n;
+                        hash.update(&buf);
+                    }
                     Err(e) => die(e),
                 }
             }
-            drop(reader);
-            (opened, bytes, messages)
+            let sha: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+            (opened.through_index(), bytes, messages, sha)
         });
-        let json = opened.context().to_json();
-        assert_eq!(json.len(), bytes);
-        last = Some((opened.through_index(), messages, json));
+        last = Some((through, messages, bytes, sha));
     }
-    let (through, messages, json) = last.unwrap_or_else(|| die("no repetitions"));
+    let (through, messages, bytes, sha) = last.unwrap_or_else(|| die("no repetitions"));
     println!(
-        "{{\"wallMs\":{},\"cpuMs\":{},\"throughIndex\":{through},\"messages\":{messages},\"contextBytes\":{},\"contextSha256\":\"{}\"}}",
+        "{{\"wallMs\":{},\"cpuMs\":{},\"throughIndex\":{through},\"messages\":{messages},\"contextBytes\":{bytes},\"contextSha256\":\"{sha}\",\"vmHwmKiB\":{}}}",
         list(&times.wall),
         list(&times.cpu),
-        json.len(),
-        xcsh_session::internals::sha256_hex(json.as_bytes())
+        status_kib("VmHWM").map_or("null".to_string(), |k| k.to_string())
     );
 }
 

@@ -104,7 +104,12 @@ pub fn context_file(
     leaf: Option<&str>,
 ) -> ApiResult {
     let opened = open_for_context(storage, path, agent_dir, leaf, IndexCache::Use)?;
-    Ok(opened.context().to_json())
+    let mut reader = opened.json_reader();
+    let mut out = Vec::with_capacity(reader.total_bytes());
+    reader
+        .read_into(&mut out, usize::MAX)
+        .map_err(|e| ApiError::new(ErrorKind::Conflict, e.to_string()))?;
+    Ok(String::from_utf8(out).expect("the context's JSON is UTF-8"))
 }
 
 /// The session file `context` reads, opened read-only, with `leaf` checked to be one of
@@ -131,7 +136,7 @@ pub fn open_for_context(
                 storage.clone(),
                 path,
                 agent_dir,
-                &index,
+                index,
                 leaf,
             );
             if let Ok(Some(p)) = read {

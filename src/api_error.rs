@@ -33,6 +33,7 @@ impl ErrorKind {
             E::Locked { .. }
             | E::DeleteLocked { .. }
             | E::ExternallyModified { .. }
+            | E::ChangedWhileRead { .. }
             | E::Superseded { .. } => ErrorKind::Conflict,
         }
     }

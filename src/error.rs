@@ -33,6 +33,10 @@ pub enum SessionError {
         "session {file} was changed by someone else since it was loaded; reload it before writing"
     )]
     ExternallyModified { file: String },
+    /// A session file read a piece at a time (a large context streamed through its
+    /// index) was rewritten between two reads: a line is no longer where it was.
+    #[error("session {file} changed while it was being read (a line is no longer where it was); open it again")]
+    ChangedWhileRead { file: String },
     /// A write was asked of a session opened read-only.
     #[error("session is read-only: {0}")]
     ReadOnly(String),

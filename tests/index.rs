@@ -205,7 +205,20 @@ fn checked(
         OpenedContext::Path(p) => p.checked_lines().to_vec(),
         OpenedContext::Whole(..) => Vec::new(),
     };
-    Ok((o.context().to_json(), o.through_index(), lines))
+
+    let json = o.context().map_err(|e| e.to_string())?.to_json();
+    // Streamed or built, the reader hands out the same bytes, and says how many first.
+    let mut reader = o.json_reader();
+    let total = reader.total_bytes();
+    let mut read = Vec::new();
+    while reader
+        .read_into(&mut read, 777)
+        .map_err(|e| e.to_string())?
+        > 0
+    {}
+    assert_eq!(String::from_utf8(read).unwrap(), json);
+    assert_eq!(total, json.len());
+    Ok((json, o.through_index(), lines))
 }
 
 fn same(storage: &Rc<MemoryStorage>, file: &str, leaf: Option<&str>, cache: IndexCache) -> bool {
@@ -437,4 +450,45 @@ fn an_unknown_leaf_and_a_missing_file_are_the_errors_of_the_full_reader() {
     .err()
     .unwrap();
     assert_eq!(err.kind, xcsh_session::api::ErrorKind::NotFound);
+}
+
+#[test]
+fn a_streamed_context_is_read_from_the_file_and_refuses_one_rewritten_since() {
+    xcsh_session::internals::set_stream_above(0);
+    let storage = mem();
+    let ops: Vec<Op> = (0..30).map(|i| Op::User(format!("q{i}"))).collect();
+    let (file, _) = written(&storage, &ops);
+    let want = whole(&storage, &file, None).unwrap();
+    let opened = open_for_context(storage.clone(), &file, AGENT, None, IndexCache::Off).unwrap();
+    let OpenedContext::Path(p) = &opened else {
+        panic!("read through the index")
+    };
+    assert!(p.streamed());
+    // Appended to after the open: what it shows is where it was.
+    let mut s = open(&storage, &file, Persistence::Persistent);
+    s.append_message(&user("later")).unwrap();
+    drop(s);
+    let mut out = Vec::new();
+    opened
+        .json_reader()
+        .read_into(&mut out, usize::MAX)
+        .unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), want);
+    // Rewritten: a line is no longer where it was, and reading says so.
+    let text = read(&storage, &file).replacen("\"q1", "\"Q11", 1);
+    storage.write(&file, text.as_bytes()).unwrap();
+    let err = opened
+        .json_reader()
+        .read_into(&mut Vec::new(), usize::MAX)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("changed while it was being read"),
+        "{err}"
+    );
+    let err = opened.context().err().unwrap();
+    assert!(
+        matches!(err, xcsh_session::SessionError::ChangedWhileRead { .. }),
+        "{err}"
+    );
+    xcsh_session::internals::set_stream_above(64 << 20);
 }

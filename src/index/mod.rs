@@ -183,6 +183,11 @@ impl SessionIndex {
         true
     }
 
+    /// Free the id lookup (ids stay): an open that has its path needs no more lookups.
+    pub(crate) fn drop_lookup(&mut self) {
+        self.slots = Vec::new();
+    }
+
     /// The path from the root to entry `leaf`, as positions; and the id where a parent
     /// cycle stopped the walk (the full reader's `path_to_root`, over the index).
     pub(crate) fn path_to(&self, leaf: usize) -> (Vec<usize>, Option<String>) {

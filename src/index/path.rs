@@ -4,11 +4,20 @@
 //! messages), each validated as the full reader would. A line that is not what the index
 //! says (another id, parent or type, or not one whole entry) gives `None`: the caller
 //! then reads the file whole.
+//!
+//! A context whose shown lines exceed 64 MiB is streamed: its lines are read
+//! and checked once at open without being kept (which also gives the JSON's length),
+//! and read again, a piece at a time, as its JSON is read. Memory then stays at a piece
+//! plus the index, whatever the size of the session.
 
 use super::SessionIndex;
 use crate::blob::BlobStore;
-use crate::context::{context_along, SessionContext};
+use crate::context::{
+    compaction_parts, context_along, entry_message, state_along, ContextJsonReader, SessionContext,
+    JSON_HEAD,
+};
 use crate::entry::{Entry, EntryType, Payload, Record, Text};
+use crate::error::{Result, SessionError};
 use crate::paths;
 use crate::session::model_message;
 use crate::storage::{Storage, StorageResult};
@@ -21,28 +30,130 @@ use std::sync::Arc;
 const GAP: u64 = 64 << 10;
 /// At most this many bytes per read, beyond a single longer line.
 const PIECE: u64 = 16 << 20;
+thread_local! {
+    /// A context whose shown lines hold more bytes than this (64 MiB) is streamed.
+    static STREAM_ABOVE: std::cell::Cell<u64> = const { std::cell::Cell::new(64 << 20) };
+}
+
+/// Tests stream small contexts: set the threshold (bytes of shown lines) for opens on
+/// this thread.
+pub fn set_stream_above(bytes: u64) {
+    STREAM_ABOVE.with(|t| t.set(bytes));
+}
 
 /// The entries a context of one leaf reads, read from the file through its index.
 pub struct PathContext {
-    /// Root first; only the entries the context reads.
+    /// Root first: the entries read and kept (the state changes, compactions, first and
+    /// last assistant messages, and, unless streamed, every shown entry).
     entries: Vec<Entry>,
-    /// Where each of them is in the file (its line was checked).
+    /// Where each of them is in the file.
     offsets: Vec<u64>,
+    /// Streamed: the positions of the shown entries, read again as the JSON is read.
+    streamed: Option<Streamed>,
     /// Lines of the file whose bytes beyond their leading keys were not checked.
     unchecked: usize,
     cycle: Option<String>,
     storage: Rc<dyn Storage>,
+    file: String,
     agent_dir: String,
+    index: SessionIndex,
+}
+
+/// What a streamed context reads again.
+struct Streamed {
+    /// Positions (in the index) of the entries after the summary, in order.
+    shown: Vec<usize>,
+    /// The position of the compaction whose summary comes first.
+    compaction: usize,
+    /// The compaction's summary message, first.
+    summary: Option<String>,
+    /// The JSON's length, measured at open.
+    total: usize,
+    /// Messages shown.
+    messages: usize,
 }
 
 impl PathContext {
     /// `buildSessionContext` for the leaf it was read for: equal to the full reader's.
-    pub fn context<'s>(&'s self) -> SessionContext<'s> {
+    /// A streamed context is read whole into it (its lines read again; a file rewritten
+    /// since the open is [`SessionError::ChangedWhileRead`]); [`PathContext::json_reader`]
+    /// streams it instead.
+    pub fn context(&self) -> Result<SessionContext<'_>> {
+        let Some(st) = &self.streamed else {
+            let path: Vec<&Entry> = self.entries.iter().collect();
+            return Ok(context_along(&path, self.cycle.clone(), &|e, m| {
+                self.finish(e, m)
+            }));
+        };
+        let mut ctx = self.state();
+        if let Some(s) = &st.summary {
+            ctx.messages.push(Cow::Owned(s.clone()));
+            ctx.entry_ids.push(self.index.id(st.compaction));
+        }
+        let lines = self.lines();
+        for batch in batches(&self.index, &st.shown) {
+            let read = lines.read(batch)?.ok_or_else(|| self.changed())?;
+            for (p, e) in &read {
+                if let Some(m) = entry_message(e, &|e, m| self.finish(e, m)) {
+                    ctx.messages.push(Cow::Owned(m.into_owned()));
+                    ctx.entry_ids.push(self.index.id(*p));
+                }
+            }
+        }
+        Ok(ctx)
+    }
+
+    fn changed(&self) -> SessionError {
+        SessionError::ChangedWhileRead {
+            file: self.file.clone(),
+        }
+    }
+
+    /// The context's JSON, a chunk at a time; a streamed context reads its lines as it
+    /// goes, so nothing holds the whole text.
+    pub fn json_reader(&self) -> ContextReader<'_> {
+        match &self.streamed {
+            None => {
+                let path: Vec<&Entry> = self.entries.iter().collect();
+                let ctx = context_along(&path, self.cycle.clone(), &|e, m| self.finish(e, m));
+                ContextReader::Built(ctx.into_json_reader())
+            }
+            Some(st) => {
+                let ctx = self.state();
+                ContextReader::Streamed(StreamedReader {
+                    tail: ctx.json_tail(),
+                    pc: self,
+                    st,
+                    stage: Stage::Head,
+                    pending: Vec::new(),
+                    at: 0,
+                    next: 0,
+                    first: true,
+                    failed: None,
+                })
+            }
+        }
+    }
+
+    /// The state along the path, without messages (a streamed context's).
+    fn state(&self) -> SessionContext<'_> {
+        let path: Vec<&Entry> = self.entries.iter().collect();
+        state_along(&path, self.cycle.clone()).0
+    }
+
+    fn finish<'e>(&self, e: &'e Entry, m: Cow<'e, str>) -> Cow<'e, str> {
         let store = BlobStore::new(&*self.storage, paths::blobs_dir(&self.agent_dir));
-        let path: Vec<&'s Entry> = self.entries.iter().collect();
         // Every entry here was read from the file, under an id no other entry has.
-        let finish = |e: &'s Entry, m: Cow<'s, str>| model_message(e, m, true, &store);
-        context_along(&path, self.cycle.clone(), &finish)
+        model_message(e, m, true, &store)
+    }
+
+    fn lines(&self) -> Lines<'_> {
+        Lines {
+            storage: &*self.storage,
+            path: &self.file,
+            index: &self.index,
+            read: BTreeMap::new(),
+        }
     }
 
     /// Where the lines read (and checked whole) start in the file.
@@ -55,6 +166,195 @@ impl PathContext {
     /// every line).
     pub fn unchecked_lines(&self) -> usize {
         self.unchecked
+    }
+
+    /// Is the context streamed (read from the file again as its JSON is read)?
+    pub fn streamed(&self) -> bool {
+        self.streamed.is_some()
+    }
+}
+
+/// How many bytes of lines a streamed context reads at a time.
+const STREAM_PIECE: u64 = 4 << 20;
+
+/// The positions cut into pieces of about [`STREAM_PIECE`] bytes of lines.
+fn batches<'p>(index: &'p SessionIndex, shown: &'p [usize]) -> impl Iterator<Item = &'p [usize]> {
+    let mut rest = shown;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut bytes = 0;
+        let n = rest
+            .iter()
+            .take_while(|&&p| {
+                bytes += u64::from(index.lens[p]);
+                bytes <= STREAM_PIECE
+            })
+            .count()
+            .max(1);
+        let (head, tail) = rest.split_at(n);
+        rest = tail;
+        Some(head)
+    })
+}
+
+/// A context's JSON read a chunk at a time, however it was opened.
+pub enum ContextReader<'a> {
+    /// Built in memory.
+    Built(ContextJsonReader<'a>),
+    /// Read from the file as it goes.
+    Streamed(StreamedReader<'a>),
+}
+
+impl ContextReader<'_> {
+    /// The whole JSON's length in bytes, read or not.
+    pub fn total_bytes(&self) -> usize {
+        match self {
+            ContextReader::Built(r) => r.total_bytes(),
+            ContextReader::Streamed(r) => r.st.total,
+        }
+    }
+
+    /// How many messages the context has.
+    pub fn messages(&self) -> usize {
+        match self {
+            ContextReader::Built(r) => r.context().messages.len(),
+            ContextReader::Streamed(r) => r.st.messages,
+        }
+    }
+
+    /// Append at most `max` more bytes of the JSON to `out`; 0 at the end. A streamed
+    /// context whose file changed since it was opened (a rewrite: appends change nothing
+    /// it reads) fails instead of handing out other bytes.
+    pub fn read_into(&mut self, out: &mut Vec<u8>, max: usize) -> std::io::Result<usize> {
+        match self {
+            ContextReader::Built(r) => Ok(r.read_into(out, max)),
+            ContextReader::Streamed(r) => r.read_into(out, max),
+        }
+    }
+}
+
+impl std::io::Read for ContextReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            ContextReader::Built(r) => r.read(buf),
+            ContextReader::Streamed(r) => {
+                let mut out = Vec::with_capacity(buf.len());
+                let n = r.read_into(&mut out, buf.len())?;
+                buf[..n].copy_from_slice(&out);
+                Ok(n)
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Head,
+    Summary,
+    Messages,
+    Tail,
+    Done,
+}
+
+/// The JSON of a streamed context: the head, the summary, each shown message (read a
+/// piece of lines at a time), the tail.
+pub struct StreamedReader<'a> {
+    pc: &'a PathContext,
+    st: &'a Streamed,
+    tail: String,
+    stage: Stage,
+    /// Bytes ready to hand out, and how many of them were.
+    pending: Vec<u8>,
+    at: usize,
+    /// The next shown position to read.
+    next: usize,
+    first: bool,
+    failed: Option<String>,
+}
+
+impl StreamedReader<'_> {
+    fn read_into(&mut self, out: &mut Vec<u8>, max: usize) -> std::io::Result<usize> {
+        let mut done = 0;
+        while done < max {
+            if self.at == self.pending.len() {
+                self.pending.clear();
+                self.at = 0;
+                self.refill()?;
+                if self.pending.is_empty() {
+                    break;
+                }
+            }
+            let take = (self.pending.len() - self.at).min(max - done);
+            out.extend_from_slice(&self.pending[self.at..self.at + take]);
+            self.at += take;
+            done += take;
+        }
+        Ok(done)
+    }
+
+    fn push_message(&mut self, m: &str) {
+        if !self.first {
+            self.pending.push(b',');
+        }
+        self.first = false;
+        self.pending.extend_from_slice(m.as_bytes());
+    }
+
+    /// The next bytes: the head, the summary, a piece of messages, the tail.
+    fn refill(&mut self) -> std::io::Result<()> {
+        if let Some(e) = &self.failed {
+            return Err(std::io::Error::other(e.clone()));
+        }
+        loop {
+            match self.stage {
+                Stage::Head => {
+                    self.pending.extend_from_slice(JSON_HEAD.as_bytes());
+                    self.stage = Stage::Summary;
+                    return Ok(());
+                }
+                Stage::Summary => {
+                    self.stage = Stage::Messages;
+                    if let Some(s) = &self.st.summary {
+                        self.push_message(&s.clone());
+                        return Ok(());
+                    }
+                }
+                Stage::Messages => {
+                    let Some(batch) = batches(&self.pc.index, &self.st.shown[self.next..]).next()
+                    else {
+                        self.stage = Stage::Tail;
+                        continue;
+                    };
+                    self.next += batch.len();
+                    let read = self.pc.lines().read(batch);
+                    let Ok(Some(read)) = read else {
+                        let why = match read {
+                            Err(e) => e.to_string(),
+                            Ok(_) => self.pc.changed().to_string(),
+                        };
+                        self.failed = Some(why.clone());
+                        return Err(std::io::Error::other(why));
+                    };
+                    let pc = self.pc;
+                    for (_, e) in &read {
+                        if let Some(m) = entry_message(e, &|e, m| pc.finish(e, m)) {
+                            self.push_message(&m);
+                        }
+                    }
+                    if !self.pending.is_empty() {
+                        return Ok(());
+                    }
+                }
+                Stage::Tail => {
+                    self.pending.extend_from_slice(self.tail.as_bytes());
+                    self.stage = Stage::Done;
+                    return Ok(());
+                }
+                Stage::Done => return Ok(()),
+            }
+        }
     }
 }
 
@@ -77,21 +377,35 @@ struct Lines<'a> {
     storage: &'a dyn Storage,
     path: &'a str,
     index: &'a SessionIndex,
-    /// Position → entry read.
+    /// Position → entry read (and kept).
     read: BTreeMap<usize, Entry>,
 }
 
 impl Lines<'_> {
-    /// Read the lines at `positions` (any order), in as few calls as the gaps allow.
-    /// `Ok(false)`: a line is not what the index says.
+    /// Read the lines at `positions` (any order) and keep them. `Ok(false)`: a line is
+    /// not what the index says.
     fn load(&mut self, positions: &[usize]) -> StorageResult<bool> {
-        let mut want: Vec<usize> = positions
+        let want: Vec<usize> = positions
             .iter()
             .copied()
             .filter(|p| !self.read.contains_key(p))
             .collect();
+        match self.read(&want)? {
+            Some(read) => {
+                self.read.extend(read);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Read the lines at `positions` (any order), in as few calls as the gaps allow,
+    /// each checked whole; in file order. `Ok(None)`: a line is not what the index says.
+    fn read(&self, positions: &[usize]) -> StorageResult<Option<Vec<(usize, Entry)>>> {
+        let mut want = positions.to_vec();
         want.sort_unstable_by_key(|&p| self.index.offsets[p]);
         want.dedup();
+        let mut out = Vec::with_capacity(want.len());
         let mut k = 0;
         while k < want.len() {
             let start = self.index.offsets[want[k]];
@@ -108,10 +422,10 @@ impl Lines<'_> {
             }
             let bytes = self.storage.read_range(self.path, start, end - start)?;
             if bytes.len() as u64 != end - start {
-                return Ok(false); // shorter than indexed: the file changed
+                return Ok(None); // shorter than indexed: the file changed
             }
             let Ok(text) = String::from_utf8(bytes) else {
-                return Ok(false);
+                return Ok(None);
             };
             let buf = Arc::new(text);
             for &p in &want[k..last] {
@@ -122,32 +436,37 @@ impl Lines<'_> {
                     end: s + self.index.lens[p] as usize,
                 };
                 match Entry::parse_record(text) {
-                    Ok(Record::Entry(e)) if self.agrees(p, &e) => {
-                        self.read.insert(p, e);
-                    }
-                    _ => return Ok(false),
+                    Ok(Record::Entry(e)) if self.agrees(p, &e) => out.push((p, e)),
+                    _ => return Ok(None),
                 }
             }
             k = last;
         }
-        Ok(true)
+        Ok(Some(out))
     }
 
-    /// The entry read at `p` is the one the index describes.
+    /// The entry read at `p` is the one the index describes: its id, type, and parent
+    /// (the one the index linked, or one it does not know, as it recorded).
     fn agrees(&self, p: usize, e: &Entry) -> bool {
-        let parent = e
-            .parent_id
-            .as_deref()
-            .and_then(|id| self.index.position(id))
-            .map(|q| q as usize);
-        e.id == self.index.id(p)
-            && parent == self.index.parent(p)
+        let parent_agrees = match (self.index.parent(p), e.parent_id.as_deref()) {
+            (Some(q), Some(id)) => self.index.id(q) == id,
+            (None, None) => true,
+            (None, Some(id)) => self
+                .index
+                .dangling
+                .iter()
+                .any(|(child, parent)| *child as usize == p && &**parent == id),
+            (Some(_), None) => false,
+        };
+        parent_agrees
+            && e.id == self.index.id(p)
             && super::Kind::of(e.entry_type) == self.index.kinds[p]
     }
 
-    /// The first position of `order` whose entry is an assistant message, reading the
-    /// message lines one by one until it is found.
-    fn first_assistant(
+    /// Read message lines of `order` one by one until one is an assistant message with a
+    /// model (`Some(true)`), or there is none (`Some(false)`); `None`: a line is not what
+    /// the index says.
+    fn find_assistant(
         &mut self,
         order: impl Iterator<Item = usize>,
     ) -> StorageResult<Option<bool>> {
@@ -172,32 +491,38 @@ impl Lines<'_> {
     }
 }
 
-/// The context of the leaf `leaf` (`None`: the last entry; an id the index lacks: the
-/// last entry too, as the full reader does) read through `index`. `Ok(None)` when a line
-/// read is not what the index says: read the file whole instead.
+/// The context of the leaf `leaf` (`None`: the last entry) read through `index`.
+/// `Ok(Err(index))` when a line read is not what the index says (or the path starts at a
+/// parent the index does not know): read the file whole instead.
 pub(crate) fn read_path_context(
     storage: Rc<dyn Storage>,
-    path: &str,
+    file: &str,
     agent_dir: &str,
-    index: &SessionIndex,
+    index: SessionIndex,
     leaf: Option<&str>,
 ) -> StorageResult<Option<PathContext>> {
-    let empty = |storage| PathContext {
+    let mut pc = PathContext {
         entries: Vec::new(),
         offsets: Vec::new(),
+        streamed: None,
         unchecked: 0,
         cycle: None,
         storage,
+        file: file.to_string(),
         agent_dir: agent_dir.to_string(),
+        index,
     };
-    let last = index.len().checked_sub(1);
+    let last = pc.index.len().checked_sub(1);
     let Some(leaf) = leaf
-        .and_then(|id| index.position(id).map(|p| p as usize))
+        .and_then(|id| pc.index.position(id).map(|p| p as usize))
         .or(last)
     else {
-        return Ok(Some(empty(storage)));
+        return Ok(Some(pc));
     };
-    let (chain, cycle) = index.path_to(leaf);
+    let (chain, cycle) = pc.index.path_to(leaf);
+    // Lines are checked against the index by their ids, not looked up: the table goes.
+    pc.index.drop_lookup();
+    let index = &pc.index;
     // A parent the index does not know may be a record it could not see (one the full
     // reader recovers): the full reader decides.
     if index
@@ -209,8 +534,8 @@ pub(crate) fn read_path_context(
     }
     let kind = |p: usize| index.kinds[p].entry_type();
     let mut lines = Lines {
-        storage: &*storage,
-        path,
+        storage: &*pc.storage,
+        path: file,
         index,
         read: BTreeMap::new(),
     };
@@ -223,51 +548,84 @@ pub(crate) fn read_path_context(
     if !lines.load(&changes)? {
         return Ok(None);
     }
-    // What the context shows: from the last compaction's first kept entry (or the
-    // root) to the leaf, every entry.
+    // What the context shows: the last compaction's summary, then from its first kept
+    // entry (if it keeps any) up to it, then everything after it; without one, the path.
     let cpos = chain
         .iter()
         .rposition(|&p| kind(p) == EntryType::Compaction);
-    let shown_from = match cpos {
-        None => 0,
+    let (summary, shown): (Option<String>, Vec<usize>) = match cpos {
+        None => (None, chain.clone()),
         Some(c) => {
-            let first_kept = match &lines.read[&chain[c]].payload {
-                Payload::Compaction {
-                    first_kept_entry_id,
-                } => first_kept_entry_id.clone(),
-                _ => None,
-            };
-            first_kept
-                .and_then(|id| chain[..c].iter().position(|&p| index.id(p) == id))
-                .unwrap_or(c)
+            let (summary, first_kept) = compaction_parts(&lines.read[&chain[c]]);
+            let kept = first_kept.and_then(|id| chain[..c].iter().position(|&p| index.id(p) == id));
+            let before = kept.map_or(&[][..], |k| &chain[k..c]);
+            (
+                Some(summary),
+                before.iter().chain(&chain[c + 1..]).copied().collect(),
+            )
         }
     };
-    if !lines.load(&chain[shown_from..])? {
-        return Ok(None);
-    }
     // The default model is set by assistant messages: the first one fixes its place
     // among the models, the last one its value.
-    let found = lines.first_assistant(chain.iter().copied())?;
-    let Some(found) = found else { return Ok(None) };
-    if found
-        && lines
-            .first_assistant(chain.iter().rev().copied())?
-            .is_none()
-    {
+    let Some(found) = lines.find_assistant(chain.iter().copied())? else {
+        return Ok(None);
+    };
+    if found && lines.find_assistant(chain.iter().rev().copied())?.is_none() {
         return Ok(None);
     }
+    let shown_bytes: u64 = shown.iter().map(|&p| u64::from(index.lens[p])).sum();
+    let streamed = shown_bytes > STREAM_ABOVE.with(|t| t.get());
+    if !streamed {
+        if !lines.load(&shown)? {
+            return Ok(None);
+        }
+    }
+    let mut read = std::mem::take(&mut lines.read);
     let (offsets, entries): (Vec<u64>, Vec<Entry>) = chain
         .iter()
-        .filter_map(|&p| Some((index.offsets[p], lines.read.remove(&p)?)))
+        .filter_map(|&p| Some((index.offsets[p], read.remove(&p)?)))
         .unzip();
-    Ok(Some(PathContext {
-        unchecked: index.len() - entries.len(),
-        entries,
-        offsets,
-        cycle,
-        storage,
-        agent_dir: agent_dir.to_string(),
-    }))
+    let unchecked = index.len() - entries.len();
+    pc.entries = entries;
+    pc.offsets = offsets;
+    pc.cycle = cycle;
+    pc.unchecked = unchecked;
+    if streamed {
+        // Every shown line read and checked now, none kept: reading the JSON later meets
+        // no line it cannot show, and its length is known.
+        let mut total = JSON_HEAD.len() + pc.state().json_tail().len();
+        let mut messages: usize = 0;
+        if let Some(s) = &summary {
+            total += s.len();
+            messages += 1;
+        }
+        let mut checked = Vec::new();
+        for batch in batches(&pc.index, &shown) {
+            let Some(read) = pc.lines().read(batch)? else {
+                return Ok(None);
+            };
+            for (p, e) in &read {
+                checked.push(pc.index.offsets[*p]);
+                if let Some(m) = entry_message(e, &|e, m| pc.finish(e, m)) {
+                    total += m.len();
+                    messages += 1;
+                }
+            }
+        }
+        total += messages.saturating_sub(1);
+        pc.unchecked = pc.unchecked.saturating_sub(checked.len());
+        pc.offsets.extend(checked);
+        pc.offsets.sort_unstable();
+        pc.offsets.dedup();
+        pc.streamed = Some(Streamed {
+            compaction: cpos.map_or(0, |c| chain[c]),
+            shown,
+            summary,
+            total,
+            messages,
+        });
+    }
+    Ok(Some(pc))
 }
 
 /// A session file opened to build the context of one leaf: through its index when the
@@ -281,13 +639,27 @@ pub enum OpenedContext {
 }
 
 impl OpenedContext {
-    /// The context, equal whichever way the file was read.
-    pub fn context(&self) -> SessionContext<'_> {
+    /// The context, equal whichever way the file was read (see [`PathContext::context`]).
+    pub fn context(&self) -> Result<SessionContext<'_>> {
         match self {
             OpenedContext::Path(p) => p.context(),
-            OpenedContext::Whole(s, leaf) => s.context_at(
+            OpenedContext::Whole(s, leaf) => Ok(s.context_at(
                 leaf.as_deref()
                     .map_or(crate::context::Leaf::Last, crate::context::Leaf::Id),
+            )),
+        }
+    }
+
+    /// The context's JSON a chunk at a time (streamed from the file when large).
+    pub fn json_reader(&self) -> ContextReader<'_> {
+        match self {
+            OpenedContext::Path(p) => p.json_reader(),
+            OpenedContext::Whole(s, leaf) => ContextReader::Built(
+                s.context_at(
+                    leaf.as_deref()
+                        .map_or(crate::context::Leaf::Last, crate::context::Leaf::Id),
+                )
+                .into_json_reader(),
             ),
         }
     }
