@@ -140,7 +140,7 @@ pub fn open_for_context(
                 leaf,
             );
             if let Ok(Some(p)) = read {
-                return Ok(OpenedContext::Path(p));
+                return Ok(OpenedContext::Path(Box::new(p)));
             }
         }
     }

@@ -116,11 +116,11 @@ impl PathContext {
             None => {
                 let path: Vec<&Entry> = self.entries.iter().collect();
                 let ctx = context_along(&path, self.cycle.clone(), &|e, m| self.finish(e, m));
-                ContextReader::Built(ctx.into_json_reader())
+                ContextReader::Built(Box::new(ctx.into_json_reader()))
             }
             Some(st) => {
                 let ctx = self.state();
-                ContextReader::Streamed(StreamedReader {
+                ContextReader::Streamed(Box::new(StreamedReader {
                     tail: ctx.json_tail(),
                     pc: self,
                     st,
@@ -130,7 +130,7 @@ impl PathContext {
                     next: 0,
                     first: true,
                     failed: None,
-                })
+                }))
             }
         }
     }
@@ -202,9 +202,9 @@ fn batches<'p>(index: &'p SessionIndex, shown: &'p [usize]) -> impl Iterator<Ite
 /// A context's JSON read a chunk at a time, however it was opened.
 pub enum ContextReader<'a> {
     /// Built in memory.
-    Built(ContextJsonReader<'a>),
+    Built(Box<ContextJsonReader<'a>>),
     /// Read from the file as it goes.
-    Streamed(StreamedReader<'a>),
+    Streamed(Box<StreamedReader<'a>>),
 }
 
 impl ContextReader<'_> {
@@ -575,10 +575,8 @@ pub(crate) fn read_path_context(
     }
     let shown_bytes: u64 = shown.iter().map(|&p| u64::from(index.lens[p])).sum();
     let streamed = shown_bytes > STREAM_ABOVE.with(|t| t.get());
-    if !streamed {
-        if !lines.load(&shown)? {
-            return Ok(None);
-        }
+    if !streamed && !lines.load(&shown)? {
+        return Ok(None);
     }
     let mut read = std::mem::take(&mut lines.read);
     let (offsets, entries): (Vec<u64>, Vec<Entry>) = chain
@@ -632,7 +630,7 @@ pub(crate) fn read_path_context(
 /// file has one (only the lines the context reads are read), else read whole.
 pub enum OpenedContext {
     /// Read through the index.
-    Path(PathContext),
+    Path(Box<PathContext>),
     /// Read whole (an older version, a line the index cannot describe, a line that was
     /// not what the index said), with the leaf asked for.
     Whole(Box<crate::session::Session>, Option<String>),
@@ -654,13 +652,13 @@ impl OpenedContext {
     pub fn json_reader(&self) -> ContextReader<'_> {
         match self {
             OpenedContext::Path(p) => p.json_reader(),
-            OpenedContext::Whole(s, leaf) => ContextReader::Built(
+            OpenedContext::Whole(s, leaf) => ContextReader::Built(Box::new(
                 s.context_at(
                     leaf.as_deref()
                         .map_or(crate::context::Leaf::Last, crate::context::Leaf::Id),
                 )
                 .into_json_reader(),
-            ),
+            )),
         }
     }
 
