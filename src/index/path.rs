@@ -227,7 +227,7 @@ impl ContextReader<'_> {
     /// Append at most `max` more bytes of the JSON to `out`; 0 at the end. A streamed
     /// context whose file changed since it was opened (a rewrite: appends change nothing
     /// it reads) fails instead of handing out other bytes.
-    pub fn read_into(&mut self, out: &mut Vec<u8>, max: usize) -> std::io::Result<usize> {
+    pub fn read_into(&mut self, out: &mut Vec<u8>, max: usize) -> Result<usize> {
         match self {
             ContextReader::Built(r) => Ok(r.read_into(out, max)),
             ContextReader::Streamed(r) => r.read_into(out, max),
@@ -241,7 +241,9 @@ impl std::io::Read for ContextReader<'_> {
             ContextReader::Built(r) => r.read(buf),
             ContextReader::Streamed(r) => {
                 let mut out = Vec::with_capacity(buf.len());
-                let n = r.read_into(&mut out, buf.len())?;
+                let n = r
+                    .read_into(&mut out, buf.len())
+                    .map_err(std::io::Error::other)?;
                 buf[..n].copy_from_slice(&out);
                 Ok(n)
             }
@@ -271,11 +273,11 @@ pub struct StreamedReader<'a> {
     /// The next shown position to read.
     next: usize,
     first: bool,
-    failed: Option<String>,
+    failed: Option<SessionError>,
 }
 
 impl StreamedReader<'_> {
-    fn read_into(&mut self, out: &mut Vec<u8>, max: usize) -> std::io::Result<usize> {
+    fn read_into(&mut self, out: &mut Vec<u8>, max: usize) -> Result<usize> {
         let mut done = 0;
         while done < max {
             if self.at == self.pending.len() {
@@ -303,9 +305,9 @@ impl StreamedReader<'_> {
     }
 
     /// The next bytes: the head, the summary, a piece of messages, the tail.
-    fn refill(&mut self) -> std::io::Result<()> {
+    fn refill(&mut self) -> Result<()> {
         if let Some(e) = &self.failed {
-            return Err(std::io::Error::other(e.clone()));
+            return Err(e.clone());
         }
         loop {
             match self.stage {
@@ -331,11 +333,11 @@ impl StreamedReader<'_> {
                     let read = self.pc.lines().read(batch);
                     let Ok(Some(read)) = read else {
                         let why = match read {
-                            Err(e) => e.to_string(),
-                            Ok(_) => self.pc.changed().to_string(),
+                            Err(e) => SessionError::Storage(e),
+                            Ok(_) => self.pc.changed(),
                         };
                         self.failed = Some(why.clone());
-                        return Err(std::io::Error::other(why));
+                        return Err(why);
                     };
                     let pc = self.pc;
                     for (_, e) in &read {

@@ -20,6 +20,16 @@ pub fn js_error(e: SessionError) -> JsValue {
     error.into()
 }
 
+/// An API error as a JS `Error` with `kind` (and `details`, e.g. resume candidates).
+pub fn api_error(e: xcsh_session::api::ApiError) -> JsValue {
+    let error = js_sys::Error::new(&e.message);
+    let _ = Reflect::set(&error, &"kind".into(), &e.kind.as_str().into());
+    if let Some(details) = e.details.as_deref().and_then(|d| parse(d).ok()) {
+        let _ = Reflect::set(&error, &"details".into(), &details);
+    }
+    error.into()
+}
+
 /// A bad argument, thrown as kind `invalidInput`.
 pub fn invalid(message: impl Into<String>) -> JsValue {
     js_error(SessionError::InvalidInput(message.into()))

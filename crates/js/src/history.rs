@@ -2,11 +2,10 @@
 //! limits, the `[{id, prompt, createdAt, cwd}]` shape) over a JS history store: a SQLite
 //! database (e.g. SQLite compiled to wasm, on OPFS or in memory) running the core's SQL.
 
-use crate::convert::{invalid, opt_prop, opt_string, parse};
+use crate::convert::{api_error, invalid, opt_prop, opt_string, parse};
 use js_sys::{Array, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use xcsh_session::api::ApiError;
 use xcsh_session::history::{
     self, HistoryEntry, HistoryError, HistoryResult, HistoryRows, HistoryStore, LastPromptCache,
     NewHistoryRow,
@@ -97,12 +96,6 @@ impl HistoryStore for JsHistoryStore {
             .map_err(history_error)?
             .as_string())
     }
-}
-
-fn api_error(e: ApiError) -> JsValue {
-    let error = js_sys::Error::new(&e.message);
-    let _ = Reflect::set(&error, &"kind".into(), &e.kind.as_str().into());
-    error.into()
 }
 
 /// The prompt history (`HistoryStorage`).

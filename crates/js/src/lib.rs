@@ -14,6 +14,7 @@
 //! ```
 
 mod convert;
+mod file_context;
 mod files;
 mod history;
 mod output;

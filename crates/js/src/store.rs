@@ -2,25 +2,15 @@
 //! picker search, resume, continue, internal URLs, blobs, fork, move and blob GC. Each
 //! converts its arguments, calls one `xcsh_session::api` function and parses the JSON.
 
-use crate::convert::{opt_bool, opt_prop, opt_string, parse, string};
+use crate::convert::{api_error, opt_bool, opt_prop, opt_string, parse, string};
 use crate::storage::{JsPort, JsStorage};
 use js_sys::Reflect;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use xcsh_session::api::{self, ApiError};
+use xcsh_session::api;
 use xcsh_session::storage::Storage;
 
 type JsResult<T> = Result<T, JsValue>;
-
-/// An API error as a JS `Error` with `kind` (and `details`, e.g. resume candidates).
-fn api_error(e: ApiError) -> JsValue {
-    let error = js_sys::Error::new(&e.message);
-    let _ = Reflect::set(&error, &"kind".into(), &e.kind.as_str().into());
-    if let Some(details) = e.details.as_deref().and_then(|d| parse(d).ok()) {
-        let _ = Reflect::set(&error, &"details".into(), &details);
-    }
-    error.into()
-}
 
 fn port(storage: JsStorage) -> JsResult<Rc<dyn Storage>> {
     Ok(Rc::new(JsPort::new(storage)?))

@@ -297,6 +297,16 @@ export interface FromTextOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
+export interface OpenContextOptions {
+  /** `~/.xcsh/agent`: the index cache is kept in `<agentDir>/cache/` (never beside the
+   * sessions), blob references resolve in `<agentDir>/blobs`. */
+  agentDir?: string;
+  /** The leaf whose context is read; default the last entry. */
+  leafId?: string;
+  /** `false`: neither read nor write the cached index (every open scans the file). */
+  indexCache?: boolean;
+}
+
 export interface OpenOptions {
   /** Never write, not even a migration. */
   readOnly?: boolean;
