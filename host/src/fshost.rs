@@ -12,7 +12,7 @@ use std::io::Read;
 use std::path::PathBuf;
 use wasmtime::component::{Resource, ResourceTable};
 use xcsh_session::fs::{io_error, Access, FsStorage, PathPolicy};
-use xcsh_session::storage::{Storage, StorageError, StorageExt, StorageResult};
+use xcsh_session::storage::{Storage, StorageError, StorageResult};
 
 /// Where the component may go: every guest path must resolve inside the roots
 /// ([`Roots::check`]), and a read-only command may change nothing.
@@ -139,6 +139,12 @@ impl Host for FsHost {
         self.fs.read_prefix(&path, max_bytes).map_err(to_wit)
     }
 
+    /// Opened as `read` and `read-prefix` are (confined, regular, one link, never
+    /// blocking), then read with `pread` at `offset`: nothing before it is read.
+    fn read_range(&mut self, path: String, offset: u64, len: u64) -> R<Vec<u8>> {
+        self.fs.read_range(&path, offset, len).map_err(to_wit)
+    }
+
     fn write(&mut self, path: String, data: Vec<u8>) -> R<()> {
         self.fs.write(&path, &data).map_err(to_wit)
     }
@@ -185,20 +191,6 @@ impl Host for FsHost {
 
     fn rmdir(&mut self, path: String) -> R<()> {
         self.fs.rmdir(&path).map_err(to_wit)
-    }
-
-    // blob-put, blob-get and copy-dir: the core's composites over the confined
-    // primitives (the component itself no longer imports them; other guests may).
-    fn blob_put(&mut self, blobs_dir: String, hash: String, data: Vec<u8>) -> R<()> {
-        self.fs.blob_put(&blobs_dir, &hash, &data).map_err(to_wit)
-    }
-
-    fn blob_get(&mut self, blobs_dir: String, hash: String) -> R<Option<Vec<u8>>> {
-        self.fs.blob_get(&blobs_dir, &hash).map_err(to_wit)
-    }
-
-    fn copy_dir(&mut self, from: String, to: String) -> R<()> {
-        self.fs.copy_dir(&from, &to).map_err(to_wit)
     }
 
     fn create_new(&mut self, path: String, data: Vec<u8>) -> R<()> {
@@ -275,6 +267,7 @@ fn stop_after_read(path: &str) {
 mod tests {
     use super::*;
     use std::path::Path;
+    use xcsh_session::storage::StorageExt;
 
     fn host(writable: bool) -> (tempfile::TempDir, String, FsHost) {
         let tmp = tempfile::tempdir().expect("tempdir");
