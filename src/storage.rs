@@ -370,7 +370,7 @@ fn temp_name(env: &dyn Environment, name: &str) -> String {
 }
 
 /// A blob name must be one plain path component (the core only ever passes 64 hex
-/// digits; this keeps a host's `blob-put` import from being aimed elsewhere).
+/// digits; this keeps a blob put or get from being aimed elsewhere).
 fn check_blob_name(hash: &str) -> StorageResult<()> {
     if hash.is_empty() || hash == "." || hash == ".." || hash.contains(['/', '\\', '\0']) {
         return Err(StorageError::Other(format!("invalid blob name: {hash:?}")));

@@ -12,7 +12,7 @@ use std::io::Read;
 use std::path::PathBuf;
 use wasmtime::component::{Resource, ResourceTable};
 use xcsh_session::fs::{io_error, Access, FsStorage, PathPolicy};
-use xcsh_session::storage::{Storage, StorageError, StorageExt, StorageResult};
+use xcsh_session::storage::{Storage, StorageError, StorageResult};
 
 /// Where the component may go: every guest path must resolve inside the roots
 /// ([`Roots::check`]), and a read-only command may change nothing.
@@ -139,6 +139,12 @@ impl Host for FsHost {
         self.fs.read_prefix(&path, max_bytes).map_err(to_wit)
     }
 
+    /// Opened as `read` and `read-prefix` are (confined, regular, one link, never
+    /// blocking), then read with `pread` at `offset`: nothing before it is read.
+    fn read_range(&mut self, path: String, offset: u64, len: u64) -> R<Vec<u8>> {
+        self.fs.read_range(&path, offset, len).map_err(to_wit)
+    }
+
     fn write(&mut self, path: String, data: Vec<u8>) -> R<()> {
         self.fs.write(&path, &data).map_err(to_wit)
     }
@@ -185,20 +191,6 @@ impl Host for FsHost {
 
     fn rmdir(&mut self, path: String) -> R<()> {
         self.fs.rmdir(&path).map_err(to_wit)
-    }
-
-    // blob-put, blob-get and copy-dir: the core's composites over the confined
-    // primitives (the component itself no longer imports them; other guests may).
-    fn blob_put(&mut self, blobs_dir: String, hash: String, data: Vec<u8>) -> R<()> {
-        self.fs.blob_put(&blobs_dir, &hash, &data).map_err(to_wit)
-    }
-
-    fn blob_get(&mut self, blobs_dir: String, hash: String) -> R<Option<Vec<u8>>> {
-        self.fs.blob_get(&blobs_dir, &hash).map_err(to_wit)
-    }
-
-    fn copy_dir(&mut self, from: String, to: String) -> R<()> {
-        self.fs.copy_dir(&from, &to).map_err(to_wit)
     }
 
     fn create_new(&mut self, path: String, data: Vec<u8>) -> R<()> {
@@ -275,6 +267,7 @@ fn stop_after_read(path: &str) {
 mod tests {
     use super::*;
     use std::path::Path;
+    use xcsh_session::storage::{range_of, StorageExt};
 
     fn host(writable: bool) -> (tempfile::TempDir, String, FsHost) {
         let tmp = tempfile::tempdir().expect("tempdir");
@@ -380,6 +373,150 @@ mod tests {
             fs::read_to_string(outside.join("secret")).expect("read"),
             "secret"
         );
+    }
+
+    /// The bytes of the test file: 10000 of them, no two neighbours alike.
+    fn numbered() -> Vec<u8> {
+        (0..10_000u32).map(|i| (i % 251) as u8).collect()
+    }
+
+    #[test]
+    fn read_range_reads_the_bytes_at_the_offset() {
+        let (_t, dir, mut h) = host(false);
+        let data = numbered();
+        let path = format!("{dir}/s.jsonl");
+        fs::write(&path, &data).expect("write");
+        let cases: [(u64, u64); 14] = [
+            (0, 10),
+            (0, 0),
+            (1234, 100),
+            (1234, 0),
+            (9990, 10),
+            (9990, 100),
+            (9999, 1),
+            (10_000, 0),
+            (10_000, 5),
+            (20_000, 5),
+            (5000, u64::MAX),
+            (0, u64::MAX),
+            (u64::MAX, u64::MAX),
+            (u64::MAX - 1, 10),
+        ];
+        for (offset, len) in cases {
+            let got = h.read_range(path.clone(), offset, len).expect("read-range");
+            assert_eq!(got, range_of(&data, offset, len), "{offset}+{len}");
+        }
+        assert_eq!(
+            h.read_range(path.clone(), 1234, 3).expect("r"),
+            [230, 231, 232]
+        );
+        assert_eq!(h.read_range(path.clone(), 9990, 100).expect("r").len(), 10);
+        assert!(h.read_range(path, 10_000, 5).expect("r").is_empty());
+        let missing = h.read_range(format!("{dir}/missing.jsonl"), 0, 10);
+        assert!(
+            matches!(missing, Err(wit::StorageError::NotFound(_))),
+            "{missing:?}"
+        );
+    }
+
+    /// A 1 TiB sparse file: a range at its end is read where it is. Reading the whole file
+    /// first (or everything before the offset) would need a terabyte.
+    #[test]
+    fn read_range_reads_at_the_offset_not_from_the_start() {
+        let (_t, dir, mut h) = host(false);
+        let path = format!("{dir}/sparse.jsonl");
+        let size = 1u64 << 40;
+        let file = fs::File::create(&path).expect("create");
+        file.set_len(size).expect("set_len");
+        {
+            use std::os::unix::fs::FileExt;
+            file.write_all_at(b"tail\n", size - 5).expect("write");
+        }
+        drop(file);
+        assert_eq!(
+            h.read_range(path.clone(), size - 5, 100).expect("r"),
+            b"tail\n"
+        );
+        assert_eq!(
+            h.read_range(path.clone(), size - 7, 3).expect("r"),
+            b"\0\0t"
+        );
+        assert!(h.read_range(path, size, 1 << 30).expect("r").is_empty());
+    }
+
+    /// Each refusal of `read-prefix` (the same check, the same error) is `read-range`'s.
+    fn refused_alike(h: &mut FsHost, path: &str) -> wit::StorageError {
+        let prefix = h
+            .read_prefix(path.into(), 10)
+            .expect_err("read-prefix refused");
+        let range = h
+            .read_range(path.into(), 2, 10)
+            .expect_err("read-range refused");
+        assert_eq!(format!("{range:?}"), format!("{prefix:?}"), "{path}");
+        range
+    }
+
+    #[test]
+    fn read_range_is_confined_as_read_prefix_is() {
+        let (_t, dir, mut h) = host(false);
+        let outside = tempfile::tempdir().expect("tempdir");
+        let secret = fs::canonicalize(outside.path()).expect("c").join("secret");
+        fs::write(&secret, "secret bytes").expect("write");
+        let denied = |e: &wit::StorageError| matches!(e, wit::StorageError::PermissionDenied(_));
+
+        // A path outside the roots, named directly or through `..`.
+        let e = refused_alike(&mut h, secret.to_str().expect("utf-8"));
+        assert!(denied(&e), "{e:?}");
+        let rel = format!(
+            "{dir}/../{}",
+            secret.strip_prefix("/").expect("abs").display()
+        );
+        let e = refused_alike(&mut h, &rel);
+        assert!(denied(&e), "{e:?}");
+        // A symlink inside that leads outside.
+        std::os::unix::fs::symlink(&secret, format!("{dir}/link.jsonl")).expect("symlink");
+        let e = refused_alike(&mut h, &format!("{dir}/link.jsonl"));
+        assert!(denied(&e), "{e:?}");
+        // A hard link inside to the file outside (its other name is outside).
+        let hard = format!("{dir}/hard.jsonl");
+        if fs::hard_link(&secret, &hard).is_ok() {
+            let e = refused_alike(&mut h, &hard);
+            assert!(denied(&e), "{e:?}");
+            assert!(format!("{e:?}").contains("hard link"), "{e:?}");
+        }
+        // A directory is no file.
+        fs::create_dir(format!("{dir}/d")).expect("mkdir");
+        refused_alike(&mut h, &format!("{dir}/d"));
+        // A path with NUL.
+        let e = refused_alike(&mut h, &format!("{dir}/a\0b"));
+        assert!(denied(&e), "{e:?}");
+    }
+
+    #[test]
+    fn read_range_of_a_fifo_is_refused_without_blocking() {
+        let (_t, dir, _h) = host(false);
+        let fifo = format!("{dir}/fifo.jsonl");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("run mkfifo");
+        assert!(made.success(), "mkfifo {fifo}");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let roots_dir = dir.clone();
+        std::thread::spawn(move || {
+            let roots = Roots::new(&[Path::new(&roots_dir)]).expect("roots");
+            let mut h = FsHost::new(roots, false);
+            let _ = tx.send(h.read_range(fifo, 0, 10));
+        });
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("read-range blocked on a FIFO");
+        match got {
+            Err(wit::StorageError::Other(m)) => {
+                assert!(m.ends_with("is not a regular file"), "{m}")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -37,7 +37,7 @@ use wasmtime::Store;
 use crate::fshost::FsHost;
 
 /// The interface every call is looked up in.
-const INTERFACE: &str = "xcsh:session/session-api@0.1.0";
+const INTERFACE: &str = "xcsh:session/session-api@0.2.0";
 
 /// One failed request: the WIT `error-kind` case, the message and the details of an
 /// `api-error` (or `invalid-input` for a request this host could not pass on).

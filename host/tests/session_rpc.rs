@@ -287,7 +287,7 @@ fn a_bad_request_gets_a_clear_error_and_the_loop_goes_on() {
     let e = d.err("bogus", None, json!([]));
     assert_eq!(
         e["message"],
-        json!("no function bogus in xcsh:session/session-api@0.1.0")
+        json!("no function bogus in xcsh:session/session-api@0.2.0")
     );
     let e = d.err("session.append-message", Some("session#9"), json!(["{}"]));
     assert_eq!(

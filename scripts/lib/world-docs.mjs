@@ -6,7 +6,7 @@
 //
 // Why only the world: `wasm-tools component new` drops every doc comment, and when a
 // component is decoded, `package-docs` is applied to its root package only; the
-// interfaces it imports and exports (`xcsh:session/storage@0.1.0`, ...) decode as a
+// interfaces it imports and exports (`xcsh:session/storage@0.2.0`, ...) decode as a
 // foreign package, whose docs the binary format has no place for. Their docs are in
 // wit/xcsh-session.wit, which jco types / wasmtime bindgen read.
 import fs from 'node:fs';

@@ -36,15 +36,6 @@ class Reader {
   }
 }
 
-function copyDir(from, to) {
-  fs.mkdirSync(to, { recursive: true });
-  for (const e of fs.readdirSync(from, { withFileTypes: true })) {
-    const [a, b] = [`${from}/${e.name}`, `${to}/${e.name}`];
-    if (e.isDirectory()) copyDir(a, b);
-    else fs.copyFileSync(a, b);
-  }
-}
-
 /** Scratch space for the small reads of every append (the lock file, 4096 bytes at most). */
 const scratch = Buffer.allocUnsafe(4096);
 
@@ -53,6 +44,27 @@ function readFull(fd, buf, len) {
   let n = 0;
   for (let r; n < len && (r = fs.readSync(fd, buf, n, len - n, n)) > 0;) n += r;
   return n;
+}
+
+/**
+ * `read-range`: at most `len` bytes at `offset` (u64s arrive as BigInts), read where they
+ * are with positioned reads on one fd, never the whole file; fewer at the end of the
+ * file, none past it.
+ */
+function readRange(path, offset, len) {
+  const fd = fs.openSync(path, 'r');
+  try {
+    const start = BigInt(offset);
+    const size = fs.fstatSync(fd, { bigint: true }).size;
+    const left = size > start ? size - start : 0n;
+    const want = Number(BigInt(len) < left ? BigInt(len) : left);
+    const buf = Buffer.allocUnsafe(want);
+    let n = 0;
+    for (let r; n < want && (r = fs.readSync(fd, buf, n, want - n, start + BigInt(n))) > 0;) n += r;
+    return new Uint8Array(buf.buffer, buf.byteOffset, n);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 function writeFull(fd, data) {
@@ -94,6 +106,7 @@ export const storage = {
       fs.closeSync(fd);
     }
   }),
+  readRange: (path, offset, len) => io(() => readRange(path, offset, len)),
   write: (path, data) => io(() => fs.writeFileSync(path, data)),
   append: (path, data) => io(() => {
     const fd = fs.openSync(path, 'a');
@@ -116,21 +129,6 @@ export const storage = {
     syncDir(parentDir(path));
   }),
   rmdir: (path) => io(() => fs.rmdirSync(path)),
-  blobPut: (dir, hash, data) => io(() => {
-    fs.mkdirSync(dir, { recursive: true });
-    const tmp = `${dir}/.${hash}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, data);
-    fs.renameSync(tmp, `${dir}/${hash}`);
-  }),
-  blobGet: (dir, hash) => {
-    try {
-      return new Uint8Array(fs.readFileSync(`${dir}/${hash}`));
-    } catch (e) {
-      if (e.code === 'ENOENT') return undefined;
-      throw storageError(e);
-    }
-  },
-  copyDir: (from, to) => io(() => copyDir(from, to)),
   createNew: (path, data) => io(() => fs.writeFileSync(path, data, { flag: 'wx' })),
   processIdentity: () => [process.pid, os.hostname()],
   processAlive: (pid) => {

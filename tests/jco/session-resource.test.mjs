@@ -21,7 +21,7 @@ const { instantiate } = await import(pathToFileURL(path.join(OUT, 'xcsh_session_
 
 /** The paths each reading import was called with, to see what an operation reads. */
 const reads = [];
-const READS = new Set(['read', 'openReader', 'readPrefix']);
+const READS = new Set(['read', 'openReader', 'readPrefix', 'readRange']);
 const counted = Object.fromEntries(Object.entries(storage).map(([name, f]) => [name, READS.has(name)
   ? (p, ...rest) => { reads.push(p); return f(p, ...rest); }
   : f]));

@@ -7,7 +7,6 @@ Paths are used as they are: the sandbox, if any, is this host's business.
 """
 import errno
 import os
-import shutil
 import socket
 
 from wasmtime import Engine, Store, WasiConfig
@@ -41,6 +40,19 @@ def _read_prefix(path, max_bytes):
         return f.read(max_bytes)
 
 
+def _read_range(path, offset, length):
+    """At most `length` bytes at `offset`: a seek and reads from there, never the whole file."""
+    out = bytearray()
+    with open(path, "rb", buffering=0) as f:
+        f.seek(offset)
+        while len(out) < length:
+            piece = f.read(min(length - len(out), 1 << 20))
+            if not piece:
+                break
+            out += piece
+    return bytes(out)
+
+
 def _write(path, data, mode="wb"):
     with open(path, mode) as f:
         f.write(data)
@@ -52,23 +64,6 @@ def _fsync(path):
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-def _blob_put(dir_, hash_, data):
-    os.makedirs(dir_, exist_ok=True)
-    tmp = os.path.join(dir_, f".{hash_}.{os.getpid()}.tmp")
-    _write(tmp, data)
-    os.replace(tmp, os.path.join(dir_, hash_))
-
-
-def _blob_get(_store, dir_, hash_):
-    try:
-        with open(os.path.join(dir_, hash_), "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
-    except OSError as e:
-        return _err(e)
 
 
 def _record(**fields):
@@ -134,32 +129,38 @@ def _no_history(_store, *_args):
     return Variant("other", "this host keeps no prompt history")
 
 
+# The `storage` functions by their WIT names (besides the `reader` resource's), each
+# taking the store first, as `link` defines them.
+STORAGE = {
+    "read": _io(lambda p: open(p, "rb").read()),
+    "open-reader": _io(_open_reader),
+    "read-prefix": _io(_read_prefix),
+    "read-range": _io(_read_range),
+    "write": _io(lambda p, d: _write(p, d)),
+    "append": _io(lambda p, d: _write(p, d, "ab")),
+    "rename": _io(os.replace),
+    "unlink": _io(os.unlink),
+    "list-dir": _io(_list_dir),
+    "stat": _io(_stat),
+    "mkdir-all": _io(lambda p: os.makedirs(p, exist_ok=True)),
+    "fsync": _io(_fsync),
+    "rmdir": _io(os.rmdir),
+    "create-new": _io(lambda p, d: _write(p, d, "xb")),
+    "process-identity": lambda _s: (os.getpid(), socket.gethostname()),
+    "process-alive": _alive,
+}
+
+
 def link(linker):
     """Define the component's imports in `linker`."""
     linker.add_wasip2()  # wasi:clocks and wasi:random, as wasmtime provides them
     with linker.root() as root:
-        with root.add_instance("xcsh:session/storage@0.1.0") as s:
+        with root.add_instance("xcsh:session/storage@0.2.0") as s:
             s.add_resource("reader", ResourceType.host(READER), _reader_drop)
             s.add_func("[method]reader.read", _reader_read)
-            s.add_func("read", _io(lambda p: open(p, "rb").read()))
-            s.add_func("open-reader", _io(_open_reader))
-            s.add_func("read-prefix", _io(_read_prefix))
-            s.add_func("write", _io(lambda p, d: _write(p, d)))
-            s.add_func("append", _io(lambda p, d: _write(p, d, "ab")))
-            s.add_func("rename", _io(os.replace))
-            s.add_func("unlink", _io(os.unlink))
-            s.add_func("list-dir", _io(_list_dir))
-            s.add_func("stat", _io(_stat))
-            s.add_func("mkdir-all", _io(lambda p: os.makedirs(p, exist_ok=True)))
-            s.add_func("fsync", _io(_fsync))
-            s.add_func("rmdir", _io(os.rmdir))
-            s.add_func("blob-put", _io(_blob_put))
-            s.add_func("blob-get", _blob_get)
-            s.add_func("copy-dir", _io(lambda a, b: shutil.copytree(a, b, dirs_exist_ok=True) and None))
-            s.add_func("create-new", _io(lambda p, d: _write(p, d, "xb")))
-            s.add_func("process-identity", lambda _s: (os.getpid(), socket.gethostname()))
-            s.add_func("process-alive", _alive)
-        with root.add_instance("xcsh:session/history@0.1.0") as h:
+            for name, func in STORAGE.items():
+                s.add_func(name, func)
+        with root.add_instance("xcsh:session/history@0.2.0") as h:
             for name in ("add", "search", "recent", "last-prompt"):
                 h.add_func(name, _no_history)
 
@@ -193,8 +194,8 @@ class SessionApi:
     """The component's `session-api` exports (typed), called by their WIT names, and
     `session-json`'s (the CLI's JSON text) through `call_json`."""
 
-    IFACE = "xcsh:session/session-api@0.1.0"
-    JSON_IFACE = "xcsh:session/session-json@0.1.0"
+    IFACE = "xcsh:session/session-api@0.2.0"
+    JSON_IFACE = "xcsh:session/session-json@0.2.0"
 
     def __init__(self, component_path):
         engine = Engine()

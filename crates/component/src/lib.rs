@@ -80,6 +80,12 @@ impl Storage for WitStorage {
         wit::read_prefix(path, max_bytes).map_err(from_wit)
     }
 
+    fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
+        read_range_in_pieces(offset, len, READ_CHUNK, |at, want| {
+            wit::read_range(path, at, want).map_err(from_wit)
+        })
+    }
+
     fn write(&self, path: &str, data: &[u8]) -> StorageResult<()> {
         wit::write(path, data).map_err(from_wit)
     }
@@ -141,9 +147,39 @@ impl Storage for WitStorage {
     }
 }
 
+/// `len` bytes at `offset` read as consecutive ranges of at most `piece` bytes
+/// (`read(offset, len)`, the host's `read-range`), so no call carries more than `piece`:
+/// until all are read, or a range comes back short (the end of the file).
+fn read_range_in_pieces(
+    offset: u64,
+    len: u64,
+    piece: u64,
+    mut read: impl FnMut(u64, u64) -> StorageResult<Vec<u8>>,
+) -> StorageResult<Vec<u8>> {
+    if len <= piece {
+        return read(offset, len);
+    }
+    let mut out = Vec::new();
+    let mut done = 0u64;
+    while done < len {
+        let Some(at) = offset.checked_add(done) else {
+            break; // past any file's end
+        };
+        let want = (len - done).min(piece);
+        let bytes = read(at, want)?;
+        done += bytes.len() as u64;
+        let short = (bytes.len() as u64) < want;
+        out.extend_from_slice(&bytes);
+        if short {
+            break;
+        }
+    }
+    Ok(out)
+}
+
 /// The host's clock, entropy and processes. (Blobs and directory copies are the core's
-/// composites over the file imports; the `blob-put`, `blob-get` and `copy-dir` imports
-/// stay in the WIT for hosts written against it, unused here.)
+/// composites over the file imports: the storage interface has no imports of its own for
+/// them.)
 impl Environment for WitStorage {
     fn now_ms(&self) -> i64 {
         let t = wasi::clocks::wall_clock::now();
@@ -457,3 +493,62 @@ impl Guest for Component {
 }
 
 export!(Component);
+
+#[cfg(test)]
+mod tests {
+    use super::read_range_in_pieces;
+    use std::cell::RefCell;
+    use xcsh_session::storage::range_of;
+
+    /// `read_range_in_pieces` over a file's bytes: what it returns and the calls it made.
+    fn pieces(data: &[u8], offset: u64, len: u64, piece: u64) -> (Vec<u8>, Vec<(u64, u64)>) {
+        let calls = RefCell::new(Vec::new());
+        let got = read_range_in_pieces(offset, len, piece, |at, want| {
+            calls.borrow_mut().push((at, want));
+            Ok(range_of(data, at, want).to_vec())
+        })
+        .expect("read");
+        (got, calls.into_inner())
+    }
+
+    #[test]
+    fn a_range_is_read_in_pieces_of_at_most_the_piece_size() {
+        let data: Vec<u8> = (0..100u8).collect();
+        for offset in [0, 1, 7, 50, 99, 100, 101, 1000, u64::MAX - 3, u64::MAX] {
+            for len in [0, 1, 9, 10, 11, 30, 99, 100, 101, 1 << 40, u64::MAX] {
+                let (got, calls) = pieces(&data, offset, len, 10);
+                assert_eq!(got, range_of(&data, offset, len), "{offset}+{len}");
+                assert!(calls.iter().all(|&(_, want)| want <= 10), "{calls:?}");
+                // Consecutive, and none after the end was seen.
+                for w in calls.windows(2) {
+                    assert_eq!(w[1].0, w[0].0 + w[0].1, "{calls:?}");
+                }
+                let past_end = calls.iter().filter(|&&(at, _)| at >= 100).count();
+                assert!(past_end <= 1, "{offset}+{len}: {calls:?}");
+            }
+        }
+        // A range within one piece is one call of it, as asked.
+        assert_eq!(pieces(&data, 5, 10, 10).1, [(5, 10)]);
+        assert_eq!(pieces(&data, 5, 0, 10).1, [(5, 0)]);
+        // 25 bytes: 10 + 10 + 5.
+        assert_eq!(pieces(&data, 3, 25, 10).1, [(3, 10), (13, 10), (23, 5)]);
+        // A short piece is the end: nothing is asked after it.
+        assert_eq!(pieces(&data, 85, 40, 10).1, [(85, 10), (95, 10)]);
+    }
+
+    #[test]
+    fn an_error_of_any_piece_is_the_error() {
+        let mut n = 0;
+        let err = read_range_in_pieces(0, 30, 10, |_, want| {
+            n += 1;
+            match n {
+                2 => Err(xcsh_session::storage::StorageError::NotFound("f".into())),
+                _ => Ok(vec![0; want as usize]),
+            }
+        });
+        assert!(matches!(
+            err,
+            Err(xcsh_session::storage::StorageError::NotFound(_))
+        ));
+    }
+}

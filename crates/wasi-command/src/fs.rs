@@ -152,25 +152,15 @@ impl WasiFsStorage {
         Ok(file)
     }
 
-    /// At most `limit` bytes of the regular file `path`.
-    fn read_up_to(&self, path: &str, limit: u64) -> StorageResult<Vec<u8>> {
+    /// At most `len` bytes of the regular file `path` from byte `offset`: the
+    /// descriptor's positioned `read`s ([`read_span`]), nothing before `offset`.
+    fn read_at(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
         let (dir, rel) = self.locate(path)?;
         let file = self.open_regular(dir, &rel, path, OpenFlags::empty(), DescriptorFlags::READ)?;
         let size = file.stat().map(|s| s.size).unwrap_or(0);
-        let mut out = Vec::with_capacity(size.min(limit).min(usize::MAX as u64) as usize);
-        let mut offset = 0u64;
-        while offset < limit {
-            let (bytes, eof) = file
-                .read((limit - offset).min(CHUNK), offset)
-                .map_err(|e| fs_error(path, e))?;
-            offset += bytes.len() as u64;
-            let done = eof || bytes.is_empty();
-            out.extend_from_slice(&bytes);
-            if done {
-                break;
-            }
-        }
-        Ok(out)
+        read_span(offset, len, size, CHUNK, |want, at| {
+            file.read(want, at).map_err(|e| fs_error(path, e))
+        })
     }
 
     /// Best-effort sync of `rel`'s directory, so that a create or a rename is durable.
@@ -188,6 +178,35 @@ impl WasiFsStorage {
             let _ = d.sync();
         }
     }
+}
+
+/// At most `len` bytes from byte `offset` of a file of `size` bytes (as stat saw it: the
+/// buffer's first size, not a limit), by positioned reads `read(want, at)` of at most
+/// `chunk` bytes each (a descriptor's `read`: the bytes and whether the end was reached),
+/// until `len` bytes, the end of the file or an empty read.
+fn read_span<E>(
+    offset: u64,
+    len: u64,
+    size: u64,
+    chunk: u64,
+    mut read: impl FnMut(u64, u64) -> Result<(Vec<u8>, bool), E>,
+) -> Result<Vec<u8>, E> {
+    let expect = len.min(size.saturating_sub(offset)).min(isize::MAX as u64);
+    let mut out = Vec::with_capacity(expect as usize);
+    let mut done = 0u64;
+    while done < len {
+        let Some(at) = offset.checked_add(done) else {
+            break; // past the end of any file
+        };
+        let (bytes, eof) = read((len - done).min(chunk), at)?;
+        done += bytes.len() as u64;
+        let end = eof || bytes.is_empty();
+        out.extend_from_slice(&bytes);
+        if end {
+            break;
+        }
+    }
+    Ok(out)
 }
 
 /// `path` absolute, without `.`, empty components or a trailing `/` (`/` itself stays);
@@ -291,11 +310,15 @@ pub(crate) fn write_all(stream: &OutputStream, mut data: &[u8]) -> Result<(), St
 
 impl Storage for WasiFsStorage {
     fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
-        self.read_up_to(path, u64::MAX)
+        self.read_at(path, 0, u64::MAX)
     }
 
     fn read_prefix(&self, path: &str, max_bytes: u64) -> StorageResult<Vec<u8>> {
-        self.read_up_to(path, max_bytes)
+        self.read_at(path, 0, max_bytes)
+    }
+
+    fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
+        self.read_at(path, offset, len)
     }
 
     fn write(&self, path: &str, data: &[u8]) -> StorageResult<()> {
@@ -543,7 +566,81 @@ impl Environment for WasiEnv {
 
 #[cfg(test)]
 mod tests {
-    use super::{names_below, normalize};
+    use super::{names_below, normalize, read_span};
+    use xcsh_session::storage::range_of;
+
+    /// `read_span` over a file's bytes, read by a host that returns at most `host_max`
+    /// bytes a call and reports the end (`eof`) or only an empty read at it: the bytes
+    /// and the calls `(want, at, bytes returned)`.
+    fn span(
+        data: &[u8],
+        offset: u64,
+        len: u64,
+        host_max: u64,
+        eof: bool,
+    ) -> (Vec<u8>, Vec<(u64, u64, u64)>) {
+        let mut calls = Vec::new();
+        let got = read_span::<()>(offset, len, data.len() as u64, 16, |want, at| {
+            let bytes = range_of(data, at, want.min(host_max)).to_vec();
+            calls.push((want, at, bytes.len() as u64));
+            let end = at.saturating_add(bytes.len() as u64) >= data.len() as u64;
+            Ok((bytes, eof && end))
+        })
+        .expect("read");
+        (got, calls)
+    }
+
+    #[test]
+    fn a_span_is_the_bytes_at_its_offset_read_in_chunks_from_there() {
+        let data: Vec<u8> = (0..100u8).collect();
+        let hosts = [(u64::MAX, true), (u64::MAX, false), (5, true), (5, false)];
+        for offset in [0, 1, 15, 16, 50, 99, 100, 101, 1000, u64::MAX - 3, u64::MAX] {
+            for len in [0, 1, 15, 16, 17, 40, 99, 100, 101, 1 << 40, u64::MAX] {
+                for (host_max, eof) in hosts {
+                    let case = format!("{offset}+{len}, host max {host_max}, eof {eof}");
+                    let (got, calls) = span(&data, offset, len, host_max, eof);
+                    assert_eq!(got, range_of(&data, offset, len), "{case}");
+                    if len == 0 {
+                        assert!(calls.is_empty(), "{case}: {calls:?}");
+                        continue;
+                    }
+                    // From the offset on (nothing before it), consecutive, at most a chunk.
+                    assert_eq!(calls[0].1, offset, "{case}: {calls:?}");
+                    assert!(calls.iter().all(|c| c.0 <= 16), "{case}: {calls:?}");
+                    for w in calls.windows(2) {
+                        assert_eq!(w[1].1, w[0].1 + w[0].2, "{case}: {calls:?}");
+                    }
+                    // At most one call at or past the end.
+                    let past = calls.iter().filter(|c| c.1 >= 100).count();
+                    assert!(past <= 1, "{case}: {calls:?}");
+                }
+            }
+        }
+        let at = |calls: Vec<(u64, u64, u64)>| -> Vec<(u64, u64)> {
+            calls.into_iter().map(|(want, at, _)| (want, at)).collect()
+        };
+        // 40 bytes from 30: 16 + 16 + 8; with the end reported, nothing more is asked.
+        let (_, calls) = span(&data, 30, 40, u64::MAX, true);
+        assert_eq!(at(calls), [(16, 30), (16, 46), (8, 62)]);
+        assert_eq!(at(span(&data, 90, 40, u64::MAX, true).1), [(16, 90)]);
+        assert_eq!(
+            at(span(&data, 90, 40, u64::MAX, false).1),
+            [(16, 90), (16, 100)]
+        );
+    }
+
+    #[test]
+    fn an_error_while_reading_is_the_error() {
+        let mut n = 0;
+        let got = read_span(0, 100, 100, 16, |want, _| {
+            n += 1;
+            match n {
+                3 => Err("failed"),
+                _ => Ok((vec![0; want as usize], false)),
+            }
+        });
+        assert_eq!(got, Err("failed"));
+    }
 
     #[test]
     fn a_directory_lists_the_first_component_of_each_preopen_below_it() {
