@@ -9,21 +9,58 @@ use crate::confine::{Denied, Roots};
 use crate::history::HistoryDbs;
 use std::fs;
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use wasmtime::component::{Resource, ResourceTable};
 use xcsh_session::fs::{io_error, Access, FsStorage, PathPolicy};
 use xcsh_session::storage::{Storage, StorageError, StorageResult};
 
+/// The session index cache of the agent directory (`<agent-dir>/cache`), and what a
+/// command may do there.
+#[derive(Debug, Clone)]
+pub enum IndexCache {
+    /// Read, and written by any command: an open that had to scan a session keeps its
+    /// index, read-only commands included (the cache is no session data: "read-only"
+    /// promises that session files, blobs, artifacts and locks are untouched).
+    Open(PathBuf),
+    /// `--no-index-cache`: nothing there is found, nothing written (every open scans).
+    Off(PathBuf),
+}
+
+impl IndexCache {
+    fn dir(&self) -> &Path {
+        match self {
+            IndexCache::Open(d) | IndexCache::Off(d) => d,
+        }
+    }
+}
+
 /// Where the component may go: every guest path must resolve inside the roots
-/// ([`Roots::check`]), and a read-only command may change nothing.
+/// ([`Roots::check`]), and a read-only command may change nothing but the index cache.
 pub struct Confinement {
     roots: Roots,
     writable: bool,
+    cache: Option<IndexCache>,
 }
 
 impl PathPolicy for Confinement {
     fn resolve(&self, guest: &str, access: Access) -> StorageResult<PathBuf> {
-        if access == Access::Write && !self.writable {
+        let cache = self
+            .cache
+            .as_ref()
+            .filter(|c| Path::new(guest).starts_with(c.dir()));
+        let to_cache = match cache {
+            Some(IndexCache::Off(_)) => {
+                return Err(match access {
+                    Access::Read => StorageError::NotFound(guest.to_string()),
+                    Access::Write => StorageError::PermissionDenied(format!(
+                        "{guest} (the index cache is off: --no-index-cache)"
+                    )),
+                })
+            }
+            Some(IndexCache::Open(_)) => true,
+            None => false,
+        };
+        if access == Access::Write && !self.writable && !to_cache {
             return Err(StorageError::PermissionDenied(format!(
                 "{guest} (this command is read-only)"
             )));
@@ -32,10 +69,18 @@ impl PathPolicy for Confinement {
             Access::Read => self.roots.check_read(guest),
             Access::Write => self.roots.check(guest),
         };
-        checked.map_err(|e| match e {
+        let resolved = checked.map_err(|e| match e {
             Denied::Io(io) => io_error(guest, io),
             other => StorageError::PermissionDenied(format!("{guest} ({other})")),
-        })
+        })?;
+        // A read-only command's write lands in the cache itself, not where a symlink in
+        // it leads.
+        match cache {
+            Some(c) if !self.writable && !resolved.starts_with(c.dir()) => Err(
+                StorageError::PermissionDenied(format!("{guest} (this command is read-only)")),
+            ),
+            _ => Ok(resolved),
+        }
     }
 
     /// The checked paths are fully resolved, so the storage follows no symlink in them:
@@ -78,9 +123,13 @@ fn to_wit(e: StorageError) -> wit::StorageError {
 }
 
 impl FsHost {
-    pub fn new(roots: Roots, writable: bool) -> FsHost {
+    pub fn new(roots: Roots, writable: bool, cache: Option<IndexCache>) -> FsHost {
         FsHost {
-            fs: FsStorage::with_policy(Confinement { roots, writable }),
+            fs: FsStorage::with_policy(Confinement {
+                roots,
+                writable,
+                cache,
+            }),
             history: HistoryDbs::new(),
             table: ResourceTable::new(),
         }
@@ -274,7 +323,7 @@ mod tests {
         let root = fs::canonicalize(tmp.path()).expect("canonical");
         let roots = Roots::new(&[&root]).expect("roots");
         let dir = root.to_str().expect("utf-8").to_string();
-        (tmp, dir, FsHost::new(roots, writable))
+        (tmp, dir, FsHost::new(roots, writable, None))
     }
 
     #[test]
@@ -337,6 +386,7 @@ mod tests {
         let confinement = Confinement {
             roots: Roots::new(&[&root]).expect("roots"),
             writable: true,
+            cache: None,
         };
         let st = FsStorage::with_policy(SwapAfterCheck {
             confinement,
@@ -505,7 +555,7 @@ mod tests {
         let roots_dir = dir.clone();
         std::thread::spawn(move || {
             let roots = Roots::new(&[Path::new(&roots_dir)]).expect("roots");
-            let mut h = FsHost::new(roots, false);
+            let mut h = FsHost::new(roots, false, None);
             let _ = tx.send(h.read_range(fifo, 0, 10));
         });
         let got = rx

@@ -57,6 +57,11 @@ struct Cli {
     /// cache.
     #[arg(short, long, global = true)]
     verbose: bool,
+    /// Neither read nor write the session index cache (`<agent-dir>/cache`): every open
+    /// of a session scans its file. By default an open that had to scan keeps the index
+    /// there, read-only commands included (it is a cache, never session data).
+    #[arg(long, global = true)]
+    no_index_cache: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -697,6 +702,15 @@ fn precompile(cli: &Cli, engine: &Engine, component: &aot::Source) -> Result<Exi
     anyhow::bail!("no cache directory (set XCSH_SESSION_CACHE_DIR or HOME)");
 }
 
+/// The agent directory's index cache, open or (`--no-index-cache`) off.
+fn index_cache(cli: &Cli, t: &Target) -> Option<fshost::IndexCache> {
+    let dir = PathBuf::from(&t.agent_dir).join("cache");
+    Some(match cli.no_index_cache {
+        true => fshost::IndexCache::Off(dir),
+        false => fshost::IndexCache::Open(dir),
+    })
+}
+
 /// `session`: the JSON-lines driver ([`rpc`]) over one instance, with the agent
 /// directory (created) and every `--dir` as roots, or `--root` alone.
 fn serve_session(
@@ -707,6 +721,7 @@ fn serve_session(
     timings: bool,
 ) -> Result<ExitCode> {
     let t = target(cli, &[], true)?;
+    let cache = index_cache(cli, &t);
     let roots = match &cli.root {
         Some(_) => t.roots,
         None => {
@@ -723,7 +738,7 @@ fn serve_session(
     report_cache(cli.verbose, &outcome);
     let mut linker = Linker::new(engine);
     SessionComponent::add_to_linker::<_, HasSelf<fshost::FsHost>>(&mut linker, |h| h)?;
-    let mut store = new_store(engine, fshost::FsHost::new(roots, true));
+    let mut store = new_store(engine, fshost::FsHost::new(roots, true, cache));
     let instance = linker.instantiate(&mut store, &component)?;
     rpc::Driver::new(&mut store, instance, timings)?
         .serve(std::io::stdin().lock(), std::io::stdout().lock())?;
@@ -808,7 +823,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
     report_cache(cli.verbose, &outcome);
     let mut linker = Linker::new(&engine);
     SessionComponent::add_to_linker::<_, HasSelf<fshost::FsHost>>(&mut linker, |h| h)?;
-    let mut store = new_store(&engine, fshost::FsHost::new(t.roots, writable));
+    let cache = index_cache(&cli, &t);
+    let mut store = new_store(&engine, fshost::FsHost::new(t.roots, writable, cache));
     let instance = SessionComponent::instantiate(&mut store, &component, &linker)?;
     // The CLI prints `session-json`'s text (the npm package's bytes); `context`, `tree`
     // and `get-blob` are `session-api`'s (their JSON is the entries' own).

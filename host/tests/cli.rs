@@ -196,6 +196,8 @@ fn a_large_context_is_printed_in_chunks_exactly_as_the_native_core_builds_it() {
     }
 }
 
+/// (A v1 file has no index: nothing is kept in the cache either; see
+/// `a_read_only_context_keeps_the_session_index_in_the_cache_and_nothing_else`.)
 #[test]
 fn read_commands_write_nothing() {
     let cli = Cli::new();
@@ -226,6 +228,110 @@ fn read_commands_write_nothing() {
         fs::read_dir(cli.agent.path()).expect("ls").count(),
         0,
         "the agent dir was written to"
+    );
+}
+
+/// A current (v3) session of `n` user and assistant messages, written by the core.
+fn small_v3_session(dir: &Path, agent: &Path, n: usize) -> PathBuf {
+    let path = dir.join("v3.jsonl");
+    let storage = Rc::new(FsStorage::new());
+    let mut s = xcsh_session::Session::create(
+        storage,
+        &xcsh_session::session::CreateOptions {
+            agent_dir: path_str(agent).to_string(),
+            cwd: path_str(dir).to_string(),
+            ..Default::default()
+        },
+    );
+    for i in 0..n {
+        let text = serde_json::to_string(&format!("question {i}")).expect("json");
+        s.append_message(&format!(
+            r#"{{"role":"user","content":[{{"type":"text","text":{text}}}],"timestamp":1}}"#
+        ))
+        .expect("user");
+        s.append_message(&format!(
+            r#"{{"role":"assistant","provider":"p","model":"m","content":[{{"type":"text","text":"answer {i}"}}],"timestamp":2}}"#
+        ))
+        .expect("assistant");
+    }
+    let file = PathBuf::from(s.file().expect("on disk"));
+    fs::rename(&file, &path).expect("rename");
+    path
+}
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        match p.is_dir() && !p.is_symlink() {
+            true => out.extend(files_under(&p)),
+            false => out.push(p),
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_read_only_context_keeps_the_session_index_in_the_cache_and_nothing_else() {
+    let cli = Cli::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dir_path = fs::canonicalize(dir.path()).expect("canonical");
+    let made = tempfile::tempdir().expect("agent of the writer");
+    let path = small_v3_session(&dir_path, made.path(), 30);
+    let before = fs::read(&path).expect("read");
+    let modified = mtime(&path);
+    let expected = api::context_file(
+        Rc::new(FsStorage::new()),
+        path_str(&path),
+        path_str(made.path()),
+        None,
+    )
+    .expect("native");
+    // The first read-only `context` scans the file and keeps its index in the cache; the
+    // second reads through it. Same bytes both times, the session untouched.
+    for _ in 0..2 {
+        let out = cli.ok(["context", path_str(&path), "--json"]);
+        assert_eq!(out.trim_end(), expected);
+    }
+    assert_eq!(fs::read(&path).expect("read"), before);
+    assert_eq!(mtime(&path), modified);
+    let written = files_under(&cli.agent_dir());
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert!(
+        written[0].starts_with(cli.agent_dir().join("cache/index")),
+        "{written:?}"
+    );
+    assert_eq!(written[0].extension().and_then(|e| e.to_str()), Some("idx"));
+    let index = fs::read(&written[0]).expect("index");
+    // `--no-index-cache`: the same context, nothing read from the cache or written.
+    fs::write(&written[0], b"not an index").expect("spoil");
+    let out = cli.ok(["--no-index-cache", "context", path_str(&path), "--json"]);
+    assert_eq!(out.trim_end(), expected);
+    assert_eq!(fs::read(&written[0]).expect("index"), b"not an index");
+    // A spoiled cache is written again by the next open that uses it.
+    cli.ok(["context", path_str(&path), "--json"]);
+    assert_eq!(fs::read(&written[0]).expect("index"), index);
+    assert_eq!(files_under(&dir_path), vec![path.clone()]);
+}
+
+#[test]
+fn a_cache_directory_symlinked_elsewhere_receives_no_write_from_a_read_only_command() {
+    let cli = Cli::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dir_path = fs::canonicalize(dir.path()).expect("canonical");
+    let made = tempfile::tempdir().expect("agent of the writer");
+    let path = small_v3_session(&dir_path, made.path(), 3);
+    // `<agent>/cache` leads into the session's directory (inside the roots).
+    let elsewhere = dir_path.join("elsewhere");
+    fs::create_dir(&elsewhere).expect("mkdir");
+    std::os::unix::fs::symlink(&elsewhere, cli.agent_dir().join("cache")).expect("symlink");
+    let out = cli.ok(["context", path_str(&path), "--json"]);
+    assert!(out.starts_with("{\"messages\":["), "{out}");
+    assert!(
+        files_under(&elsewhere).is_empty(),
+        "{:?}",
+        files_under(&elsewhere)
     );
 }
 

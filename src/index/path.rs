@@ -22,7 +22,7 @@ use crate::paths;
 use crate::session::model_message;
 use crate::storage::{Storage, StorageResult};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -152,7 +152,7 @@ impl PathContext {
             storage: &*self.storage,
             path: &self.file,
             index: &self.index,
-            read: BTreeMap::new(),
+            read: HashMap::new(),
         }
     }
 
@@ -380,7 +380,7 @@ struct Lines<'a> {
     path: &'a str,
     index: &'a SessionIndex,
     /// Position → entry read (and kept).
-    read: BTreeMap<usize, Entry>,
+    read: HashMap<usize, Entry>,
 }
 
 impl Lines<'_> {
@@ -405,7 +405,8 @@ impl Lines<'_> {
     /// each checked whole; in file order. `Ok(None)`: a line is not what the index says.
     fn read(&self, positions: &[usize]) -> StorageResult<Option<Vec<(usize, Entry)>>> {
         let mut want = positions.to_vec();
-        want.sort_unstable_by_key(|&p| self.index.offsets[p]);
+        let offsets = &self.index.offsets;
+        crate::sort::sort_by(&mut want, |a, b| offsets[*a].cmp(&offsets[*b]));
         want.dedup();
         let mut out = Vec::with_capacity(want.len());
         let mut k = 0;
@@ -539,7 +540,7 @@ pub(crate) fn read_path_context(
         storage: &*pc.storage,
         path: file,
         index,
-        read: BTreeMap::new(),
+        read: HashMap::new(),
     };
     // The state changes and compactions, everywhere on the path.
     let changes: Vec<usize> = chain
@@ -615,7 +616,7 @@ pub(crate) fn read_path_context(
         total += messages.saturating_sub(1);
         pc.unchecked = pc.unchecked.saturating_sub(checked.len());
         pc.offsets.extend(checked);
-        pc.offsets.sort_unstable();
+        crate::sort::sort_by(&mut pc.offsets, Ord::cmp);
         pc.offsets.dedup();
         pc.streamed = Some(Streamed {
             compaction: cpos.map_or(0, |c| chain[c]),

@@ -345,10 +345,16 @@ impl Guest for Component {
         agent_dir: String,
         leaf: Option<String>,
     ) -> Result<ContextReader, ApiError> {
-        let session =
-            api::open_for_context(storage(), &path, &agent_dir, leaf.as_deref()).map_err(to_wit)?;
+        let opened = api::open_for_context(
+            storage(),
+            &path,
+            &agent_dir,
+            leaf.as_deref(),
+            xcsh_session::IndexCache::Use,
+        )
+        .map_err(to_wit)?;
         Ok(ContextReader::new(
-            context_reader::ContextReaderResource::new(session, leaf.as_deref()),
+            context_reader::ContextReaderResource::new(opened),
         ))
     }
 

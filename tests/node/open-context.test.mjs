@@ -1,0 +1,100 @@
+// `openContext`: a session file's context through its index, in Node. Every context it
+// gives is `Session.open`'s; a reopen reads the cached index and only the context's lines
+// (by readRange), not the file; a storage without readRange still works (each ranged read
+// is a whole read sliced); a v1 file is read whole; a large context streams.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  FIXTURES, Session, agentHome, assistant, fixturePath, nodeStorage, openContext, user,
+} from './helpers.mjs';
+
+/** A node storage that counts the bytes its reads return. */
+function counting(inner = nodeStorage()) {
+  const counts = { bytes: 0, ranges: 0, whole: 0 };
+  const storage = {
+    ...inner,
+    read(p) {
+      const b = inner.read(p);
+      counts.whole++;
+      counts.bytes += b.length;
+      return b;
+    },
+    readPrefix(p, n) {
+      const b = inner.readPrefix(p, n);
+      counts.bytes += b.length;
+      return b;
+    },
+    readRange(p, o, n) {
+      const b = inner.readRange(p, o, n);
+      counts.ranges++;
+      counts.bytes += b.length;
+      return b;
+    },
+  };
+  return { storage, counts };
+}
+
+/** A session of `turns` user/assistant pairs with long questions, on disk. */
+function written(agentDir, turns) {
+  const s = Session.create(nodeStorage(), { agentDir, cwd: '/w' });
+  for (let i = 0; i < turns; i++) {
+    s.appendMessage(user(`question ${i} ${'x'.repeat(500)}`));
+    s.appendMessage(assistant(`answer ${i}`));
+  }
+  return s;
+}
+
+test('a reopen reads the cached index and the path, not the whole file', (t) => {
+  const agentDir = agentHome(t);
+  const s = written(agentDir, 300);
+  const leafId = s.entries()[200].id;
+  const want = Session.open(nodeStorage(), s.file, { readOnly: true, agentDir }).contextJson(leafId);
+  const size = fs.statSync(s.file).size;
+  const { storage, counts } = counting();
+
+  const first = openContext(storage, s.file, { agentDir, leafId });
+  assert.equal(first.throughIndex, true);
+  assert.equal(first.json(), want);
+  assert.ok(counts.bytes >= size, `the first open scans the file: ${counts.bytes} of ${size}`);
+  assert.equal(counts.whole, 0, 'the scan reads by ranges');
+  assert.deepEqual(fs.readdirSync(path.join(agentDir, 'cache', 'index')).length, 1);
+
+  counts.bytes = 0;
+  const again = openContext(storage, s.file, { agentDir, leafId });
+  assert.equal(again.json(), want);
+  assert.equal(again.uncheckedLines > 0, true);
+  // The cache (its own file) and two thirds of the session's lines.
+  const cache = fs.statSync(path.join(agentDir, 'cache', 'index', fs.readdirSync(path.join(agentDir, 'cache', 'index'))[0])).size;
+  assert.ok(counts.bytes < cache + size * 0.75, `${counts.bytes} bytes read, file ${size}, cache ${cache}`);
+  const chunks = [];
+  assert.equal(again.writeJson((c) => chunks.push(c)), again.byteLength);
+  assert.equal(Buffer.concat(chunks).toString('utf8'), want);
+});
+
+test('without readRange, with the cache off, and for v1 files: the same contexts', (t) => {
+  const agentDir = agentHome(t);
+  const s = written(agentDir, 20);
+  const want = s.contextJson();
+  const { readRange, ...noRange } = nodeStorage();
+  const plain = openContext(noRange, s.file, { agentDir });
+  assert.equal(plain.throughIndex, true);
+  assert.equal(plain.json(), want);
+  const off = openContext(nodeStorage(), s.file, { agentDir: agentHome(t), indexCache: false });
+  assert.equal(off.json(), want);
+  for (const name of FIXTURES) {
+    const file = fixturePath(name);
+    const opened = openContext(nodeStorage(), file, { agentDir });
+    assert.equal(opened.throughIndex, false, `${name} is v1: read whole`);
+    assert.equal(opened.json(), Session.open(nodeStorage(), file, { readOnly: true, agentDir }).contextJson());
+  }
+});
+
+test('a missing file and an unknown leaf are the errors of Session.open', (t) => {
+  const agentDir = agentHome(t);
+  const s = written(agentDir, 2);
+  assert.throws(() => openContext(nodeStorage(), `${s.file}.nope`, { agentDir }), (e) => e.kind === 'notFound');
+  assert.throws(() => openContext(nodeStorage(), s.file, { agentDir, leafId: 'nope' }), (e) => e.kind === 'entryNotFound');
+  assert.throws(() => openContext(nodeStorage(), s.file, { agentDir }).writeJson(async () => {}), (e) => e.kind === 'invalidInput');
+});
