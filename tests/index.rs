@@ -193,18 +193,46 @@ fn indexed(
     checked(storage, file, leaf, cache).map(|(c, t, _)| (c, t))
 }
 
-/// [`indexed`], and where the lines it checked start.
+/// [`indexed`], and where the lines it checked start; streamed from the file or built in
+/// memory, the same.
 fn checked(
     storage: Rc<dyn Storage>,
     file: &str,
     leaf: Option<&str>,
     cache: IndexCache,
 ) -> Result<(String, bool, Vec<u64>), String> {
+    let streamed = checked_once(storage.clone(), file, leaf, cache, true);
+    let built = checked_once(storage, file, leaf, cache, false);
+    assert_eq!(
+        streamed.as_ref().map(|s| (&s.0, s.1)),
+        built.as_ref().map(|b| (&b.0, b.1))
+    );
+    built
+}
+
+fn checked_once(
+    storage: Rc<dyn Storage>,
+    file: &str,
+    leaf: Option<&str>,
+    cache: IndexCache,
+    stream: bool,
+) -> Result<(String, bool, Vec<u64>), String> {
+    xcsh_session::internals::set_stream_above(if stream { 0 } else { 64 << 20 });
     let o = open_for_context(storage, file, AGENT, leaf, cache).map_err(|e| e.message.clone())?;
     let lines = match &o {
         OpenedContext::Path(p) => p.checked_lines().to_vec(),
         OpenedContext::Whole(..) => Vec::new(),
     };
+    if let OpenedContext::Path(p) = &o {
+        // At 0, every context that shows more than a summary is streamed.
+        let ctx: serde_json::Value = serde_json::from_str(&o.context().unwrap().to_json()).unwrap();
+        let messages = ctx["messages"].as_array().unwrap().len();
+        assert!(!p.streamed() || stream);
+        assert!(
+            p.streamed() || !stream || messages <= 1,
+            "{messages} messages, not streamed"
+        );
+    }
 
     let json = o.context().map_err(|e| e.to_string())?.to_json();
     // Streamed or built, the reader hands out the same bytes, and says how many first.
@@ -219,6 +247,13 @@ fn checked(
     assert_eq!(String::from_utf8(read).unwrap(), json);
     assert_eq!(total, json.len());
     Ok((json, o.through_index(), lines))
+}
+
+/// One open (built in memory) through the cached index: its context, and whether the
+/// index was used.
+fn once(storage: Rc<dyn Storage>, file: &str, leaf: Option<&str>) -> (String, bool) {
+    let (c, t, _) = checked_once(storage, file, leaf, IndexCache::Use, false).unwrap();
+    (c, t)
 }
 
 fn same(storage: &Rc<MemoryStorage>, file: &str, leaf: Option<&str>, cache: IndexCache) -> bool {
@@ -385,7 +420,7 @@ fn a_reopen_reads_the_cache_and_the_path_not_the_file() {
     let leaf = s.entries()[short].id.clone();
     drop(s);
 
-    let first = indexed(counting.clone(), &file, Some(&leaf), IndexCache::Use).unwrap();
+    let first = once(counting.clone(), &file, Some(&leaf));
     assert!(first.1);
     let scanned = counting.bytes.replace(0);
     assert!(
@@ -393,7 +428,7 @@ fn a_reopen_reads_the_cache_and_the_path_not_the_file() {
         "the first open scans the file: {scanned} of {size}"
     );
 
-    let again = indexed(counting.clone(), &file, Some(&leaf), IndexCache::Use).unwrap();
+    let again = once(counting.clone(), &file, Some(&leaf));
     assert_eq!(again, first);
     let reread = counting.bytes.replace(0);
     assert!(
@@ -407,12 +442,12 @@ fn a_reopen_reads_the_cache_and_the_path_not_the_file() {
     s.append_message(&user("one more")).unwrap();
     drop(s);
     let grown = storage.read(&file).unwrap().len() as u64;
-    let after = indexed(counting.clone(), &file, None, IndexCache::Use).unwrap();
+    let after = once(counting.clone(), &file, None);
     assert!(after.1);
     assert_eq!(after.0, whole(&storage, &file, None).unwrap());
     let appended_scan = counting.bytes.replace(0);
     assert!(appended_scan < grown + grown / 10 + 4096, "{appended_scan}");
-    let cached = indexed(counting.clone(), &file, Some(&leaf), IndexCache::Use).unwrap();
+    let cached = once(counting.clone(), &file, Some(&leaf));
     assert_eq!(cached, first);
     assert!(counting.bytes.get() < size * 6 / 10);
 }
@@ -491,4 +526,70 @@ fn a_streamed_context_is_read_from_the_file_and_refuses_one_rewritten_since() {
         "{err}"
     );
     xcsh_session::internals::set_stream_above(64 << 20);
+}
+
+/// Appends to the session file (through the inner storage) at its `at`-th ranged read.
+struct AppendsDuring {
+    inner: Rc<MemoryStorage>,
+    file: String,
+    at: usize,
+    text: String,
+    calls: Cell<usize>,
+}
+
+impl Layer for AppendsDuring {
+    fn inner(&self) -> &dyn Storage {
+        &*self.inner
+    }
+    fn read_range(&self, p: &str, o: u64, n: u64) -> StorageResult<Vec<u8>> {
+        if p == self.file {
+            let k = self.calls.get();
+            self.calls.set(k + 1);
+            if k == self.at {
+                self.inner.append(p, self.text.as_bytes())?;
+            }
+        }
+        self.inner.read_range(p, o, n)
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 150, .. ProptestConfig::default() })]
+
+    /// A line appended while an open reads the file (by the agent, which takes no lock):
+    /// the open gives the context of the file as it was, or as it became; the appended
+    /// bytes stay (an open never writes the session); the next opens see them, and a
+    /// half-written line only once it is whole.
+    #[test]
+    fn appends_racing_an_open_lose_nothing(ops in proptest::collection::vec(op(), 0..20), at in 0usize..6, half in any::<bool>(), cache in any::<bool>()) {
+        let storage = mem();
+        let (file, ids) = written(&storage, &ops);
+        let cache = if cache { IndexCache::Use } else { IndexCache::Off };
+        if cache == IndexCache::Use {
+            let _ = indexed(storage.clone(), &file, None, cache);
+        }
+        let before = whole(&storage, &file, None).unwrap();
+        let line = format!(
+            r#"{{"type":"message","id":"racer01","parentId":"{}","timestamp":"2026-02-16T11:00:00.000Z","message":{{"role":"user","content":"late","timestamp":3}}}}"#,
+            ids.last().unwrap()
+        ) + "\n";
+        let (now, later) = match half {
+            true => line.split_at(line.len() / 2),
+            false => (line.as_str(), ""),
+        };
+        let racing = Rc::new(AppendsDuring { inner: storage.clone(), file: file.clone(), at, text: now.to_string(), calls: Cell::new(0) });
+        let got = checked_once(racing.clone(), &file, None, cache, at % 2 == 0).unwrap().0;
+        if racing.calls.get() <= at {
+            storage.append(&file, now.as_bytes()).unwrap(); // the open read less: after it
+        }
+        let after = whole(&storage, &file, None).unwrap();
+        prop_assert!(got == before || got == after, "neither the file before nor after the append");
+        prop_assert!(read(&storage, &file).ends_with(now), "the appended bytes are there");
+        prop_assert_eq!(indexed(storage.clone(), &file, None, cache).unwrap().0, after);
+        storage.append(&file, later.as_bytes()).unwrap();
+        let (ctx, through) = indexed(storage.clone(), &file, None, cache).unwrap();
+        prop_assert_eq!(&ctx, &whole(&storage, &file, None).unwrap());
+        prop_assert!(through, "the whole line is indexed");
+        prop_assert!(ctx.contains("\"late\""));
+    }
 }

@@ -423,9 +423,17 @@ impl Lines<'_> {
                 end = e;
                 last += 1;
             }
-            let bytes = self.storage.read_range(self.path, start, end - start)?;
+            let mut bytes = self.storage.read_range(self.path, start, end - start)?;
             if bytes.len() as u64 != end - start {
                 return Ok(None); // shorter than indexed: the file changed
+            }
+            // The lines between the wanted ones were read only to save calls: blanked,
+            // so that what they hold (unchecked) decides nothing.
+            let mut at = 0;
+            for &p in &want[k..last] {
+                let s = (self.index.offsets[p] - start) as usize;
+                bytes[at..s].fill(b' ');
+                at = s + self.index.lens[p] as usize;
             }
             let Ok(text) = String::from_utf8(bytes) else {
                 return Ok(None);

@@ -22,8 +22,15 @@ const { instantiate } = await import(pathToFileURL(path.join(OUT, 'xcsh_session_
 /** The paths each reading import was called with, to see what an operation reads. */
 const reads = [];
 const READS = new Set(['read', 'openReader', 'readPrefix', 'readRange']);
+/** Each reading call: [import, path, bytes returned] (a reader's pieces are not counted). */
+const readOps = [];
 const counted = Object.fromEntries(Object.entries(storage).map(([name, f]) => [name, READS.has(name)
-  ? (p, ...rest) => { reads.push(p); return f(p, ...rest); }
+  ? (p, ...rest) => {
+    reads.push(p);
+    const r = f(p, ...rest);
+    readOps.push([name, p, r?.length ?? 0]);
+    return r;
+  }
   : f]));
 const component = await instantiate(
   (file) => WebAssembly.compile(fs.readFileSync(path.join(OUT, file))),
@@ -517,4 +524,34 @@ test('open-context: a context of several MiB read in chunks is the context, byte
   // The same errors as `context`.
   assert.equal(apiError(() => api.openContext(path.join(root, 'none.jsonl'), agent, undefined)).kind, 'not-found');
   assert.equal(apiError(() => api.openContext(file, agent, 'nosuchid')).kind, 'entry-not-found');
+});
+
+test('open-context through the index: a reopen reads the cached index and, by read-range, only the context\'s lines', (t) => {
+  const root = tempRoot(t);
+  const agent = path.join(root, 'agent');
+  const s = Session.create(agent, '/work/pi', undefined, undefined);
+  const ids = [];
+  for (let i = 0; i < 200; i++) {
+    ids.push(s.appendMessage(user(`${i} ${'question '.repeat(60)}`)));
+    s.appendMessage(reply(`answer ${i}`));
+  }
+  const file = s.file();
+  s.close();
+  const size = fs.statSync(file).size;
+  const leaf = ids[50];
+  const expected = native(file, leaf);
+  readOps.length = 0;
+  assert.equal(api.context(file, agent, leaf), expected, 'the first open scans and keeps the index');
+  assert.deepEqual(readOps.filter(([op, p]) => p === file && op !== 'readRange'), [], 'the session file is read by ranges only');
+  const cached = fs.readdirSync(path.join(agent, 'cache', 'index'));
+  assert.equal(cached.length, 1);
+  readOps.length = 0;
+  assert.equal(api.context(file, agent, leaf), expected);
+  const fileBytes = readOps.filter(([, p]) => p === file).reduce((n, [, , b]) => n + b, 0);
+  assert.ok(fileBytes < size / 3, `a reopen read ${fileBytes} of the file's ${size} bytes`);
+  assert.ok(readOps.some(([, p]) => p.endsWith(cached[0])), 'the cached index was read');
+  const reader = api.openContext(file, agent, leaf);
+  const chunks = [];
+  for (let chunk; (chunk = reader.read(1n << 16n)).length > 0;) chunks.push(chunk);
+  assert.equal(Buffer.concat(chunks).toString('utf8'), expected);
 });

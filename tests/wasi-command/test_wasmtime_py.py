@@ -115,6 +115,9 @@ class Scenario(Sandbox):
         at_first = self.ok("--agent-dir", AGENT, "context", file, "--leaf", first)
         self.assertEqual(at_first, native("context", host_file, first))
         self.assertEqual(len(json.loads(at_first)["messages"]), 1)
+        # The context was read through the file's index (ranged reads over
+        # wasi:filesystem); a read-only command of this sandbox keeps no index cache.
+        self.assertFalse(os.path.exists(self.host(f"{AGENT}/cache")))
 
         tree = json.loads(self.ok("--agent-dir", AGENT, "tree", file))
         self.assertEqual([n["entry"]["id"] for n in tree], [first])

@@ -252,3 +252,52 @@ class TypedResults(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ContextThroughTheIndex(unittest.TestCase):
+    """`context` of a session file reads it through its index: the first open scans it by
+    ranged reads and keeps the index in `<agent>/cache/index/`; a reopen reads the index
+    and, by `read-range`, only the lines of the context."""
+
+    def setUp(self):
+        import host
+        self.host = host
+        self.calls = []
+        self.saved = dict(host.STORAGE)
+        for name in ("read", "open-reader", "read-prefix", "read-range"):
+            def counting(store, path, *rest, _name=name, _f=host.STORAGE[name]):
+                r = _f(store, path, *rest)
+                self.calls.append((_name, path, len(r) if isinstance(r, bytes) else 0))
+                return r
+            host.STORAGE[name] = counting
+        self.api = SessionApi(COMPONENT)
+        self.tmp = tempfile.TemporaryDirectory(prefix="xcsh-wasmtime-py-index-")
+        self.agent = os.path.join(os.path.realpath(self.tmp.name), "agent")
+
+    def tearDown(self):
+        self.host.STORAGE.clear()
+        self.host.STORAGE.update(self.saved)
+        self.tmp.cleanup()
+
+    def test_a_reopen_reads_only_the_lines_of_its_context(self):
+        s = self.api.call("[static]session.create", self.agent, "/work/pi", None, None)
+        ids = []
+        for i in range(200):
+            ids.append(self.api.call("[method]session.append-message", s, user(f"{i} " + "question " * 60)))
+            self.api.call("[method]session.append-message", s, reply(f"answer {i}"))
+        path = self.api.call("[method]session.file", s)
+        self.api.call("[method]session.close", s)
+        size = os.path.getsize(path)
+        leaf = ids[50]
+        expected = native(path, leaf)
+        self.calls.clear()
+        self.assertEqual(self.api.call("context", path, self.agent, leaf), expected)
+        self.assertEqual([c for c in self.calls if c[1] == path and c[0] != "read-range"], [],
+                         "the session file is read by ranges only")
+        cached = os.listdir(os.path.join(self.agent, "cache", "index"))
+        self.assertEqual(len(cached), 1)
+        self.calls.clear()
+        self.assertEqual(self.api.call("context", path, self.agent, leaf), expected)
+        read = sum(n for (_, p, n) in self.calls if p == path)
+        self.assertLess(read, size // 3, f"a reopen read {read} of the file's {size} bytes")
+        self.assertTrue(any(p.endswith(cached[0]) for (_, p, _) in self.calls), "the index was read")
