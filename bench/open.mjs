@@ -11,6 +11,9 @@
 //              no JS string's size limit (a 1 GB session's context is ~975 MB)
 //   wasm-open-stream  the same with writeContextJson(): the context streamed in 1 MiB chunks,
 //              never whole in memory (what the real-content rows measure)
+//   wasm-open-context  openContext(storage, file, {agentDir}).writeJson(): the context read
+//              through the file's index (kept in <agentDir>/cache/index: a first open scans
+//              the file and writes it, a reopen reads it and the context's lines only)
 //   js         the straightforward JavaScript reference (baseline.mjs), reading the file itself
 //   js-text    the same reference from the JS string already in memory (as wasm-text)
 // Prints one JSON object. Times are wall-clock ms (performance.now) and process CPU ms
@@ -91,18 +94,29 @@ function runner(mode, file, agentDir) {
       free,
     };
   }
+  if (mode === 'wasm-open-context') {
+    const sink = Buffer.alloc(1 << 20);
+    return {
+      run() {
+        session = pkg.openContext(storage, file, { agentDir });
+        return new StreamedContext(session.writeJson((chunk) => sink.set(chunk)), session, 'writeJson');
+      },
+      free,
+    };
+  }
   throw new Error(`unknown mode ${mode}`);
 }
 
 /** What wasm-open-stream's run returns: the length, and the hash computed on demand. */
 class StreamedContext {
-  constructor(length, session) {
+  constructor(length, session, write = 'writeContextJson') {
     this.length = length;
     this.session = session;
+    this.write = write;
   }
   sha256() {
     const hash = crypto.createHash('sha256');
-    this.session.writeContextJson((chunk) => hash.update(chunk));
+    this.session[this.write]((chunk) => hash.update(chunk));
     return hash.digest('hex');
   }
 }
