@@ -636,7 +636,7 @@ pub fn gc_report(
 }
 
 /// `gc`: [`gc_report`] as `{"dryRun", "scannedFiles", "referenced", "deleted",
-/// "keptRecent", "keptPinned", "missing", "forgotten", "staleFiles"}`.
+/// "keptRecent", "keptPinned", "missing", "forgotten", "staleFiles", "staleIndexes"}`.
 pub fn gc(
     storage: Rc<dyn Storage>,
     agent_dir: &str,

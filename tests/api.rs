@@ -459,15 +459,15 @@ const GOLDEN: &[(&str, &str)] = &[
     ),
     (
         "gc empty",
-        "{\"dryRun\":true,\"scannedFiles\":0,\"referenced\":0,\"deleted\":[],\"keptRecent\":[],\"keptPinned\":[],\"missing\":[],\"forgotten\":[],\"staleFiles\":[]}",
+        "{\"dryRun\":true,\"scannedFiles\":0,\"referenced\":0,\"deleted\":[],\"keptRecent\":[],\"keptPinned\":[],\"missing\":[],\"forgotten\":[],\"staleFiles\":[],\"staleIndexes\":[]}",
     ),
     (
         "gc dry",
-        "{\"dryRun\":true,\"scannedFiles\":0,\"referenced\":0,\"deleted\":[\"31e090ff8875902e5671bdec3d3d9fc6ed5c2a0f25cd6f31901274ec0323e9d9\"],\"keptRecent\":[\"16367aacb67a4a017c8da8ab95682ccb390863780f7114dda0a0e0c55644c7c4\"],\"keptPinned\":[],\"missing\":[],\"forgotten\":[],\"staleFiles\":[]}",
+        "{\"dryRun\":true,\"scannedFiles\":0,\"referenced\":0,\"deleted\":[\"31e090ff8875902e5671bdec3d3d9fc6ed5c2a0f25cd6f31901274ec0323e9d9\"],\"keptRecent\":[\"16367aacb67a4a017c8da8ab95682ccb390863780f7114dda0a0e0c55644c7c4\"],\"keptPinned\":[],\"missing\":[],\"forgotten\":[],\"staleFiles\":[],\"staleIndexes\":[]}",
     ),
     (
         "gc",
-        "{\"dryRun\":false,\"scannedFiles\":0,\"referenced\":0,\"deleted\":[\"31e090ff8875902e5671bdec3d3d9fc6ed5c2a0f25cd6f31901274ec0323e9d9\"],\"keptRecent\":[\"16367aacb67a4a017c8da8ab95682ccb390863780f7114dda0a0e0c55644c7c4\"],\"keptPinned\":[],\"missing\":[],\"forgotten\":[],\"staleFiles\":[]}",
+        "{\"dryRun\":false,\"scannedFiles\":0,\"referenced\":0,\"deleted\":[\"31e090ff8875902e5671bdec3d3d9fc6ed5c2a0f25cd6f31901274ec0323e9d9\"],\"keptRecent\":[\"16367aacb67a4a017c8da8ab95682ccb390863780f7114dda0a0e0c55644c7c4\"],\"keptPinned\":[],\"missing\":[],\"forgotten\":[],\"staleFiles\":[],\"staleIndexes\":[]}",
     ),
     (
         "fork",

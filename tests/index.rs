@@ -593,3 +593,39 @@ proptest! {
         prop_assert!(ctx.contains("\"late\""));
     }
 }
+
+#[test]
+fn gc_removes_the_cached_index_of_a_session_that_is_gone_and_keeps_the_others() {
+    let storage = mem();
+    let (kept, _) = written(&storage, &[Op::User("a".into())]);
+    let (gone, _) = written(&storage, &[Op::User("b".into())]);
+    for file in [&kept, &gone] {
+        assert!(indexed(storage.clone(), file, None, IndexCache::Use).unwrap().1);
+    }
+    let caches = cache_files(&storage);
+    assert_eq!(caches.len(), 2);
+    storage.unlink(&gone).unwrap();
+    storage.write("/agent/cache/index/0000.idx", b"not an index").unwrap();
+    let name = |p: &str| p.rsplit('/').next().unwrap().to_string();
+    let gone_cache = caches
+        .iter()
+        .find(|c| String::from_utf8_lossy(&storage.read(c).unwrap()).contains(gone.as_str()))
+        .map(|c| name(c))
+        .unwrap();
+    let mut want = vec!["0000.idx".to_string(), gone_cache];
+    want.sort();
+    let options = |dry_run| xcsh_session::GcOptions { dry_run, ..Default::default() };
+    let dry = xcsh_session::collect_garbage(&*storage, AGENT, options(true)).unwrap();
+    assert_eq!(dry.stale_indexes, want);
+    assert_eq!(cache_files(&storage).len(), 3, "a dry run removes nothing");
+    let done = xcsh_session::collect_garbage(&*storage, AGENT, options(false)).unwrap();
+    assert_eq!(done.stale_indexes, want);
+    let left = cache_files(&storage);
+    assert_eq!(left.len(), 1);
+    assert!(String::from_utf8_lossy(&storage.read(&left[0]).unwrap()).contains(kept.as_str()));
+    // The kept session's index still serves it.
+    assert_eq!(
+        indexed(storage.clone(), &kept, None, IndexCache::Use).unwrap().0,
+        whole(&storage, &kept, None).unwrap()
+    );
+}

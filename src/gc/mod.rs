@@ -64,6 +64,10 @@ pub struct GcReport {
     /// Files a collection or a put that stopped half way left in the store, put back or
     /// removed (in a dry run, would be).
     pub stale_files: Vec<String>,
+    /// Cached session indexes (`<agentDir>/cache/index/`) whose session file is gone, or
+    /// that are no index: removed (in a dry run, would be). Only a cache: a failure to
+    /// read or remove one is no failure of the collection.
+    pub stale_indexes: Vec<String>,
 }
 
 /// How a collection runs.
@@ -192,6 +196,7 @@ fn collect(storage: &dyn Storage, agent_dir: &str, options: GcOptions) -> Storag
     if !dry_run {
         referrers::forget(storage, agent_dir, &report.forgotten, recorded.read_len)?;
     }
+    report.stale_indexes = crate::index::cache::prune(storage, agent_dir, dry_run);
     let dir = paths::blobs_dir(agent_dir);
     let names = match storage.list_dir(&dir) {
         Ok(b) => b,

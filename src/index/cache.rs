@@ -249,6 +249,38 @@ pub(crate) fn load(
     index.rehash().then_some(index)
 }
 
+/// The cached indexes in `agent_dir` whose session file is gone (or that are no index
+/// this library wrote): removed unless `dry_run`; their names, sorted. Failures are left
+/// alone: it is only a cache.
+pub(crate) fn prune(storage: &dyn Storage, agent_dir: &str, dry_run: bool) -> Vec<String> {
+    let dir = join(&join(agent_dir, "cache"), "index");
+    let Ok(names) = storage.list_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut stale = Vec::new();
+    for entry in names.into_iter().filter(|e| !e.is_dir && e.name.ends_with(".idx")) {
+        let at = join(&dir, &entry.name);
+        let Ok(head) = storage.read_prefix(&at, 64 << 10) else {
+            continue;
+        };
+        let gone = match recorded_path(&head) {
+            Some(file) => storage.stat(&file).is_err_and(|e| e.is_not_found()),
+            None => true,
+        };
+        if gone && (dry_run || storage.unlink(&at).is_ok()) {
+            stale.push(entry.name);
+        }
+    }
+    stale.sort();
+    stale
+}
+
+/// The session file a cache's first bytes name (`None`: not a cache of this format).
+fn recorded_path(head: &[u8]) -> Option<String> {
+    let mut f = Fields(head.strip_prefix(MAGIC.as_slice())?);
+    String::from_utf8(f.bytes()?.to_vec()).ok()
+}
+
 /// Keep `index` as the cache of `file`; a failure is ignored (it is only a cache).
 pub(crate) fn save(
     storage: &dyn Storage,

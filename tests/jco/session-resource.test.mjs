@@ -443,7 +443,7 @@ test('the listings, resume, continue, blobs, urls, fork, move, gc and append: ty
 
   const gc = api.gc(agentDir, true, false);
   assert.deepEqual({ ...gc }, JSON.parse(json.gc(agentDir, true, false)));
-  assert.deepEqual([gc.keptPinned, gc.missing, gc.forgotten, gc.staleFiles], [[], [], [], []]);
+  assert.deepEqual([gc.keptPinned, gc.missing, gc.forgotten, gc.staleFiles, gc.staleIndexes], [[], [], [], [], []]);
   assert.equal(gc.dryRun, true);
   assert.deepEqual(gc.keptRecent, [blob.hash], 'a new unreferenced blob is kept');
 

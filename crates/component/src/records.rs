@@ -179,6 +179,7 @@ pub fn gc_report(r: CoreGcReport) -> GcReport {
         missing: r.missing,
         forgotten: r.forgotten,
         stale_files: r.stale_files,
+        stale_indexes: r.stale_indexes,
     }
 }
 

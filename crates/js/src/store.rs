@@ -321,7 +321,7 @@ pub fn move_session(
 /// Delete blobs no session references or pins (dry run unless `dryRun: false`);
 /// `forgetMissing` forgets the recorded sessions outside `<agentDir>/sessions` whose
 /// files are gone, so their pins no longer hold.
-#[wasm_bindgen(js_name = collectGarbage, unchecked_return_type = "{ dryRun: boolean, scannedFiles: number, referenced: number, deleted: string[], keptRecent: string[], keptPinned: string[], missing: string[], forgotten: string[], staleFiles: string[] }")]
+#[wasm_bindgen(js_name = collectGarbage, unchecked_return_type = "{ dryRun: boolean, scannedFiles: number, referenced: number, deleted: string[], keptRecent: string[], keptPinned: string[], missing: string[], forgotten: string[], staleFiles: string[], staleIndexes: string[] }")]
 pub fn collect_garbage(
     storage: JsStorage,
     #[wasm_bindgen(js_name = agentDir)] agent_dir: &str,
