@@ -105,7 +105,7 @@ pub fn context_file(
 ) -> ApiResult {
     let opened = open_for_context(storage, path, agent_dir, leaf, IndexCache::Use)?;
     let mut reader = opened.json_reader();
-    let mut out = Vec::with_capacity(reader.total_bytes());
+    let mut out = Vec::new();
     reader.read_into(&mut out, usize::MAX)?;
     Ok(String::from_utf8(out).expect("the context's JSON is UTF-8"))
 }

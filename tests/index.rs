@@ -237,7 +237,7 @@ fn checked_once(
     let json = o.context().map_err(|e| e.to_string())?.to_json();
     // Streamed or built, the reader hands out the same bytes, and says how many first.
     let mut reader = o.json_reader();
-    let total = reader.total_bytes();
+    let total = reader.total_bytes().unwrap();
     let mut read = Vec::new();
     while reader
         .read_into(&mut read, 777)
@@ -600,12 +600,18 @@ fn gc_removes_the_cached_index_of_a_session_that_is_gone_and_keeps_the_others() 
     let (kept, _) = written(&storage, &[Op::User("a".into())]);
     let (gone, _) = written(&storage, &[Op::User("b".into())]);
     for file in [&kept, &gone] {
-        assert!(indexed(storage.clone(), file, None, IndexCache::Use).unwrap().1);
+        assert!(
+            indexed(storage.clone(), file, None, IndexCache::Use)
+                .unwrap()
+                .1
+        );
     }
     let caches = cache_files(&storage);
     assert_eq!(caches.len(), 2);
     storage.unlink(&gone).unwrap();
-    storage.write("/agent/cache/index/0000.idx", b"not an index").unwrap();
+    storage
+        .write("/agent/cache/index/0000.idx", b"not an index")
+        .unwrap();
     let name = |p: &str| p.rsplit('/').next().unwrap().to_string();
     let gone_cache = caches
         .iter()
@@ -614,7 +620,10 @@ fn gc_removes_the_cached_index_of_a_session_that_is_gone_and_keeps_the_others() 
         .unwrap();
     let mut want = vec!["0000.idx".to_string(), gone_cache];
     want.sort();
-    let options = |dry_run| xcsh_session::GcOptions { dry_run, ..Default::default() };
+    let options = |dry_run| xcsh_session::GcOptions {
+        dry_run,
+        ..Default::default()
+    };
     let dry = xcsh_session::collect_garbage(&*storage, AGENT, options(true)).unwrap();
     assert_eq!(dry.stale_indexes, want);
     assert_eq!(cache_files(&storage).len(), 3, "a dry run removes nothing");
@@ -625,7 +634,9 @@ fn gc_removes_the_cached_index_of_a_session_that_is_gone_and_keeps_the_others() 
     assert!(String::from_utf8_lossy(&storage.read(&left[0]).unwrap()).contains(kept.as_str()));
     // The kept session's index still serves it.
     assert_eq!(
-        indexed(storage.clone(), &kept, None, IndexCache::Use).unwrap().0,
+        indexed(storage.clone(), &kept, None, IndexCache::Use)
+            .unwrap()
+            .0,
         whole(&storage, &kept, None).unwrap()
     );
 }

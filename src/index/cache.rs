@@ -258,7 +258,10 @@ pub(crate) fn prune(storage: &dyn Storage, agent_dir: &str, dry_run: bool) -> Ve
         return Vec::new();
     };
     let mut stale = Vec::new();
-    for entry in names.into_iter().filter(|e| !e.is_dir && e.name.ends_with(".idx")) {
+    for entry in names
+        .into_iter()
+        .filter(|e| !e.is_dir && e.name.ends_with(".idx"))
+    {
         let at = join(&dir, &entry.name);
         let Ok(head) = storage.read_prefix(&at, 64 << 10) else {
             continue;

@@ -67,10 +67,9 @@ struct Streamed {
     compaction: usize,
     /// The compaction's summary message, first.
     summary: Option<String>,
-    /// The JSON's length, measured at open.
-    total: usize,
-    /// Messages shown.
-    messages: usize,
+    /// The JSON's length and its number of messages, measured when first asked (one more
+    /// pass over the shown lines).
+    size: std::cell::OnceCell<(usize, usize)>,
 }
 
 impl PathContext {
@@ -101,6 +100,34 @@ impl PathContext {
             }
         }
         Ok(ctx)
+    }
+
+    /// A streamed context's JSON length and message count: its shown lines read once
+    /// more (not kept), the first time it is asked.
+    fn measure(&self) -> Result<(usize, usize)> {
+        let Some(st) = &self.streamed else {
+            let ctx = self.context()?;
+            let json = ctx.to_json();
+            return Ok((json.len(), ctx.messages.len()));
+        };
+        if let Some(size) = st.size.get() {
+            return Ok(*size);
+        }
+        let mut total = JSON_HEAD.len() + self.state().json_tail().len();
+        let mut messages = usize::from(st.summary.is_some());
+        total += st.summary.as_ref().map_or(0, String::len);
+        let lines = self.lines();
+        for batch in batches(&self.index, &st.shown) {
+            let read = lines.read(batch)?.ok_or_else(|| self.changed())?;
+            for (_, e) in &read {
+                if let Some(m) = entry_message(e, &|e, m| self.finish(e, m)) {
+                    total += m.len();
+                    messages += 1;
+                }
+            }
+        }
+        total += messages.saturating_sub(1);
+        Ok(*st.size.get_or_init(|| (total, messages)))
     }
 
     fn changed(&self) -> SessionError {
@@ -209,18 +236,20 @@ pub enum ContextReader<'a> {
 
 impl ContextReader<'_> {
     /// The whole JSON's length in bytes, read or not.
-    pub fn total_bytes(&self) -> usize {
+    /// A streamed context measures it by reading its lines once more (see
+    /// [`PathContext::measure`]).
+    pub fn total_bytes(&self) -> Result<usize> {
         match self {
-            ContextReader::Built(r) => r.total_bytes(),
-            ContextReader::Streamed(r) => r.st.total,
+            ContextReader::Built(r) => Ok(r.total_bytes()),
+            ContextReader::Streamed(r) => Ok(r.pc.measure()?.0),
         }
     }
 
-    /// How many messages the context has.
-    pub fn messages(&self) -> usize {
+    /// How many messages the context has (a streamed context: as [`Self::total_bytes`]).
+    pub fn messages(&self) -> Result<usize> {
         match self {
-            ContextReader::Built(r) => r.context().messages.len(),
-            ContextReader::Streamed(r) => r.st.messages,
+            ContextReader::Built(r) => Ok(r.context().messages.len()),
+            ContextReader::Streamed(r) => Ok(r.pc.measure()?.1),
         }
     }
 
@@ -435,9 +464,11 @@ impl Lines<'_> {
                 bytes[at..s].fill(b' ');
                 at = s + self.index.lens[p] as usize;
             }
-            let Ok(text) = String::from_utf8(bytes) else {
+            if simdutf8::basic::from_utf8(&bytes).is_err() {
                 return Ok(None);
-            };
+            }
+            // SAFETY: just checked.
+            let text = unsafe { String::from_utf8_unchecked(bytes) };
             let buf = Arc::new(text);
             for &p in &want[k..last] {
                 let s = (self.index.offsets[p] - start) as usize;
@@ -601,37 +632,23 @@ pub(crate) fn read_path_context(
     pc.unchecked = unchecked;
     if streamed {
         // Every shown line read and checked now, none kept: reading the JSON later meets
-        // no line it cannot show, and its length is known.
-        let mut total = JSON_HEAD.len() + pc.state().json_tail().len();
-        let mut messages: usize = 0;
-        if let Some(s) = &summary {
-            total += s.len();
-            messages += 1;
-        }
+        // no line it cannot show.
         let mut checked = Vec::new();
         for batch in batches(&pc.index, &shown) {
-            let Some(read) = pc.lines().read(batch)? else {
+            if pc.lines().read(batch)?.is_none() {
                 return Ok(None);
-            };
-            for (p, e) in &read {
-                checked.push(pc.index.offsets[*p]);
-                if let Some(m) = entry_message(e, &|e, m| pc.finish(e, m)) {
-                    total += m.len();
-                    messages += 1;
-                }
             }
+            checked.extend(batch.iter().map(|&p| pc.index.offsets[p]));
         }
-        total += messages.saturating_sub(1);
-        pc.unchecked = pc.unchecked.saturating_sub(checked.len());
         pc.offsets.extend(checked);
         crate::sort::sort_by(&mut pc.offsets, Ord::cmp);
         pc.offsets.dedup();
+        pc.unchecked = pc.index.len() - pc.offsets.len();
         pc.streamed = Some(Streamed {
             compaction: cpos.map_or(0, |c| chain[c]),
             shown,
             summary,
-            total,
-            messages,
+            size: std::cell::OnceCell::new(),
         });
     }
     Ok(Some(pc))

@@ -61,10 +61,11 @@ impl JsFileContext {
         }
     }
 
-    /// The JSON's length in bytes.
+    /// The JSON's length in bytes (a streamed context reads its lines once more to tell).
     #[wasm_bindgen(getter, js_name = byteLength)]
-    pub fn byte_length(&self) -> f64 {
-        self.opened.json_reader().total_bytes() as f64
+    pub fn byte_length(&self) -> JsResult<f64> {
+        let n = self.opened.json_reader().total_bytes().map_err(js_error)?;
+        Ok(n as f64)
     }
 
     /// The context's JSON text (`JSON.stringify(buildSessionContext())`).
