@@ -33,7 +33,7 @@ fn position_of(slot: u64) -> usize {
 }
 
 /// An entry's type, in one byte.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Kind(u8);
 
 impl Kind {

@@ -27,7 +27,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 /// Lines closer than this are read together (one call instead of two).
-const GAP: u64 = 64 << 10;
+const GAP: u64 = 4 << 10;
 /// At most this many bytes per read, beyond a single longer line.
 const PIECE: u64 = 16 << 20;
 thread_local! {
@@ -403,6 +403,11 @@ fn state_change(t: EntryType) -> bool {
     )
 }
 
+/// A state change of this kind counts however many follow it.
+fn every_one_counts(t: EntryType) -> bool {
+    matches!(t, EntryType::ModelChange | EntryType::TtsrInjection)
+}
+
 /// Reads lines of one file by position, validating each against the index.
 struct Lines<'a> {
     storage: &'a dyn Storage,
@@ -581,12 +586,20 @@ pub(crate) fn read_path_context(
         index,
         read: HashMap::new(),
     };
-    // The state changes and compactions, everywhere on the path.
-    let changes: Vec<usize> = chain
+    // The state changes the context keeps: of most kinds only the last counts (thinking
+    // level, service tier, mode, active context, MCP selection, the compaction); model
+    // changes (each role's first one fixes its place) and TTSR injections (a union) all.
+    let mut last_of = std::collections::HashSet::new();
+    let mut changes: Vec<usize> = chain
         .iter()
+        .rev()
         .copied()
-        .filter(|&p| state_change(kind(p)))
+        .filter(|&p| {
+            let t = kind(p);
+            state_change(t) && (every_one_counts(t) || last_of.insert(index.kinds[p]))
+        })
         .collect();
+    changes.reverse();
     if !lines.load(&changes)? {
         return Ok(None);
     }
