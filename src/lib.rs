@@ -60,7 +60,8 @@ pub use error::SessionError;
 pub use gc::{
     collect_garbage, referrers_in as blob_referrers, GcError, GcOptions, GcReport, GC_GRACE_MS,
 };
-pub use index::path::{ContextReader, OpenedContext, PathContext, StreamedReader};
+pub use index::path::{OpenedContext, PathContext};
+pub use index::stream::{ContextReader, StreamedReader};
 pub use index::IndexCache;
 pub use jsonl::{Issue, IssueKind};
 pub use legacy_dirs::{merge_into as merge_legacy_dir, DirMerge, KeptBecause};

@@ -10,8 +10,10 @@
 //! hands the open back to the full reader when a line is not what the index says.
 
 pub(crate) mod cache;
+mod lines;
 pub mod path;
 pub(crate) mod scan;
+pub mod stream;
 
 use crate::entry::EntryType;
 use crate::storage::Storage;

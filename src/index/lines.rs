@@ -1,0 +1,143 @@
+//! Lines of a session file read by their place in the index, in as few ranged reads as
+//! the gaps between them allow, each checked whole against what the index says of it.
+
+use super::SessionIndex;
+use crate::entry::{Entry, EntryType, Payload, Record, Text};
+use crate::storage::{Storage, StorageResult};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Lines closer than this are read together (one call instead of two).
+const GAP: u64 = 4 << 10;
+/// At most this many bytes per read, beyond a single longer line.
+const PIECE: u64 = 16 << 20;
+
+/// Reads lines of one file by position, validating each against the index.
+pub(super) struct Lines<'a> {
+    pub(super) storage: &'a dyn Storage,
+    pub(super) path: &'a str,
+    pub(super) index: &'a SessionIndex,
+    /// Position → entry read (and kept).
+    pub(super) read: HashMap<usize, Entry>,
+}
+
+impl Lines<'_> {
+    /// Read the lines at `positions` (any order) and keep them. `Ok(false)`: a line is
+    /// not what the index says.
+    pub(super) fn load(&mut self, positions: &[usize]) -> StorageResult<bool> {
+        let want: Vec<usize> = positions
+            .iter()
+            .copied()
+            .filter(|p| !self.read.contains_key(p))
+            .collect();
+        match self.read(&want)? {
+            Some(read) => {
+                self.read.extend(read);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Read the lines at `positions` (any order), in as few calls as the gaps allow,
+    /// each checked whole; in file order. `Ok(None)`: a line is not what the index says.
+    pub(super) fn read(&self, positions: &[usize]) -> StorageResult<Option<Vec<(usize, Entry)>>> {
+        let mut want = positions.to_vec();
+        let offsets = &self.index.offsets;
+        crate::sort::sort_by(&mut want, |a, b| offsets[*a].cmp(&offsets[*b]));
+        want.dedup();
+        let mut out = Vec::with_capacity(want.len());
+        let mut k = 0;
+        while k < want.len() {
+            let start = self.index.offsets[want[k]];
+            let mut end = start + u64::from(self.index.lens[want[k]]);
+            let mut last = k + 1;
+            while last < want.len() {
+                let o = self.index.offsets[want[last]];
+                let e = o + u64::from(self.index.lens[want[last]]);
+                if o > end + GAP || e - start > PIECE {
+                    break;
+                }
+                end = e;
+                last += 1;
+            }
+            let mut bytes = self.storage.read_range(self.path, start, end - start)?;
+            if bytes.len() as u64 != end - start {
+                return Ok(None); // shorter than indexed: the file changed
+            }
+            // The lines between the wanted ones were read only to save calls: blanked,
+            // so that what they hold (unchecked) decides nothing.
+            let mut at = 0;
+            for &p in &want[k..last] {
+                let s = (self.index.offsets[p] - start) as usize;
+                bytes[at..s].fill(b' ');
+                at = s + self.index.lens[p] as usize;
+            }
+            if simdutf8::basic::from_utf8(&bytes).is_err() {
+                return Ok(None);
+            }
+            // SAFETY: just checked.
+            let text = unsafe { String::from_utf8_unchecked(bytes) };
+            let buf = Arc::new(text);
+            for &p in &want[k..last] {
+                let s = (self.index.offsets[p] - start) as usize;
+                let text = Text::Shared {
+                    buf: buf.clone(),
+                    start: s,
+                    end: s + self.index.lens[p] as usize,
+                };
+                match Entry::parse_record(text) {
+                    Ok(Record::Entry(e)) if self.agrees(p, &e) => out.push((p, e)),
+                    _ => return Ok(None),
+                }
+            }
+            k = last;
+        }
+        Ok(Some(out))
+    }
+
+    /// The entry read at `p` is the one the index describes: its id, type, and parent
+    /// (the one the index linked, or one it does not know, as it recorded).
+    fn agrees(&self, p: usize, e: &Entry) -> bool {
+        let parent_agrees = match (self.index.parent(p), e.parent_id.as_deref()) {
+            (Some(q), Some(id)) => self.index.id(q) == id,
+            (None, None) => true,
+            (None, Some(id)) => self
+                .index
+                .dangling
+                .iter()
+                .any(|(child, parent)| *child as usize == p && &**parent == id),
+            (Some(_), None) => false,
+        };
+        parent_agrees
+            && e.id == self.index.id(p)
+            && super::Kind::of(e.entry_type) == self.index.kinds[p]
+    }
+
+    /// Read message lines of `order` one by one until one is an assistant message with a
+    /// model (`Some(true)`), or there is none (`Some(false)`); `None`: a line is not what
+    /// the index says.
+    pub(super) fn find_assistant(
+        &mut self,
+        order: impl Iterator<Item = usize>,
+    ) -> StorageResult<Option<bool>> {
+        for p in order {
+            if self.index.kinds[p].entry_type() != EntryType::Message {
+                continue;
+            }
+            if !self.load(&[p])? {
+                return Ok(None);
+            }
+            if matches!(
+                &self.read[&p].payload,
+                Payload::Message {
+                    model_key: Some(_),
+                    ..
+                }
+            ) {
+                return Ok(Some(true));
+            }
+        }
+        Ok(Some(false))
+    }
+}
