@@ -53,6 +53,27 @@ fn skip_ws(bytes: &[u8], mut pos: usize) -> usize {
     pos
 }
 
+/// The next non-blank line at or after `*pos`, trimmed of spaces, tabs and CRs, as a byte
+/// range: how the full reader's fast path and the index's scan both cut a file into lines.
+pub(crate) fn next_line(b: &[u8], pos: &mut usize) -> Option<(usize, usize)> {
+    while *pos < b.len() {
+        let start = *pos;
+        let end = memchr::memchr(b'\n', &b[start..]).map_or(b.len(), |i| start + i);
+        *pos = end + 1;
+        let (mut s, mut e) = (start, end);
+        while s < e && matches!(b[s], b' ' | b'\t' | b'\r') {
+            s += 1;
+        }
+        while e > s && matches!(b[e - 1], b' ' | b'\t' | b'\r') {
+            e -= 1;
+        }
+        if s < e {
+            return Some((s, e));
+        }
+    }
+    None
+}
+
 /// 1-based line number of a byte offset.
 pub fn line_of(text: &str, offset: usize) -> usize {
     Lines::new(text.as_bytes()).at(offset)

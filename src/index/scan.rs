@@ -8,6 +8,7 @@
 
 use super::{Kind, SessionIndex, NO_PARENT};
 use crate::entry::{Entry, EntryType, Header, Record, Text, CURRENT_SESSION_VERSION};
+use crate::jsonl::next_line;
 
 /// What the leading keys of a line say.
 struct Keys<'l> {
@@ -79,26 +80,6 @@ fn leading_keys(b: &[u8]) -> Option<Keys<'_>> {
         id,
         parent,
     })
-}
-
-/// The next non-blank line of `b` at or after `*pos`, trimmed as the full reader trims.
-fn next_line(b: &[u8], pos: &mut usize) -> Option<(usize, usize)> {
-    while *pos < b.len() {
-        let start = *pos;
-        let end = memchr::memchr(b'\n', &b[start..]).map_or(b.len(), |i| start + i);
-        *pos = end + 1;
-        let (mut s, mut e) = (start, end);
-        while s < e && matches!(b[s], b' ' | b'\t' | b'\r') {
-            s += 1;
-        }
-        while e > s && matches!(b[e - 1], b' ' | b'\t' | b'\r') {
-            e -= 1;
-        }
-        if s < e {
-            return Some((s, e));
-        }
-    }
-    None
 }
 
 /// Builds an index from a file's bytes, read in pieces from the start (or from where a

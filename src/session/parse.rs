@@ -4,7 +4,7 @@
 
 use super::{LoadReport, NonEntry, Session};
 use crate::entry::{Entry, Header, Text};
-use crate::jsonl;
+use crate::jsonl::{self, next_line};
 use crate::migration;
 use crate::storage::Storage;
 use std::sync::Arc;
@@ -26,26 +26,6 @@ impl Candidate {
             crate::entry::Record::Header(t) => Candidate::Header(t, offset),
         }
     }
-}
-
-/// The next non-blank line at or after `*pos`, trimmed, as a byte range.
-fn next_line(b: &[u8], pos: &mut usize) -> Option<(usize, usize)> {
-    while *pos < b.len() {
-        let start = *pos;
-        let end = memchr::memchr(b'\n', &b[start..]).map_or(b.len(), |i| start + i);
-        *pos = end + 1;
-        let (mut s, mut e) = (start, end);
-        while s < e && matches!(b[s], b' ' | b'\t' | b'\r') {
-            s += 1;
-        }
-        while e > s && matches!(b[e - 1], b' ' | b'\t' | b'\r') {
-            e -= 1;
-        }
-        if s < e {
-            return Some((s, e));
-        }
-    }
-    None
 }
 
 /// Below this, parsing on one thread is fast enough.
