@@ -233,21 +233,35 @@ pub(crate) fn path_to_root(
     by_id: &IdIndex,
     leaf: usize,
 ) -> (Vec<usize>, Option<String>) {
+    let (path, cycle) = walk_to_root(leaf, entries.len(), |i| {
+        entries[i]
+            .parent_id
+            .as_ref()
+            .and_then(|p| by_id.get(entries, p))
+    });
+    (path, cycle.map(|i| entries[i].id.clone()))
+}
+
+/// The walk from `leaf` to the root through `parent` over `n` positions, returned root
+/// first; the second value is the position where a parent cycle stopped it (met twice).
+/// The one rule of both readers: the entries in memory and the session index.
+pub(crate) fn walk_to_root(
+    leaf: usize,
+    n: usize,
+    parent: impl Fn(usize) -> Option<usize>,
+) -> (Vec<usize>, Option<usize>) {
     let mut path = Vec::new();
-    let mut seen = vec![false; entries.len()];
+    let mut seen = vec![false; n];
     let mut current = Some(leaf);
     let mut cycle = None;
     while let Some(i) = current {
         if seen[i] {
-            cycle = Some(entries[i].id.clone());
+            cycle = Some(i);
             break;
         }
         seen[i] = true;
         path.push(i);
-        current = entries[i]
-            .parent_id
-            .as_ref()
-            .and_then(|p| by_id.get(entries, p));
+        current = parent(i);
     }
     path.reverse();
     (path, cycle)

@@ -191,23 +191,10 @@ impl SessionIndex {
     }
 
     /// The path from the root to entry `leaf`, as positions; and the id where a parent
-    /// cycle stopped the walk (the full reader's `path_to_root`, over the index).
+    /// cycle stopped the walk (`context::walk_to_root`, the full reader's walk too).
     pub(crate) fn path_to(&self, leaf: usize) -> (Vec<usize>, Option<String>) {
-        let mut path = Vec::new();
-        let mut seen = vec![false; self.len()];
-        let mut current = Some(leaf);
-        let mut cycle = None;
-        while let Some(i) = current {
-            if seen[i] {
-                cycle = Some(self.id(i).to_string());
-                break;
-            }
-            seen[i] = true;
-            path.push(i);
-            current = self.parent(i);
-        }
-        path.reverse();
-        (path, cycle)
+        let (path, cycle) = crate::context::walk_to_root(leaf, self.len(), |i| self.parent(i));
+        (path, cycle.map(|i| self.id(i).to_string()))
     }
 }
 
