@@ -233,7 +233,7 @@ pub(crate) fn open_index(
             let from = index.covered;
             (scan::Scanner::resume(index), from)
         }
-        None => (scan::Scanner::new(), 0),
+        None => (scan::Scanner::resume(SessionIndex::default()), 0),
     };
     // The bytes up to the size of the stat: a line appended while this runs is left to
     // the next open. Each piece is scanned where it was read; only the line cut by its

@@ -93,16 +93,8 @@ pub(crate) struct Scanner {
 }
 
 impl Scanner {
-    /// A scan of a whole file (its header line first).
-    pub(crate) fn new() -> Scanner {
-        Scanner {
-            index: SessionIndex::default(),
-            pending: Vec::new(),
-            exact: true,
-        }
-    }
-
-    /// The scan of the bytes appended after `index` (which covers a prefix of the file).
+    /// The scan of the bytes after what `index` covers (a prefix of the file; all of it
+    /// from an empty index, its header line first).
     pub(crate) fn resume(index: SessionIndex) -> Scanner {
         Scanner {
             index,
