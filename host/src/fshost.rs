@@ -17,7 +17,7 @@ use xcsh_session::storage::{Storage, StorageError, StorageResult};
 /// The session index cache of the agent directory (`<agent-dir>/cache`), and what a
 /// command may do there.
 #[derive(Debug, Clone)]
-pub enum IndexCache {
+pub enum IndexCacheDir {
     /// Read, and written by any command: an open that had to scan a session keeps its
     /// index, read-only commands included (the cache is no session data: "read-only"
     /// promises that session files, blobs, artifacts and locks are untouched).
@@ -26,10 +26,10 @@ pub enum IndexCache {
     Off(PathBuf),
 }
 
-impl IndexCache {
+impl IndexCacheDir {
     fn dir(&self) -> &Path {
         match self {
-            IndexCache::Open(d) | IndexCache::Off(d) => d,
+            IndexCacheDir::Open(d) | IndexCacheDir::Off(d) => d,
         }
     }
 }
@@ -39,7 +39,7 @@ impl IndexCache {
 pub struct Confinement {
     roots: Roots,
     writable: bool,
-    cache: Option<IndexCache>,
+    cache: Option<IndexCacheDir>,
 }
 
 impl PathPolicy for Confinement {
@@ -49,7 +49,7 @@ impl PathPolicy for Confinement {
             .as_ref()
             .filter(|c| Path::new(guest).starts_with(c.dir()));
         let to_cache = match cache {
-            Some(IndexCache::Off(_)) => {
+            Some(IndexCacheDir::Off(_)) => {
                 return Err(match access {
                     Access::Read => StorageError::NotFound(guest.to_string()),
                     Access::Write => StorageError::PermissionDenied(format!(
@@ -57,7 +57,7 @@ impl PathPolicy for Confinement {
                     )),
                 })
             }
-            Some(IndexCache::Open(_)) => true,
+            Some(IndexCacheDir::Open(_)) => true,
             None => false,
         };
         if access == Access::Write && !self.writable && !to_cache {
@@ -123,7 +123,7 @@ fn to_wit(e: StorageError) -> wit::StorageError {
 }
 
 impl FsHost {
-    pub fn new(roots: Roots, writable: bool, cache: Option<IndexCache>) -> FsHost {
+    pub fn new(roots: Roots, writable: bool, cache: Option<IndexCacheDir>) -> FsHost {
         FsHost {
             fs: FsStorage::with_policy(Confinement {
                 roots,

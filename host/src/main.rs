@@ -703,11 +703,11 @@ fn precompile(cli: &Cli, engine: &Engine, component: &aot::Source) -> Result<Exi
 }
 
 /// The agent directory's index cache, open or (`--no-index-cache`) off.
-fn index_cache(cli: &Cli, t: &Target) -> Option<fshost::IndexCache> {
+fn index_cache(cli: &Cli, t: &Target) -> Option<fshost::IndexCacheDir> {
     let dir = PathBuf::from(&t.agent_dir).join("cache");
     Some(match cli.no_index_cache {
-        true => fshost::IndexCache::Off(dir),
-        false => fshost::IndexCache::Open(dir),
+        true => fshost::IndexCacheDir::Off(dir),
+        false => fshost::IndexCacheDir::Open(dir),
     })
 }
 
