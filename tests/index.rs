@@ -15,33 +15,6 @@ use xcsh_session::{IndexCache, Leaf, MemoryStorage, OpenedContext};
 
 const AGENT: &str = "/agent";
 
-/// Counts the bytes read through the port.
-struct Counting {
-    inner: Rc<MemoryStorage>,
-    bytes: Cell<u64>,
-}
-
-impl Layer for Counting {
-    fn inner(&self) -> &dyn Storage {
-        &*self.inner
-    }
-    fn read(&self, p: &str) -> StorageResult<Vec<u8>> {
-        let d = self.inner.read(p)?;
-        self.bytes.set(self.bytes.get() + d.len() as u64);
-        Ok(d)
-    }
-    fn read_prefix(&self, p: &str, n: u64) -> StorageResult<Vec<u8>> {
-        let d = self.inner.read_prefix(p, n)?;
-        self.bytes.set(self.bytes.get() + d.len() as u64);
-        Ok(d)
-    }
-    fn read_range(&self, p: &str, o: u64, n: u64) -> StorageResult<Vec<u8>> {
-        let d = self.inner.read_range(p, o, n)?;
-        self.bytes.set(self.bytes.get() + d.len() as u64);
-        Ok(d)
-    }
-}
-
 #[derive(Debug, Clone)]
 enum Op {
     User(String),
@@ -406,10 +379,7 @@ fn a_reopen_reads_the_cache_and_the_path_not_the_file() {
     }
     let file = s.file().unwrap().to_string();
     let size = storage.read(&file).unwrap().len() as u64;
-    let counting = Rc::new(Counting {
-        inner: storage.clone(),
-        bytes: Cell::new(0),
-    });
+    let counting = Rc::new(CountingReads::new(storage.clone()));
     // A leaf far from the end: its path is half the file.
     let short = s
         .entries()

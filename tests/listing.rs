@@ -3,39 +3,9 @@
 
 mod common;
 use common::*;
-use std::cell::Cell;
 use std::rc::Rc;
 use xcsh_session::listing::{self, recent_sessions};
-use xcsh_session::storage::{Layer, MemoryStorage, Storage, StorageResult};
-
-/// Counts the bytes handed out by reads.
-struct Counting {
-    inner: MemoryStorage,
-    bytes: Cell<u64>,
-    full_reads: Cell<u64>,
-}
-
-impl Layer for Counting {
-    fn inner(&self) -> &dyn Storage {
-        &self.inner
-    }
-    fn read(&self, p: &str) -> StorageResult<Vec<u8>> {
-        let d = self.inner.read(p)?;
-        self.bytes.set(self.bytes.get() + d.len() as u64);
-        self.full_reads.set(self.full_reads.get() + 1);
-        Ok(d)
-    }
-    fn read_prefix(&self, p: &str, n: u64) -> StorageResult<Vec<u8>> {
-        let d = self.inner.read_prefix(p, n)?;
-        self.bytes.set(self.bytes.get() + d.len() as u64);
-        Ok(d)
-    }
-    fn read_range(&self, p: &str, o: u64, n: u64) -> StorageResult<Vec<u8>> {
-        let d = self.inner.read_range(p, o, n)?;
-        self.bytes.set(self.bytes.get() + d.len() as u64);
-        Ok(d)
-    }
-}
+use xcsh_session::storage::{MemoryStorage, Storage};
 
 fn header(id: &str, cwd: &str, title: Option<&str>) -> String {
     let t = title
@@ -113,11 +83,7 @@ fn agent_dir(storage: &MemoryStorage) {
 
 #[test]
 fn recent_list_is_newest_first_skips_corrupt_files_and_reads_only_prefixes() {
-    let storage = Counting {
-        inner: MemoryStorage::new(),
-        bytes: Cell::new(0),
-        full_reads: Cell::new(0),
-    };
+    let storage = CountingReads::new(Rc::new(MemoryStorage::new()));
     agent_dir(&storage.inner);
     let recent = recent_sessions(&storage, "/agent/sessions/--work-a--", 10).unwrap();
     let ids: Vec<&str> = recent.iter().map(|r| r.head.id.as_str()).collect();

@@ -1,8 +1,9 @@
 #![allow(dead_code)]
+use std::cell::Cell;
 use std::path::PathBuf;
 use std::rc::Rc;
 use xcsh_session::session::{CreateOptions, OpenOptions, Persistence, Session};
-use xcsh_session::storage::{MemoryStorage, Storage};
+use xcsh_session::storage::{Layer, MemoryStorage, Storage, StorageResult};
 
 /// `tests/fixtures/real/`: the four real session files kept in the repository.
 pub fn fixtures_dir() -> PathBuf {
@@ -140,4 +141,44 @@ pub fn loaded_with_stale_replay(storage: &Rc<MemoryStorage>) -> Session {
 /// Does this text (a context, a file) hold stale replay data?
 pub fn holds_stale_replay(text: &str) -> bool {
     text.contains("openaiResponsesHistory") || text.contains("thinkingSignature")
+}
+
+/// A storage that counts what its reads hand out: bytes (whole, prefix and ranged reads)
+/// and whole-file reads.
+pub struct CountingReads<S: Storage> {
+    pub inner: Rc<S>,
+    pub bytes: Cell<u64>,
+    pub full_reads: Cell<u64>,
+}
+
+impl<S: Storage> CountingReads<S> {
+    pub fn new(inner: Rc<S>) -> Self {
+        CountingReads {
+            inner,
+            bytes: Cell::new(0),
+            full_reads: Cell::new(0),
+        }
+    }
+
+    fn counted(&self, d: StorageResult<Vec<u8>>) -> StorageResult<Vec<u8>> {
+        let d = d?;
+        self.bytes.set(self.bytes.get() + d.len() as u64);
+        Ok(d)
+    }
+}
+
+impl<S: Storage> Layer for CountingReads<S> {
+    fn inner(&self) -> &dyn Storage {
+        &*self.inner
+    }
+    fn read(&self, p: &str) -> StorageResult<Vec<u8>> {
+        self.full_reads.set(self.full_reads.get() + 1);
+        self.counted(self.inner.read(p))
+    }
+    fn read_prefix(&self, p: &str, n: u64) -> StorageResult<Vec<u8>> {
+        self.counted(self.inner.read_prefix(p, n))
+    }
+    fn read_range(&self, p: &str, o: u64, n: u64) -> StorageResult<Vec<u8>> {
+        self.counted(self.inner.read_range(p, o, n))
+    }
 }
