@@ -60,11 +60,6 @@ fn assistant_of(text: &str, model: u8) -> String {
 }
 
 fn apply(s: &mut Session, op: &Op) {
-    let pick = |s: &Session, i: usize| {
-        s.entries()
-            .get(i % s.entries().len().max(1))
-            .map(|e| e.id.clone())
-    };
     match op {
         Op::User(t) => drop(s.append_message(&user(t)).unwrap()),
         Op::Assistant(t, m) => drop(s.append_message(&assistant_of(t, *m)).unwrap()),
@@ -78,17 +73,17 @@ fn apply(s: &mut Session, op: &Op) {
         Op::Ttsr(n) => drop(s.append_ttsr_injection(&[format!("rule{n}")]).unwrap()),
         Op::Mcp(n) => drop(s.append_mcp_tool_selection(&[format!("tool{n}")]).unwrap()),
         Op::Label(i) => {
-            if let Some(id) = pick(s, *i) {
+            if let Some(id) = pick_id(s, *i) {
                 s.append_label_change(&id, Some("l")).unwrap();
             }
         }
         Op::Branch(i) => {
-            if let Some(id) = pick(s, *i) {
+            if let Some(id) = pick_id(s, *i) {
                 s.branch(&id).unwrap();
             }
         }
         Op::Compact(i, remote) => {
-            if let Some(id) = pick(s, *i) {
+            if let Some(id) = pick_id(s, *i) {
                 let c = CompactionInput {
                     summary: "sum".into(),
                     first_kept_entry_id: id,
@@ -114,7 +109,7 @@ fn apply(s: &mut Session, op: &Op) {
             .unwrap(),
         ),
         Op::Summary(i) => {
-            let from = pick(s, *i);
+            let from = pick_id(s, *i);
             s.branch_with_summary(from.as_deref(), "went elsewhere", None, None)
                 .unwrap();
         }

@@ -36,28 +36,23 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn apply(s: &mut Session, op: &Op) {
-    let pick = |s: &Session, i: usize| {
-        s.entries()
-            .get(i % s.entries().len().max(1))
-            .map(|e| e.id.clone())
-    };
     match op {
         Op::User(t) => drop(s.append_message(&user(t)).unwrap()),
         Op::Assistant(t) => drop(s.append_message(&assistant(t)).unwrap()),
         Op::Thinking(l) => drop(s.append_thinking_level_change(*l).unwrap()),
         Op::Label(i, l) => {
-            if let Some(id) = pick(s, *i) {
+            if let Some(id) = pick_id(s, *i) {
                 s.append_label_change(&id, l.as_deref()).unwrap();
             }
         }
         Op::Branch(i) => {
-            if let Some(id) = pick(s, *i) {
+            if let Some(id) = pick_id(s, *i) {
                 s.branch(&id).unwrap();
             }
         }
         Op::Reset => s.reset_leaf(),
         Op::BranchSummary(i, summary) => {
-            let from = i.and_then(|i| pick(s, i));
+            let from = i.and_then(|i| pick_id(s, i));
             s.branch_with_summary(from.as_deref(), summary, None, None)
                 .unwrap();
         }

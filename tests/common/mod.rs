@@ -60,6 +60,14 @@ pub fn create(storage: &Rc<MemoryStorage>) -> Session {
     )
 }
 
+/// The id of the entry at `i` (wrapped around the entries), for random operation scripts;
+/// `None` for a session without entries.
+pub fn pick_id(s: &Session, i: usize) -> Option<String> {
+    s.entries()
+        .get(i % s.entries().len().max(1))
+        .map(|e| e.id.clone())
+}
+
 pub fn user(text: &str) -> String {
     format!(
         r#"{{"role":"user","content":[{{"type":"text","text":{}}}],"timestamp":1760000000000}}"#,
