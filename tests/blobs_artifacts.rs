@@ -32,11 +32,7 @@ fn a_fork_named_later_writes_the_name_right_after_the_id_and_a_new_session_at_th
     let mut s = session_with_artifacts(&storage);
     s.fork().unwrap();
     s.set_session_name("Named later", "user").unwrap();
-    let header = read(&storage, s.file().unwrap())
-        .lines()
-        .next()
-        .unwrap()
-        .to_string();
+    let header = header_line(&storage, s.file().unwrap());
     assert!(
         header.starts_with(&format!(
             r#"{{"type":"session","version":3,"id":"{}","title":"Named later","titleSource":"user","timestamp":"#,
@@ -46,11 +42,7 @@ fn a_fork_named_later_writes_the_name_right_after_the_id_and_a_new_session_at_th
     );
     let mut fresh = session_with_artifacts(&storage);
     fresh.set_session_name("Named new", "user").unwrap();
-    let header = read(&storage, fresh.file().unwrap())
-        .lines()
-        .next()
-        .unwrap()
-        .to_string();
+    let header = header_line(&storage, fresh.file().unwrap());
     assert!(
         header.ends_with(r#","title":"Named new","titleSource":"user"}"#),
         "a new session's header has no such place: {header}"
@@ -70,7 +62,7 @@ fn fork_copies_entries_and_artifacts_and_links_the_parent() {
     assert_ne!(s.session_id(), old_id);
     assert_eq!(s.header().parent_session(), Some(old_id.as_str()));
     assert_eq!(s.header().title(), Some("Named session"));
-    let header = read(&storage, &new).lines().next().unwrap().to_string();
+    let header = header_line(&storage, &new);
     assert!(
         header.starts_with(&format!(
             r#"{{"type":"session","version":3,"id":"{}","title":"Named session","titleSource":"user","timestamp":"#,

@@ -32,6 +32,15 @@ pub fn put(storage: &MemoryStorage, path: &str, text: &str) {
     storage.write(path, text.as_bytes()).unwrap();
 }
 
+/// The first line of a file: a session's header.
+pub fn header_line(storage: &MemoryStorage, path: &str) -> String {
+    read(storage, path)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
 pub fn read(storage: &MemoryStorage, path: &str) -> String {
     String::from_utf8(storage.read(path).unwrap()).unwrap()
 }
