@@ -259,6 +259,16 @@ fn small_v3_session(dir: &Path, agent: &Path, n: usize) -> PathBuf {
     path
 }
 
+/// A v3 session of `n` turns in a directory of its own, written with another agent
+/// directory than the CLI's (the session's directory, that agent directory, the file).
+fn v3_session_in_tempdir(n: usize) -> (tempfile::TempDir, tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let made = tempfile::tempdir().expect("agent of the writer");
+    let dir_path = fs::canonicalize(dir.path()).expect("canonical");
+    let path = small_v3_session(&dir_path, made.path(), n);
+    (dir, made, path)
+}
+
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -275,10 +285,8 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn a_read_only_context_keeps_the_session_index_in_the_cache_and_nothing_else() {
     let cli = Cli::new();
-    let dir = tempfile::tempdir().expect("tempdir");
+    let (dir, made, path) = v3_session_in_tempdir(30);
     let dir_path = fs::canonicalize(dir.path()).expect("canonical");
-    let made = tempfile::tempdir().expect("agent of the writer");
-    let path = small_v3_session(&dir_path, made.path(), 30);
     let before = fs::read(&path).expect("read");
     let modified = mtime(&path);
     let expected = api::context_file(
@@ -318,10 +326,8 @@ fn a_read_only_context_keeps_the_session_index_in_the_cache_and_nothing_else() {
 #[test]
 fn a_cache_directory_symlinked_elsewhere_receives_no_write_from_a_read_only_command() {
     let cli = Cli::new();
-    let dir = tempfile::tempdir().expect("tempdir");
+    let (dir, _made, path) = v3_session_in_tempdir(3);
     let dir_path = fs::canonicalize(dir.path()).expect("canonical");
-    let made = tempfile::tempdir().expect("agent of the writer");
-    let path = small_v3_session(&dir_path, made.path(), 3);
     // `<agent>/cache` leads into the session's directory (inside the roots).
     let elsewhere = dir_path.join("elsewhere");
     fs::create_dir(&elsewhere).expect("mkdir");
