@@ -3,7 +3,6 @@
 //! arguments and print; the three hosts therefore print identical bytes.
 
 pub use crate::api_error::{ApiError, ApiResult, ErrorKind};
-use crate::context::{Leaf, SessionContext};
 use crate::error::Result;
 /// A typed result as the JSON text every shell prints (serde, with the core's string
 /// escaping: the same bytes in every host).
@@ -50,16 +49,6 @@ pub fn report_json(report: &LoadReport) -> String {
 /// `show`: header, entry count, leaf id, version on disk, whether a migration is needed.
 pub fn show_json(session: &Session) -> String {
     crate::json::record(&session.show_record())
-}
-
-/// `context`: the SessionContext as the agent builds it.
-pub fn context_json(session: &Session, leaf: Option<&str>) -> String {
-    file_context(session, leaf).to_json()
-}
-
-/// The context of a session file at `leaf` (default: its last entry).
-pub fn file_context<'s>(session: &'s Session, leaf: Option<&str>) -> SessionContext<'s> {
-    session.context_at(leaf.map_or(Leaf::Last, Leaf::Id))
 }
 
 /// An existing session file, opened: a missing file is [`ErrorKind::NotFound`] instead of
@@ -112,7 +101,7 @@ pub fn context_file(
 
 /// The session file `context` reads, opened read-only, with `leaf` checked to be one of
 /// its entries (a missing file is `NotFound`, an unknown leaf `EntryNotFound`): for a
-/// host that streams the context (`context().into_json_reader()`).
+/// host that streams the context (`json_reader()`).
 ///
 /// Read through the file's index when it has one that fits (the cached one under
 /// `<agent_dir>/cache/`, with what was appended since; else one pass over the file that

@@ -2,11 +2,10 @@
 //!
 //! Three parts, each written once:
 //!
-//! - **[`Storage`], the file primitives** a host must supply: read, read-prefix, write,
-//!   read-range, append, rename, unlink, list, stat, mkdir, fsync, rmdir and an exclusive
-//!   create. No
-//!   method has a default body, so nothing a host leaves out silently falls back to a
-//!   slower or weaker version.
+//! - **[`Storage`], the file primitives** a host must supply: read, read-prefix,
+//!   read-range, write, append, rename, unlink, list, stat, mkdir, fsync, rmdir and an
+//!   exclusive create. No method has a default body, so nothing a host leaves out silently
+//!   falls back to a slower or weaker version.
 //! - **[`Environment`], what is not a file**: the clock, entropy (`wasm32-unknown-unknown`
 //!   has neither) and the process identity recorded in writer locks. A storage gives
 //!   access to the environment it runs in ([`Storage::env`]) instead of the two being
@@ -460,7 +459,6 @@ pub fn remove_tree(storage: &dyn Storage, dir: &str) -> StorageResult<()> {
     storage.rmdir(dir)
 }
 
-/// Join two `/`-separated path parts.
 /// The bytes `read_range(offset, len)` returns from a whole file's `data`: short at its
 /// end, empty past it. Storages that hold (or fall back to reading) the whole file slice
 /// with it, so every storage answers a range alike.
@@ -470,6 +468,7 @@ pub fn range_of(data: &[u8], offset: u64, len: u64) -> &[u8] {
     &data[start..end.max(start)]
 }
 
+/// Join two `/`-separated path parts.
 pub fn join(dir: &str, name: &str) -> String {
     if dir.is_empty() {
         name.to_string()

@@ -347,10 +347,7 @@ impl OpenedContext {
     pub fn context(&self) -> Result<SessionContext<'_>> {
         match self {
             OpenedContext::Path(p) => p.context(),
-            OpenedContext::Whole(s, leaf) => Ok(s.context_at(
-                leaf.as_deref()
-                    .map_or(crate::context::Leaf::Last, crate::context::Leaf::Id),
-            )),
+            OpenedContext::Whole(s, leaf) => Ok(whole_context(s, leaf)),
         }
     }
 
@@ -358,13 +355,9 @@ impl OpenedContext {
     pub fn json_reader(&self) -> ContextReader<'_> {
         match self {
             OpenedContext::Path(p) => p.json_reader(),
-            OpenedContext::Whole(s, leaf) => ContextReader::Built(Box::new(
-                s.context_at(
-                    leaf.as_deref()
-                        .map_or(crate::context::Leaf::Last, crate::context::Leaf::Id),
-                )
-                .into_json_reader(),
-            )),
+            OpenedContext::Whole(s, leaf) => {
+                ContextReader::Built(Box::new(whole_context(s, leaf).into_json_reader()))
+            }
         }
     }
 
@@ -372,4 +365,12 @@ impl OpenedContext {
     pub fn through_index(&self) -> bool {
         matches!(self, OpenedContext::Path(_))
     }
+}
+
+/// The context of a file read whole, at `leaf` (default: its last entry).
+fn whole_context<'s>(s: &'s crate::session::Session, leaf: &Option<String>) -> SessionContext<'s> {
+    s.context_at(
+        leaf.as_deref()
+            .map_or(crate::context::Leaf::Last, crate::context::Leaf::Id),
+    )
 }
