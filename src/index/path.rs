@@ -75,10 +75,7 @@ impl PathContext {
     /// streams it instead.
     pub fn context(&self) -> Result<SessionContext<'_>> {
         let Some(st) = &self.streamed else {
-            let path: Vec<&Entry> = self.entries.iter().collect();
-            return Ok(context_along(&path, self.cycle.clone(), &|e, m| {
-                self.finish(e, m)
-            }));
+            return Ok(self.built());
         };
         let mut ctx = self.state();
         if let Some(s) = &st.summary {
@@ -136,13 +133,15 @@ impl PathContext {
     /// goes, so nothing holds the whole text.
     pub fn json_reader(&self) -> ContextReader<'_> {
         match &self.streamed {
-            None => {
-                let path: Vec<&Entry> = self.entries.iter().collect();
-                let ctx = context_along(&path, self.cycle.clone(), &|e, m| self.finish(e, m));
-                ContextReader::Built(Box::new(ctx.into_json_reader()))
-            }
+            None => ContextReader::Built(Box::new(self.built().into_json_reader())),
             Some(st) => ContextReader::Streamed(Box::new(StreamedReader::new(self, st))),
         }
+    }
+
+    /// The context of entries all read and kept (not streamed).
+    fn built(&self) -> SessionContext<'_> {
+        let path: Vec<&Entry> = self.entries.iter().collect();
+        context_along(&path, self.cycle.clone(), &|e, m| self.finish(e, m))
     }
 
     /// The state along the path, without messages (a streamed context's).
