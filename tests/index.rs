@@ -4,134 +4,15 @@
 //! corrupt, truncated, another file's, deleted or replaced between opens).
 
 mod common;
+use common::ops::*;
 use common::*;
 use proptest::prelude::*;
 use std::cell::Cell;
 use std::rc::Rc;
 use xcsh_session::api::open_for_context;
-use xcsh_session::session::{CompactionInput, CreateOptions, Persistence, Session};
+use xcsh_session::session::{Persistence, Session};
 use xcsh_session::storage::{Layer, Storage, StorageResult};
 use xcsh_session::{IndexCache, Leaf, MemoryStorage, OpenedContext};
-
-const AGENT: &str = "/agent";
-
-#[derive(Debug, Clone)]
-enum Op {
-    User(String),
-    Assistant(String, u8),
-    Thinking(Option<&'static str>),
-    Model(u8, Option<&'static str>),
-    Mode(u8),
-    Tier(Option<&'static str>),
-    Ttsr(u8),
-    Mcp(u8),
-    Label(usize),
-    Branch(usize),
-    Compact(usize, bool),
-    Custom(u8),
-    CustomMessage(String),
-    Summary(usize),
-}
-
-fn op() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        5 => "[a-z é😀\\n\"\\\\]{0,12}".prop_map(Op::User),
-        4 => ("[a-z ]{0,12}", 0u8..3).prop_map(|(t, m)| Op::Assistant(t, m)),
-        1 => prop_oneof![Just(None), Just(Some("high")), Just(Some("low"))].prop_map(Op::Thinking),
-        1 => (0u8..3, prop_oneof![Just(None), Just(Some("smol")), Just(Some("default"))]).prop_map(|(m, r)| Op::Model(m, r)),
-        1 => (0u8..3).prop_map(Op::Mode),
-        1 => prop_oneof![Just(None), Just(Some("flex"))].prop_map(Op::Tier),
-        1 => (0u8..4).prop_map(Op::Ttsr),
-        1 => (0u8..3).prop_map(Op::Mcp),
-        1 => any::<usize>().prop_map(Op::Label),
-        2 => any::<usize>().prop_map(Op::Branch),
-        1 => (any::<usize>(), any::<bool>()).prop_map(|(i, r)| Op::Compact(i, r)),
-        1 => any::<u8>().prop_map(Op::Custom),
-        1 => "[a-z]{0,8}".prop_map(Op::CustomMessage),
-        1 => any::<usize>().prop_map(Op::Summary),
-    ]
-}
-
-fn assistant_of(text: &str, model: u8) -> String {
-    format!(
-        r#"{{"role":"assistant","provider":"p{model}","model":"m{model}","content":[{{"type":"text","text":{}}}],"timestamp":1760000000001}}"#,
-        serde_json::to_string(text).unwrap()
-    )
-}
-
-fn apply(s: &mut Session, op: &Op) {
-    match op {
-        Op::User(t) => drop(s.append_message(&user(t)).unwrap()),
-        Op::Assistant(t, m) => drop(s.append_message(&assistant_of(t, *m)).unwrap()),
-        Op::Thinking(l) => drop(s.append_thinking_level_change(*l).unwrap()),
-        Op::Model(m, role) => drop(s.append_model_change(&format!("p{m}/m{m}"), *role).unwrap()),
-        Op::Mode(m) => drop(
-            s.append_mode_change(["plan", "code", "ask"][*m as usize], None)
-                .unwrap(),
-        ),
-        Op::Tier(t) => drop(s.append_service_tier_change(*t).unwrap()),
-        Op::Ttsr(n) => drop(s.append_ttsr_injection(&[format!("rule{n}")]).unwrap()),
-        Op::Mcp(n) => drop(s.append_mcp_tool_selection(&[format!("tool{n}")]).unwrap()),
-        Op::Label(i) => {
-            if let Some(id) = pick_id(s, *i) {
-                s.append_label_change(&id, Some("l")).unwrap();
-            }
-        }
-        Op::Branch(i) => {
-            if let Some(id) = pick_id(s, *i) {
-                s.branch(&id).unwrap();
-            }
-        }
-        Op::Compact(i, remote) => {
-            if let Some(id) = pick_id(s, *i) {
-                let c = CompactionInput {
-                    summary: "sum".into(),
-                    first_kept_entry_id: id,
-                    tokens_before: 10,
-                    preserve_data: remote.then(|| r#"{"remote":true}"#.to_string()),
-                    ..Default::default()
-                };
-                s.append_compaction(&c).unwrap();
-            }
-        }
-        Op::Custom(n) => drop(
-            s.append_custom_entry("ext", Some(&format!("{{\"n\":{n}}}")))
-                .unwrap(),
-        ),
-        Op::CustomMessage(t) => drop(
-            s.append_custom_message_entry(
-                "note",
-                &serde_json::to_string(t).unwrap(),
-                true,
-                None,
-                None,
-            )
-            .unwrap(),
-        ),
-        Op::Summary(i) => {
-            let from = pick_id(s, *i);
-            s.branch_with_summary(from.as_deref(), "went elsewhere", None, None)
-                .unwrap();
-        }
-    }
-}
-
-/// A session file written by the manager from `ops` (always with an assistant message,
-/// so it is on disk), and its entries' ids.
-fn written(storage: &Rc<MemoryStorage>, ops: &[Op]) -> (String, Vec<String>) {
-    let options = CreateOptions {
-        agent_dir: AGENT.into(),
-        cwd: "/w".into(),
-        ..Default::default()
-    };
-    let mut s = Session::create(storage.clone(), &options);
-    s.append_message(&assistant_of("hello", 0)).unwrap();
-    for op in ops {
-        apply(&mut s, op);
-    }
-    let ids = s.entries().iter().map(|e| e.id.clone()).collect();
-    (s.file().unwrap().to_string(), ids)
-}
 
 /// The context the full reader builds, as JSON (`Err`: its error).
 fn whole(storage: &Rc<MemoryStorage>, file: &str, leaf: Option<&str>) -> Result<String, String> {

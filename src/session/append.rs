@@ -121,15 +121,17 @@ impl Session {
             ));
         }
         let storage = self.storage.clone();
-        let id = entry_id(
-            |id| self.by_id.contains(&self.entries, id),
-            || storage.env().random_u64(),
-        );
+        let id = entry_id(|id| self.id_taken(id), || storage.env().random_u64());
         let timestamp = iso_from_ms(self.storage.env().now_ms());
         let borrowed: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let line = compose_line(type_name, &id, parent, &timestamp, &borrowed);
         let entry = Entry::parse(Text::from(line))
             .map_err(|e| SessionError::InvalidInput(e.to_string()))?;
+        if self.pins_whole_session_next() {
+            // The first write of a file outside the sessions folder pins every blob the
+            // session references: its entries are read for that.
+            self.materialize()?;
+        }
         let plan = self.plan_append(entry.is_assistant_message())?;
         self.push_entry(entry);
         self.persist_last(plan)?;
@@ -149,6 +151,7 @@ impl Session {
     /// each can be edited.
     pub fn replace_entry_at(&mut self, position: Option<usize>, json: &str) -> Result<()> {
         self.check_writable()?;
+        self.materialize()?;
         let entry = Entry::parse(Text::from(json.to_string()))
             .map_err(|e| SessionError::InvalidInput(e.to_string()))?;
         let i = match position {
@@ -199,6 +202,7 @@ impl Session {
                 ));
             }
             EntryType::Label => {
+                self.materialize()?;
                 let target = obj
                     .get("targetId")
                     .and_then(Value::as_str)
@@ -290,6 +294,7 @@ impl Session {
 
     /// `appendLabelChange`: `None` clears the label. The target must exist.
     pub fn append_label_change(&mut self, target_id: &str, label: Option<&str>) -> Result<String> {
+        self.materialize()?;
         self.entry(target_id)?;
         let mut fields = vec![("targetId", quote(target_id))];
         if let Some(l) = label {

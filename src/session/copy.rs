@@ -114,6 +114,7 @@ impl Session {
     /// continues in the new file.
     pub fn fork(&mut self) -> Result<ForkResult> {
         self.check_writable()?;
+        self.materialize()?;
         let old_file = self.file.clone();
         let (header, new_file) = self.sibling_header(Some(self.header.id()));
         let mut next = self.fresh_copy(header.named_after(&self.header), new_file.clone());
@@ -217,6 +218,7 @@ impl Session {
     /// its own home and temp directories, see [`paths::session_dir_name`]).
     pub fn move_to_dir(&mut self, new_dir: &str, new_cwd: &str) -> Result<String> {
         self.check_writable()?;
+        self.materialize()?;
         let Some(old_file) = self.file.clone() else {
             // In memory there is no file to move (`""`), only the header's cwd.
             self.header.set("cwd", Value::String(new_cwd.to_string()));
@@ -299,6 +301,7 @@ impl Session {
     /// (`None` in memory).
     pub fn create_branched_session(&mut self, leaf_id: &str) -> Result<Option<String>> {
         self.check_writable()?;
+        self.materialize()?;
         let path: Vec<Entry> = self
             .branch_path(Some(leaf_id))?
             .into_iter()

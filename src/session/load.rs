@@ -212,7 +212,7 @@ impl Session {
         )
     }
 
-    fn from_text_with(
+    pub(super) fn from_text_with(
         storage: Rc<dyn Storage>,
         persistence: Persistence,
         file: Option<String>,

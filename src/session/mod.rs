@@ -11,6 +11,7 @@
 mod append;
 mod artifacts;
 mod copy;
+mod deferred;
 mod files;
 mod load;
 mod parse;
@@ -136,6 +137,9 @@ pub struct Session {
     report: LoadReport,
     /// The artifact counter of the session file, and artifacts kept in memory.
     artifacts: artifacts::ArtifactCounter,
+    /// Opened through the index, the entries read from the file not read yet
+    /// ([`Session::open_deferred`]); `entries` holds only those appended since.
+    deferred: Option<Box<deferred::Deferred>>,
 }
 
 impl Session {
@@ -175,6 +179,7 @@ impl Session {
                 file_version: crate::entry::CURRENT_SESSION_VERSION,
                 ..LoadReport::default()
             },
+            deferred: None,
         }
     }
 
@@ -296,6 +301,7 @@ impl Session {
     }
 
     pub fn report(&self) -> &LoadReport {
+        self.assert_read();
         &self.report
     }
 
@@ -318,11 +324,13 @@ impl Session {
 
     /// All entries in insertion order (the header excluded).
     pub fn entries(&self) -> &[Entry] {
+        self.assert_read();
         &self.entries
     }
 
     /// The position in [`Session::entries`] of the (last) entry with this id.
     pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.assert_read();
         self.by_id.get(&self.entries, id)
     }
 
@@ -376,6 +384,7 @@ impl Session {
     }
 
     pub fn context_at<'s>(&'s self, leaf: Leaf) -> SessionContext<'s> {
+        self.assert_read();
         let store = self.blob_store();
         let finish = |e: &'s Entry, m: Cow<'s, str>| self.message_text(e, m, &store);
         context::build_session_context(&self.entries, &self.by_id, leaf, &finish)

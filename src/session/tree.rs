@@ -11,11 +11,13 @@ use crate::time::ms_from_iso;
 
 impl Session {
     pub fn label(&self, id: &str) -> Option<&str> {
+        self.assert_read();
         self.labels.get(id).map(String::as_str)
     }
 
     /// Entries whose parent is `id`, in insertion order.
     pub fn children(&self, id: &str) -> Vec<&Entry> {
+        self.assert_read();
         self.entries
             .iter()
             .filter(|e| e.parent_id.as_deref() == Some(id))
@@ -44,6 +46,7 @@ impl Session {
     /// The tree of all entries: roots are entries with a null, self or missing parent, in
     /// file order; children are ordered by timestamp.
     pub fn tree(&self) -> Tree {
+        self.assert_read();
         let mut roots = Vec::new();
         let mut children = vec![Vec::new(); self.entries.len()];
         // Each entry's parent in the tree (`usize::MAX` for a root).
@@ -88,6 +91,7 @@ impl Session {
 
     /// Move the leaf to an existing entry; nothing is written.
     pub fn branch(&mut self, id: &str) -> Result<()> {
+        self.materialize()?;
         self.entry(id)?;
         self.leaf = Some(id.to_string());
         Ok(())
@@ -109,6 +113,7 @@ impl Session {
         from_extension: Option<bool>,
     ) -> Result<String> {
         if let Some(id) = from {
+            self.materialize()?;
             self.entry(id)?;
         }
         let mut fields = vec![

@@ -55,6 +55,7 @@ impl Session {
     /// `getUsageStatistics`: computed over the entries (one pass; only the `usage` values
     /// are parsed).
     pub fn usage_statistics(&self) -> UsageStatistics {
+        self.assert_read();
         let mut total = UsageStatistics::default();
         for e in &self.entries {
             let (

@@ -86,6 +86,20 @@ impl Session {
     /// blob the whole session references is pinned (a session recorded late, or copied
     /// here by a fork or a move, references blobs it never put). `whole`: `text` is the
     /// whole file.
+    /// Would the next write pin every blob the session references (a deferred session
+    /// must read its entries for that)? The first write to a file outside the sessions
+    /// folder does ([`Self::pin_before_writing`]).
+    pub(super) fn pins_whole_session_next(&self) -> bool {
+        let Some(file) = self.file.as_deref() else {
+            return false;
+        };
+        self.deferred.is_some()
+            && self.persistence == Persistence::Persistent
+            && !self.agent_dir.is_empty()
+            && !crate::paths::is_under_sessions_root(&self.agent_dir, file)
+            && self.pins.file.as_deref() != Some(file)
+    }
+
     fn pin_before_writing(
         &mut self,
         text: &str,
@@ -152,6 +166,7 @@ impl Session {
 
     /// The whole file as this session would write it.
     pub fn to_jsonl(&self) -> std::result::Result<String, StorageError> {
+        self.assert_read();
         let mut out = String::with_capacity(
             self.entries
                 .iter()
@@ -307,6 +322,7 @@ impl Session {
 
     /// [`Self::write_whole`] once its guard has passed.
     pub(super) fn write_whole_guarded(&mut self) -> Result<()> {
+        self.materialize()?;
         let r = self.rewrite_file();
         let size = self.latch(r)?;
         self.remember_disk(size);
@@ -333,6 +349,7 @@ impl Session {
     /// the writer lock.
     pub fn rewrite_entries(&mut self) -> Result<()> {
         self.check_writable()?;
+        self.materialize()?;
         if self.persistence == Persistence::Persistent {
             self.write_whole()?;
         }

@@ -1,4 +1,5 @@
 #![allow(dead_code)]
+pub mod ops;
 use std::cell::Cell;
 use std::path::PathBuf;
 use std::rc::Rc;

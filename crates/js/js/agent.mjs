@@ -521,7 +521,9 @@ function openFile(port, file, agentDir, cwd) {
   } catch (e) {
     if (e.code !== 'ENOENT') throw e;
   }
-  const session = Session.open(port, file, { agentDir, cwd });
+  // Lazy: the entries stay in the file until something needs them; resuming (the
+  // context, appends) reads the leaf's path through the session index.
+  const session = Session.open(port, file, { agentDir, cwd, lazy: true });
   if (size === 0) session.ensureOnDisk();
   return session;
 }

@@ -10,7 +10,7 @@ use wasm_bindgen::JsCast;
 use xcsh_session::api;
 use xcsh_session::context::{Leaf, SessionContext};
 use xcsh_session::session::{CompactionInput, CreateOptions, OpenOptions, Persistence};
-use xcsh_session::{SessionError, Storage};
+use xcsh_session::{ContextReader, IndexCache, SessionError, Storage};
 
 type CoreSession = xcsh_session::Session;
 
@@ -94,6 +94,11 @@ impl JsSession {
         #[wasm_bindgen(unchecked_optional_param_type = "OpenOptions")] options: JsValue,
     ) -> JsResult<JsSession> {
         let read_only = opt_bool(&options, "readOnly")?.unwrap_or(false);
+        let lazy = opt_bool(&options, "lazy")?.unwrap_or(false);
+        let cache = match opt_bool(&options, "indexCache")?.unwrap_or(true) {
+            true => IndexCache::Use,
+            false => IndexCache::Off,
+        };
         let on_progress = crate::convert::get(&options, "onProgress")
             .dyn_into::<js_sys::Function>()
             .ok();
@@ -114,13 +119,13 @@ impl JsSession {
             },
             cwd: opt_string(&options, "cwd")?.unwrap_or_default(),
         };
+        let storage: Rc<dyn Storage> = Rc::new(JsPort::new(storage)?);
+        let inner = match lazy {
+            true => CoreSession::open_deferred(storage, path, &options, cache),
+            false => CoreSession::open_with_progress(storage, path, &options, &mut progress),
+        };
         Ok(JsSession {
-            inner: core(CoreSession::open_with_progress(
-                Rc::new(JsPort::new(storage)?),
-                path,
-                &options,
-                &mut progress,
-            ))?,
+            inner: core(inner)?,
         })
     }
 
@@ -161,8 +166,8 @@ impl JsSession {
 
     /// The session version of the file as read (before any migration; no `version`: 1).
     #[wasm_bindgen(getter = versionOnDisk)]
-    pub fn version_on_disk(&self) -> f64 {
-        self.inner.report().file_version as f64
+    pub fn version_on_disk(&mut self) -> JsResult<f64> {
+        Ok(self.read()?.report().file_version as f64)
     }
 
     /// The title to show: the sanitized header title, else the first user message's text
@@ -171,7 +176,7 @@ impl JsSession {
     /// same rules (capped at 40).
     #[wasm_bindgen(js_name = displayTitle, unchecked_return_type = "string | null")]
     pub fn display_title(
-        &self,
+        &mut self,
         #[wasm_bindgen(js_name = maxChars, unchecked_optional_param_type = "number")]
         max_chars: JsValue,
     ) -> JsResult<JsValue> {
@@ -184,9 +189,16 @@ impl JsSession {
                 ))
             }
         };
-        Ok(xcsh_session::listing::session_title(&self.inner, max)
+        Ok(xcsh_session::listing::session_title(self.read()?, max)
             .map(|t| JsValue::from_str(&t))
             .unwrap_or(JsValue::NULL))
+    }
+
+    /// Opened with `lazy: true` and its entries still in the file (nothing has read them
+    /// yet: the header, the leaf, the current context and appends do not).
+    #[wasm_bindgen(getter)]
+    pub fn deferred(&self) -> bool {
+        self.inner.is_deferred()
     }
 
     /// The session file (`undefined` for in-memory and `fromText` sessions).
@@ -210,52 +222,50 @@ impl JsSession {
 
     /// All entries in file order, blob references resolved.
     #[wasm_bindgen(unchecked_return_type = "SessionEntry[]")]
-    pub fn entries(&self) -> JsResult<JsValue> {
-        parse(&self.entries_json())
+    pub fn entries(&mut self) -> JsResult<JsValue> {
+        parse(&self.entries_json()?)
     }
 
     #[wasm_bindgen(js_name = entriesJson)]
-    pub fn entries_json(&self) -> String {
-        convert::json_array(
-            self.inner
-                .entries()
-                .iter()
-                .map(|e| self.inner.entry_json(e)),
-        )
+    pub fn entries_json(&mut self) -> JsResult<String> {
+        let s = self.read()?;
+        Ok(convert::json_array(
+            s.entries().iter().map(|e| s.entry_json(e)),
+        ))
     }
 
     #[wasm_bindgen(unchecked_return_type = "SessionEntry")]
-    pub fn entry(&self, id: &str) -> JsResult<JsValue> {
-        let entry = core(self.inner.entry(id))?;
-        parse(&self.inner.entry_json(entry))
+    pub fn entry(&mut self, id: &str) -> JsResult<JsValue> {
+        let s = self.read()?;
+        parse(&s.entry_json(core(s.entry(id))?))
     }
 
     /// Entries whose parent is `id`, in file order.
     #[wasm_bindgen(unchecked_return_type = "SessionEntry[]")]
-    pub fn children(&self, id: &str) -> JsResult<JsValue> {
+    pub fn children(&mut self, id: &str) -> JsResult<JsValue> {
+        let s = self.read()?;
         parse(&convert::json_array(
-            self.inner
-                .children(id)
-                .into_iter()
-                .map(|e| self.inner.entry_json(e)),
+            s.children(id).into_iter().map(|e| s.entry_json(e)),
         ))
     }
 
     /// The path root → `fromId` (default: the leaf).
     #[wasm_bindgen(js_name = branchPath, unchecked_return_type = "SessionEntry[]")]
     pub fn branch_path(
-        &self,
+        &mut self,
         #[wasm_bindgen(js_name = fromId)] from_id: Option<String>,
     ) -> JsResult<JsValue> {
-        let path = core(self.inner.branch_path(from_id.as_deref()))?;
+        let s = self.read()?;
+        let path = core(s.branch_path(from_id.as_deref()))?;
         parse(&convert::json_array(
-            path.into_iter().map(|e| self.inner.entry_json(e)),
+            path.into_iter().map(|e| s.entry_json(e)),
         ))
     }
 
     #[wasm_bindgen(unchecked_return_type = "TreeNode[]")]
-    pub fn tree(&self) -> JsResult<JsValue> {
-        parse(&self.inner.tree().to_json(&self.inner))
+    pub fn tree(&mut self) -> JsResult<JsValue> {
+        let s = self.read()?;
+        parse(&s.tree().to_json(s))
     }
 
     /// The tree as nested JSON text (`[{entry, label?, children}]`). With
@@ -264,13 +274,14 @@ impl JsSession {
     /// session, for previews and totals, at a fraction of its size.
     #[wasm_bindgen(js_name = treeJson)]
     pub fn tree_json(
-        &self,
+        &mut self,
         #[wasm_bindgen(js_name = maxStringChars, unchecked_optional_param_type = "number | null")]
         max_string_chars: JsValue,
     ) -> JsResult<String> {
-        let tree = self.inner.tree();
+        let s = self.read()?;
+        let tree = s.tree();
         if max_string_chars.is_undefined() || max_string_chars.is_null() {
-            return Ok(tree.to_json(&self.inner));
+            return Ok(tree.to_json(s));
         }
         let max = max_string_chars
             .as_f64()
@@ -283,18 +294,18 @@ impl JsSession {
                         .unwrap_or_else(|_| "a value JSON cannot show".into())
                 ))
             })?;
-        Ok(tree.to_outline_json(&self.inner, max as usize))
+        Ok(tree.to_outline_json(s, max as usize))
     }
 
-    pub fn label(&self, id: &str) -> Option<String> {
-        self.inner.label(id).map(str::to_string)
+    pub fn label(&mut self, id: &str) -> JsResult<Option<String>> {
+        Ok(self.read()?.label(id).map(str::to_string))
     }
 
     /// `buildSessionContext`: `undefined` → the current leaf, `null` → the empty context,
     /// an id → that entry (an unknown id falls back to the last entry, as in the agent).
     #[wasm_bindgen(unchecked_return_type = "SessionContext")]
     pub fn context(
-        &self,
+        &mut self,
         #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
     ) -> JsResult<JsValue> {
         parse(&self.context_json(leaf_id)?)
@@ -305,7 +316,7 @@ impl JsSession {
     /// `serde-wasm-bindgen-bench`), for the row that compares the two.
     #[cfg(feature = "serde-wasm-bindgen-bench")]
     #[wasm_bindgen(js_name = contextViaSerdeWasmBindgen, skip_typescript)]
-    pub fn context_via_serde_wasm_bindgen(&self, leaf_id: JsValue) -> JsResult<JsValue> {
+    pub fn context_via_serde_wasm_bindgen(&mut self, leaf_id: JsValue) -> JsResult<JsValue> {
         use serde::Serialize;
         let text = self.context_json(leaf_id)?;
         let value: serde_json::Value =
@@ -320,7 +331,7 @@ impl JsSession {
     /// `invalidInput`, naming its size and `contextJsonBytes`, which has no such limit.
     #[wasm_bindgen(js_name = contextJson)]
     pub fn context_json(
-        &self,
+        &mut self,
         #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
     ) -> JsResult<String> {
         let text = self.context_text(&leaf_id)?;
@@ -337,7 +348,7 @@ impl JsSession {
     /// large for a JS string (decode it in pieces, or stream it to a file).
     #[wasm_bindgen(js_name = contextJsonBytes)]
     pub fn context_json_bytes(
-        &self,
+        &mut self,
         #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
     ) -> JsResult<Vec<u8>> {
         Ok(self.context_text(&leaf_id)?.into_bytes())
@@ -351,7 +362,7 @@ impl JsSession {
     /// write with `fs.writeSync`, or collect the chunks). Returns the number of bytes.
     #[wasm_bindgen(js_name = writeContextJson)]
     pub fn write_context_json(
-        &self,
+        &mut self,
         #[wasm_bindgen(unchecked_param_type = "(chunk: Uint8Array) => void")] write: JsValue,
         #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
     ) -> JsResult<f64> {
@@ -360,35 +371,74 @@ impl JsSession {
                 "writeContextJson(write): write must be a function taking each chunk (a Uint8Array)",
             ));
         };
-        let mut reader = self.context_for(&leaf_id)?.into_json_reader();
-        let mut chunk = Vec::with_capacity(CONTEXT_CHUNK);
-        let mut total = 0f64;
-        loop {
-            chunk.clear();
-            if reader.read_into(&mut chunk, CONTEXT_CHUNK) == 0 {
-                return Ok(total);
+        self.with_json_reader(&leaf_id, |reader| {
+            let mut chunk = Vec::with_capacity(CONTEXT_CHUNK);
+            let mut total = 0f64;
+            loop {
+                chunk.clear();
+                if core(reader.read_into(&mut chunk, CONTEXT_CHUNK))? == 0 {
+                    return Ok(total);
+                }
+                total += chunk.len() as f64;
+                let answer = write.call1(&JsValue::NULL, &js_sys::Uint8Array::from(&chunk[..]))?;
+                if answer.is_instance_of::<js_sys::Promise>() {
+                    return Err(crate::convert::invalid(
+                        "writeContextJson(write): write returned a Promise; it is called synchronously (write with fs.writeSync, or collect the chunks)",
+                    ));
+                }
             }
-            total += chunk.len() as f64;
-            let answer = write.call1(&JsValue::NULL, &js_sys::Uint8Array::from(&chunk[..]))?;
-            if answer.is_instance_of::<js_sys::Promise>() {
-                return Err(crate::convert::invalid(
-                    "writeContextJson(write): write returned a Promise; it is called synchronously (write with fs.writeSync, or collect the chunks)",
-                ));
-            }
-        }
-    }
-
-    fn context_text(&self, leaf_id: &JsValue) -> JsResult<String> {
-        Ok(self.context_for(leaf_id)?.to_json())
-    }
-
-    /// The context at `leafId`: `undefined` → the current leaf, `null` → the empty
-    /// context, an id → that entry (unknown: the last entry).
-    fn context_for(&self, leaf_id: &JsValue) -> JsResult<SessionContext<'_>> {
-        Ok(match LeafArg::from_js(leaf_id)? {
-            LeafArg::Default => self.inner.context(),
-            other => self.inner.context_at(other.leaf(Leaf::Last)),
         })
+    }
+
+    fn context_text(&mut self, leaf_id: &JsValue) -> JsResult<String> {
+        self.with_context(leaf_id, |c| c.to_json())
+    }
+
+    /// The session with its entries read: a lazy open reads them now.
+    fn read(&mut self) -> JsResult<&CoreSession> {
+        core(self.inner.materialize())?;
+        Ok(&self.inner)
+    }
+
+    /// `f` of the context at `leafId`: `undefined` → the current leaf, `null` → the empty
+    /// context, an id → that entry (unknown: the last entry). A lazy session that has not
+    /// changed since it was opened reads the current leaf's through the index; otherwise
+    /// its entries are read first.
+    fn with_context<T>(
+        &mut self,
+        leaf_id: &JsValue,
+        f: impl FnOnce(&SessionContext<'_>) -> T,
+    ) -> JsResult<T> {
+        let leaf = LeafArg::from_js(leaf_id)?;
+        if let (LeafArg::Default, Some(opened)) = (&leaf, self.inner.deferred_context()) {
+            return Ok(f(&core(opened.context())?));
+        }
+        let s = self.read()?;
+        Ok(f(&match leaf {
+            LeafArg::Default => s.context(),
+            other => s.context_at(other.leaf(Leaf::Last)),
+        }))
+    }
+
+    /// [`Self::with_context`] with the context's JSON as a reader (streamed from the file
+    /// when a lazy session's context is large).
+    fn with_json_reader<T>(
+        &mut self,
+        leaf_id: &JsValue,
+        f: impl FnOnce(&mut ContextReader<'_>) -> JsResult<T>,
+    ) -> JsResult<T> {
+        let leaf = LeafArg::from_js(leaf_id)?;
+        if let (LeafArg::Default, Some(opened)) = (&leaf, self.inner.deferred_context()) {
+            return f(&mut opened.json_reader());
+        }
+        let s = self.read()?;
+        let context = match leaf {
+            LeafArg::Default => s.context(),
+            other => s.context_at(other.leaf(Leaf::Last)),
+        };
+        f(&mut ContextReader::Built(Box::new(
+            context.into_json_reader(),
+        )))
     }
 
     // ---- moving the leaf ----
@@ -615,15 +665,15 @@ impl JsSession {
     /// `getUsageStatistics`: token, premium-request and cost totals of every assistant
     /// message and every `task` tool result, on every branch.
     #[wasm_bindgen(js_name = usageStatistics, unchecked_return_type = "UsageStatistics")]
-    pub fn usage_statistics(&self) -> JsResult<JsValue> {
-        parse(&api::record(&self.inner.usage_statistics()))
+    pub fn usage_statistics(&mut self) -> JsResult<JsValue> {
+        parse(&api::record(&self.read()?.usage_statistics()))
     }
 
     /// `getLastModelChangeRole`: the role of the nearest `model_change` from the leaf to
     /// the root (`"default"` when it names none), `undefined` without one.
     #[wasm_bindgen(js_name = lastModelChangeRole)]
-    pub fn last_model_change_role(&self) -> Option<String> {
-        self.inner.last_model_change_role().map(str::to_string)
+    pub fn last_model_change_role(&mut self) -> JsResult<Option<String>> {
+        Ok(self.read()?.last_model_change_role().map(str::to_string))
     }
 
     /// `allocateArtifactPath`: `{ id, path }` of the next artifact (`<n>.<tool>.log` in
@@ -671,30 +721,31 @@ impl JsSession {
 
     /// The whole file as this session would write it.
     #[wasm_bindgen(js_name = toJsonl)]
-    pub fn to_jsonl(&self) -> JsResult<String> {
-        core(self.inner.to_jsonl().map_err(SessionError::from))
+    pub fn to_jsonl(&mut self) -> JsResult<String> {
+        core(self.read()?.to_jsonl().map_err(SessionError::from))
     }
 
     /// What loading found and did.
     #[wasm_bindgen(unchecked_return_type = "LoadReport")]
-    pub fn report(&self) -> JsResult<JsValue> {
-        parse(&api::report_json(self.inner.report()))
+    pub fn report(&mut self) -> JsResult<JsValue> {
+        parse(&api::report_json(self.read()?.report()))
     }
 
     /// Missing blobs, the latched persistence error.
-    pub fn warnings(&self) -> Vec<String> {
-        self.inner.warnings().to_vec()
+    pub fn warnings(&mut self) -> JsResult<Vec<String>> {
+        Ok(self.read()?.warnings().to_vec())
     }
 
     /// The id of the entry each context message came from (parallel to
     /// `context(leafId).messages`), so a viewer can link messages to the tree.
     #[wasm_bindgen(js_name = contextEntryIds)]
     pub fn context_entry_ids(
-        &self,
+        &mut self,
         #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
     ) -> JsResult<Vec<String>> {
-        let ctx = self.context_for(&leaf_id)?;
-        Ok(ctx.entry_ids.iter().map(|id| id.to_string()).collect())
+        self.with_context(&leaf_id, |ctx| {
+            ctx.entry_ids.iter().map(|id| id.to_string()).collect()
+        })
     }
 
     /// Continue in a copy under a new id in the same directory (artifacts copied);

@@ -316,8 +316,21 @@ export interface OpenOptions {
   agentDir?: string;
   /** cwd for a header that has to be created (missing or unreadable file). */
   cwd?: string;
-  /** Called with (bytes done, total bytes) while a large file is parsed. */
+  /** Called with (bytes done, total bytes) while a large file is parsed (not by a lazy
+   * open, which parses only what it reads). */
   onProgress?: (done: number, total: number) => void;
+  /** Leave the entries in the file until something needs them (default false): the open
+   * reads the session's index (kept in `<agentDir>/cache/index/`, else made by one pass
+   * over the file), the header and the last line. `header()`, `leafId`, the current
+   * leaf's context (`context()`, `contextJson()`, `writeContextJson()`, streamed from the
+   * file when large), the appends, `flush()` and `close()` need nothing more; any other
+   * reading (`entries()`, `tree()`, `report()`, another leaf's context, ...) reads the
+   * entries first, once (`deferred` turns false). A file the index cannot describe
+   * (an older version, a damaged line) is read whole at once, as without `lazy`. */
+  lazy?: boolean;
+  /** With `lazy`: keep the index in `<agentDir>/cache/index/` (default true); false reads
+   * and writes no cache, and every lazy open scans the file. */
+  indexCache?: boolean;
 }
 
 export interface CreateOptions {
