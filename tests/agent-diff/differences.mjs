@@ -270,6 +270,16 @@ export const KNOWN = [
     },
   },
   {
+    id: 'index-cache',
+    kind: 'dropin',
+    reason: 'SessionManager.open and continueRecent open lazily through the session index, which the drop-in keeps as a cache in <agentDir>/cache/index/ (never session data: deleting it changes nothing but speed); the agent has no index.',
+    dropin: (t, hit) => {
+      const n = t.files.length;
+      t.files = t.files.filter((f) => !f.path.startsWith('<root>/cache/index/'));
+      if (t.files.length !== n) hit();
+    },
+  },
+  {
     id: 'session-info-unwritten',
     kind: 'agent',
     reason: 'oh-my-pi differs from xcsh here: list/listAll show the session files it wrote without a reply (see file-without-reply), which xcsh never writes, so they are not listed.',
