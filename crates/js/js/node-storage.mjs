@@ -4,7 +4,9 @@
 // what the package looks at. Large sessions are read straight into wasm memory
 // (`readInto`); writer locks use exclusive create; `fsync` syncs the file, then its
 // directory: only the directory's sync makes a rename, or a new file, durable (as the
-// native core's FsStorage does).
+// native core's FsStorage does). A storage remembers the directories it synced and
+// changed nothing in since (an append to an existing file changes no directory), so a
+// session's `flush()` after each append costs one sync, not two.
 //
 // `readRange` reads only the bytes asked for, by positioned reads (pread), never the whole
 // file.
@@ -23,7 +25,8 @@ import { joinPath, parentOf, rangeArgs } from './memory-storage.mjs';
 const { O_RDONLY, O_WRONLY, O_CREAT, O_TRUNC, O_APPEND, O_NONBLOCK = 0 } = fs.constants;
 const READ = O_RDONLY | O_NONBLOCK;
 const WRITE = O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK;
-const APPEND = O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK;
+const APPEND_EXISTING = O_WRONLY | O_APPEND | O_NONBLOCK;
+const APPEND = APPEND_EXISTING | O_CREAT;
 
 /** A FIFO, socket, device or directory where a file was expected. */
 function notRegular(path) {
@@ -146,7 +149,37 @@ const identity = {
   },
 };
 
+/**
+ * The directories whose entries are durable: synced by this storage, and changed by
+ * nothing it did since. `changed(path)` forgets the directory of `path`.
+ */
+function durableDirs() {
+  const synced = new Set();
+  return {
+    has: (dir) => synced.has(dir),
+    add: (dir) => synced.add(dir),
+    changed: (...paths) => paths.forEach((p) => synced.delete(parentOf(p))),
+  };
+}
+
 export function nodeStorage() {
+  const durable = durableDirs();
+  /** An append to `path`; creating the file changes its directory. */
+  const append = (path, data) => {
+    let fd;
+    try {
+      fd = openRegular(path, APPEND_EXISTING);
+    } catch (e) {
+      if (e.code !== 'ENOENT') throw e;
+      durable.changed(path);
+      fd = openRegular(path, APPEND);
+    }
+    try {
+      fs.writeFileSync(fd, data);
+    } finally {
+      fs.closeSync(fd);
+    }
+  };
   return {
     read: (path) => withFile(path, READ, (fd) => fs.readFileSync(fd)),
     readInto: (path, dest, position) => withFile(path, READ, (fd) => {
@@ -175,10 +208,19 @@ export function nodeStorage() {
         return buf.subarray(0, n);
       });
     },
-    write: (path, data) => withFile(path, WRITE, (fd) => fs.writeFileSync(fd, data)),
-    append: (path, data) => withFile(path, APPEND, (fd) => fs.writeFileSync(fd, data)),
-    rename: (from, to) => fs.renameSync(from, to),
-    unlink: (path) => fs.unlinkSync(path),
+    write: (path, data) => {
+      durable.changed(path);
+      withFile(path, WRITE, (fd) => fs.writeFileSync(fd, data));
+    },
+    append,
+    rename: (from, to) => {
+      durable.changed(from, to);
+      fs.renameSync(from, to);
+    },
+    unlink: (path) => {
+      durable.changed(path);
+      fs.unlinkSync(path);
+    },
     listDir(path) {
       const dirents = fs.readdirSync(path, { withFileTypes: true });
       return listed(dirents, dirents.map((d) => d.isSymbolicLink() && linkToSpecial(joinPath(path, d.name))));
@@ -187,23 +229,36 @@ export function nodeStorage() {
       const s = fs.statSync(path);
       return { size: s.size, mtimeMs: s.mtimeMs, isDir: s.isDirectory() };
     },
-    mkdirAll: (path) => fs.mkdirSync(path, { recursive: true }),
+    mkdirAll: (path) => {
+      durable.changed(path);
+      fs.mkdirSync(path, { recursive: true });
+    },
     fsync(path) {
       syncPath(path);
+      const dir = parentOf(path);
+      if (durable.has(dir)) return;
       try {
-        syncPath(parentOf(path));
+        syncPath(dir);
+        durable.add(dir);
       } catch {
         // a directory that cannot be opened or synced: nothing more this host can do
       }
     },
-    rmdir: (path) => fs.rmdirSync(path),
-    createNew: (path, data) => fs.writeFileSync(path, data, { flag: 'wx' }),
+    rmdir: (path) => {
+      durable.changed(path);
+      fs.rmdirSync(path);
+    },
+    createNew: (path, data) => {
+      durable.changed(path);
+      fs.writeFileSync(path, data, { flag: 'wx' });
+    },
     ...identity,
   };
 }
 
 /** `nodeAsyncStorage()`: the same storage over `node:fs/promises`; no call blocks the event loop. */
 export function nodeAsyncStorage() {
+  const durable = durableDirs();
   return {
     read: (path) => withFileAsync(path, READ, (fh) => fh.readFile()),
     readPrefix: (path, maxBytes) => withFileAsync(path, READ, async (fh) => {
@@ -224,10 +279,33 @@ export function nodeAsyncStorage() {
         return buf.subarray(0, n);
       });
     },
-    write: (path, data) => withFileAsync(path, WRITE, (fh) => fh.writeFile(data)),
-    append: (path, data) => withFileAsync(path, APPEND, (fh) => fh.writeFile(data)),
-    rename: (from, to) => fsp.rename(from, to),
-    unlink: (path) => fsp.unlink(path),
+    write: (path, data) => {
+      durable.changed(path);
+      return withFileAsync(path, WRITE, (fh) => fh.writeFile(data));
+    },
+    async append(path, data) {
+      let fh;
+      try {
+        fh = await openRegularAsync(path, APPEND_EXISTING);
+      } catch (e) {
+        if (e.code !== 'ENOENT') throw e;
+        durable.changed(path);
+        fh = await openRegularAsync(path, APPEND);
+      }
+      try {
+        await fh.writeFile(data);
+      } finally {
+        await fh.close();
+      }
+    },
+    rename: (from, to) => {
+      durable.changed(from, to);
+      return fsp.rename(from, to);
+    },
+    unlink: (path) => {
+      durable.changed(path);
+      return fsp.unlink(path);
+    },
     async listDir(path) {
       const dirents = await fsp.readdir(path, { withFileTypes: true });
       return listed(dirents, await Promise.all(dirents.map((d) => d.isSymbolicLink() && linkToSpecialAsync(joinPath(path, d.name)))));
@@ -237,16 +315,25 @@ export function nodeAsyncStorage() {
       return { size: s.size, mtimeMs: s.mtimeMs, isDir: s.isDirectory() };
     },
     mkdirAll: async (path) => {
+      durable.changed(path);
       await fsp.mkdir(path, { recursive: true });
     },
     async fsync(path) {
       await syncPathAsync(path);
-      await syncPathAsync(parentOf(path)).catch(() => {
+      const dir = parentOf(path);
+      if (durable.has(dir)) return;
+      await syncPathAsync(dir).then(() => durable.add(dir), () => {
         // a directory that cannot be opened or synced: nothing more this host can do
       });
     },
-    rmdir: (path) => fsp.rmdir(path),
-    createNew: (path, data) => fsp.writeFile(path, data, { flag: 'wx' }),
+    rmdir: (path) => {
+      durable.changed(path);
+      return fsp.rmdir(path);
+    },
+    createNew: (path, data) => {
+      durable.changed(path);
+      return fsp.writeFile(path, data, { flag: 'wx' });
+    },
     ...identity,
   };
 }
