@@ -671,7 +671,7 @@ for (const key of REAL_CFG.sessions) {
   // The drop-in's buildSessionContext() of a context larger than a JS string can hold
   // (no compaction) is a clear error naming the call that streams, never a crash.
   const a = r.hosts.agent;
-  const said = a.errors.some((e) => /more than a JavaScript string can hold/.test(e));
+  const said = a.errors.some((e) => /more than a JavaScript string can hold.*openContext/s.test(e));
   const x = row('real.open1g.agent', `Open ${L}, first: drop-in SessionManager.open → buildSessionContext() (vs cat)`, a.firstMedianMs, fmtMs, r.catMs, { target: 'opens, or a clear error' });
   x.ok = x.text[x.text.length - 1] = Number.isFinite(a.firstMedianMs) || said ? 'yes' : 'NO';
   row('real.memory1g.agent', `Peak RSS, Node process, drop-in resume of ${L} (vs file size)`, r.memory.agent, fmtBytes, r.bytes, {});

@@ -167,7 +167,9 @@ pub fn migrate_file(storage: Rc<dyn Storage>, path: &str, agent_dir: &str) -> Ap
 }
 
 /// `append`, typed: one entry as the child of the current leaf, written now (a missing
-/// file is created, with `cwd` in its header); the new entry's id.
+/// file is created, with `cwd` in its header); the new entry's id. The file is opened
+/// lazily ([`Session::open_deferred`]): through its index (cached in the agent directory),
+/// an append reads the index, the header and the last line, not the whole file.
 pub fn append_entry(
     storage: Rc<dyn Storage>,
     path: &str,
@@ -175,7 +177,12 @@ pub fn append_entry(
     cwd: &str,
     entry_json: &str,
 ) -> Result<String> {
-    let mut s = open_in(storage, path, agent_dir, cwd, Persistence::Persistent)?;
+    let options = OpenOptions {
+        persistence: Persistence::Persistent,
+        agent_dir: agent_dir.to_string(),
+        cwd: cwd.to_string(),
+    };
+    let mut s = Session::open_deferred(storage, path, &options, IndexCache::Use)?;
     let id = s.append_entry_json(entry_json)?;
     // A one-shot append is an explicit request to write: do not defer it to an
     // assistant message that this process will never see.

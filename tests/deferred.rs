@@ -280,3 +280,37 @@ fn the_first_append_to_a_file_outside_the_sessions_folder_reads_the_entries_to_p
         Some(true)
     );
 }
+
+#[test]
+fn a_one_shot_append_to_a_long_session_reads_its_index_not_the_file() {
+    let storage = mem();
+    let file = long_session(&storage, 200);
+    let size = storage.stat(&file).unwrap().size;
+    let entry = r#"{"type":"custom","customType":"note","data":{"n":1}}"#;
+    // The first append scans the file once (and caches the index); each one after reads
+    // the cache, the bytes appended since, the header and the last line.
+    xcsh_session::api::append_entry(storage.clone(), &file, AGENT, "/w", entry).unwrap();
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let counting = Rc::new(CountingReads::new(storage.clone()));
+        ids.push(
+            xcsh_session::api::append_entry(counting.clone(), &file, AGENT, "/w", entry).unwrap(),
+        );
+        let read = counting.bytes.get();
+        assert!(read < size / 20, "read {read} bytes of a {size}-byte file");
+    }
+    // Each appended to the one before, as a whole read would have.
+    let s = Session::open(
+        storage.clone(),
+        &file,
+        &OpenOptions {
+            persistence: Persistence::ReadOnly,
+            ..writer()
+        },
+    )
+    .unwrap();
+    let last: Vec<&xcsh_session::Entry> = s.entries().iter().rev().take(3).collect();
+    assert_eq!(last[0].parent_id.as_deref(), Some(ids[1].as_str()));
+    assert_eq!(last[1].parent_id.as_deref(), Some(ids[0].as_str()));
+    assert_eq!(s.leaf_id(), Some(ids[2].as_str()));
+}

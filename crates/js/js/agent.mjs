@@ -221,7 +221,22 @@ export class SessionManager {
   getBranch(fromId) { return this.#liveEntries(this.#session.branchPath(fromId)); }
   getTree() { return this.#session.tree(); }
   getLabel(id) { return this.#session.label(id); }
-  buildSessionContext() { return this.#session.context(); }
+  /**
+   * The context of the leaf. One larger than a JS string can hold (about 512 MiB of JSON: a
+   * session of about 1 GB without compaction, which the agent cannot open at all) is
+   * refused with an error saying how to stream it.
+   */
+  buildSessionContext() {
+    try {
+      return this.#session.context();
+    } catch (e) {
+      if (e?.details?.contextBytes !== undefined && this.#session.file !== undefined) {
+        e.message += '; from xcsh-session/agent, stream it with openContext(nodeStorage(), '
+          + 'manager.getSessionFile(), { agentDir }).writeJson(write) (both from "xcsh-session")';
+      }
+      throw e;
+    }
+  }
   getUsageStatistics() { return this.#session.usageStatistics(); }
   /** The TTSR rule names injected on the current branch, each once. */
   getInjectedTtsrRules() { return this.#session.context().injectedTtsrRules; }

@@ -336,10 +336,19 @@ impl JsSession {
     ) -> JsResult<String> {
         let text = self.context_text(&leaf_id)?;
         if text.len() > MAX_JS_STRING && text.encode_utf16().count() > MAX_JS_STRING {
-            return Err(crate::convert::invalid(format!(
-                "the context is {} bytes of JSON, more than a JavaScript string can hold ({MAX_JS_STRING} UTF-16 units): read it with contextJsonBytes() (UTF-8 bytes) instead",
+            let e = crate::convert::invalid(format!(
+                "the context is {} bytes of JSON, more than a JavaScript string can hold ({MAX_JS_STRING} UTF-16 units): read it with contextJsonBytes() (UTF-8 bytes) or writeContextJson(write) (streamed) instead",
                 text.len()
-            )));
+            ));
+            // `details.contextBytes`: callers (the agent drop-in) can tell this refusal.
+            let details = js_sys::Object::new();
+            let _ = js_sys::Reflect::set(
+                &details,
+                &"contextBytes".into(),
+                &(text.len() as f64).into(),
+            );
+            let _ = js_sys::Reflect::set(&e, &"details".into(), &details);
+            return Err(e);
         }
         Ok(text)
     }
