@@ -508,6 +508,37 @@ for (const key of [...REAL_CFG.sessions, REAL_CFG.big]) {
   log(`real content: ${key} (${(realManifest.sessions[key].bytes / 1e6).toFixed(1)} MB), ${reps} fresh cop${reps === 1 ? 'y' : 'ies'} per host`);
   results.real[key] = measureReal(key, reps);
 }
+// Appends through a SessionManager on a copy of the compact real session: the drop-in
+// under Node against the agent's own (oh-my-pi's published session-manager.ts, under Bun,
+// installed by scripts/setup test), one process each, interleaved. Skipped without them.
+const TOOLS = process.env.XCSH_TOOLS_DIR || path.join(os.homedir(), '.cache', 'xcsh-session', 'tools');
+const AGENT_TS = path.join(TOOLS, 'omp', 'node_modules', '@oh-my-pi', 'pi-coding-agent', 'src', 'session', 'session-manager.ts');
+const BUN = path.join(TOOLS, 'pkgtest', 'node_modules', '.bin', 'bun');
+const APPEND_KEY = REAL_CFG.sessions.find((k) => k.endsWith('-compact'));
+if (fs.existsSync(AGENT_TS) && fs.existsSync(BUN)) {
+  const reps = QUICK ? 50 : 300;
+  log(`agent append: ${APPEND_KEY}, ${reps} appends + flush, then ${reps} appends and one flush: the drop-in (Node) and the agent (Bun)`);
+  const runs = { dropin: [], agent: [] };
+  for (let i = 0; i < (QUICK ? 1 : 3); i++) {
+    for (const who of ['dropin', 'agent']) {
+      const c = freshCopy(realManifest.sessions[APPEND_KEY]);
+      const [bin, mod] = who === 'agent' ? [BUN, AGENT_TS] : [process.execPath, path.join(ROOT, 'pkg', 'agent.mjs')];
+      const r = attempt(() => json(bin, [path.join(here, 'agent-append.mjs'), mod, c.path, c.agentDir, String(reps)]));
+      dropCopy(c);
+      if (r.error) log(`  ${who}: FAILED: ${why(r.error)}`);
+      else runs[who].push(r);
+    }
+  }
+  const flat = (who) => runs[who].flatMap((r) => r.appendFlushMs);
+  results.agentAppend = {
+    key: APPEND_KEY,
+    reps,
+    appendFlushMs: { dropin: median(flat('dropin')), agent: median(flat('agent')) },
+    batchMs: { dropin: median(runs.dropin.map((r) => r.batchMs)), agent: median(runs.agent.map((r) => r.batchMs)) },
+  };
+} else {
+  log(`agent append: skipped (no ${fs.existsSync(BUN) ? AGENT_TS : BUN}: scripts/setup test installs it)`);
+}
 fs.rmSync(REAL_TMP, { recursive: true, force: true });
 
 // The viewer's first render of each 100 MB real-content session, opened from the browser
@@ -675,6 +706,14 @@ for (const key of REAL_CFG.sessions) {
   const x = row('real.open1g.agent', `Open ${L}, first: drop-in SessionManager.open → buildSessionContext() (vs cat)`, a.firstMedianMs, fmtMs, r.catMs, { target: 'opens, or a clear error' });
   x.ok = x.text[x.text.length - 1] = Number.isFinite(a.firstMedianMs) || said ? 'yes' : 'NO';
   row('real.memory1g.agent', `Peak RSS, Node process, drop-in resume of ${L} (vs file size)`, r.memory.agent, fmtBytes, r.bytes, {});
+}
+if (results.agentAppend) {
+  const a = results.agentAppend;
+  const L = realLabel(a.key);
+  // The agent never fsyncs (its flush() hands the lines to the OS); the drop-in's flush()
+  // fsyncs the file (nothing lost on a power cut).
+  row('agentAppend.flush', `Append + flush, ${L}: drop-in, flush fsyncs (vs the agent under Bun, no fsync)`, a.appendFlushMs.dropin, fmtMs, a.appendFlushMs.agent, { limit: 1, target: '≤ 1×' });
+  row('agentAppend.batch', `${a.reps} appends then one flush, ${L}: drop-in (vs the agent under Bun)`, a.batchMs.dropin, fmtMs, a.batchMs.agent, { limit: 1, target: '≤ 1×' });
 }
 results.table = rows.map(({ text, ...r }) => r);
 

@@ -314,3 +314,54 @@ fn a_one_shot_append_to_a_long_session_reads_its_index_not_the_file() {
     assert_eq!(last[1].parent_id.as_deref(), Some(ids[0].as_str()));
     assert_eq!(s.leaf_id(), Some(ids[2].as_str()));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(120))]
+
+    /// A line the agent (which takes no lock) appends while a lazy open reads the file,
+    /// whole or half: the racer's bytes stay; this session's own append goes after a
+    /// whole line or is refused (`ExternallyModified`); once the racer's line is whole the
+    /// file holds both, read by the full reader without a damaged line. The exception is
+    /// the one a whole read has too: an open that met half a line takes it for a torn
+    /// tail and ends it with a newline before its own line (both halves stay).
+    #[test]
+    fn appends_racing_a_lazy_open_lose_nothing(ops in proptest::collection::vec(op(), 0..15), at in 0usize..6, half in any::<bool>(), cache in any::<bool>()) {
+        let storage = mem();
+        let (file, ids) = written(&storage, &ops);
+        let cache = if cache { IndexCache::Use } else { IndexCache::Off };
+        if cache == IndexCache::Use {
+            open_for_context(storage.clone(), &file, AGENT, None, cache).unwrap();
+        }
+        let line = format!(
+            r#"{{"type":"message","id":"racer01","parentId":"{}","timestamp":"2026-02-16T11:00:00.000Z","message":{{"role":"user","content":"late","timestamp":3}}}}"#,
+            ids.last().unwrap()
+        ) + "\n";
+        let (now, later) = match half {
+            true => line.split_at(line.len() / 2),
+            false => (line.as_str(), ""),
+        };
+        let racing = Rc::new(AppendsDuring { inner: storage.clone(), file: file.clone(), at, text: now.to_string(), calls: std::cell::Cell::new(0) });
+        let mut lazy = Session::open_deferred(racing.clone(), &file, &writer(), cache).unwrap();
+        if racing.calls.get() <= at {
+            storage.append(&file, now.as_bytes()).unwrap(); // the open read less: after it
+        }
+        let mine = lazy.append_message(&user("mine"));
+        if let Err(e) = &mine {
+            prop_assert!(matches!(e, SessionError::ExternallyModified { .. }), "{:?}", e);
+        }
+        drop(lazy);
+        prop_assert!(read(&storage, &file).contains(now), "the racer's bytes are there");
+        storage.append(&file, later.as_bytes()).unwrap();
+        let whole = Session::open(storage.clone(), &file, &OpenOptions { persistence: Persistence::ReadOnly, ..writer() }).unwrap();
+        if half && mine.is_ok() {
+            // The open met the torn tail (the racer's first half): as after a crash, a
+            // newline ends it before this session's line; both halves stay in the file.
+            prop_assert!(read(&storage, &file).contains(&format!("{now}\n")), "never glued to the half line");
+            prop_assert!(read(&storage, &file).ends_with(later));
+        } else {
+            prop_assert!(!whole.report().lossy(), "{:?}", whole.report());
+            prop_assert!(whole.index_of("racer01").is_some());
+        }
+        prop_assert_eq!(whole.entries().iter().any(|e| e.message_json().is_some_and(|m| m.contains("mine"))), mine.is_ok());
+    }
+}

@@ -374,31 +374,6 @@ fn a_streamed_context_is_read_from_the_file_and_refuses_one_rewritten_since() {
     xcsh_session::internals::set_stream_above(64 << 20);
 }
 
-/// Appends to the session file (through the inner storage) at its `at`-th ranged read.
-struct AppendsDuring {
-    inner: Rc<MemoryStorage>,
-    file: String,
-    at: usize,
-    text: String,
-    calls: Cell<usize>,
-}
-
-impl Layer for AppendsDuring {
-    fn inner(&self) -> &dyn Storage {
-        &*self.inner
-    }
-    fn read_range(&self, p: &str, o: u64, n: u64) -> StorageResult<Vec<u8>> {
-        if p == self.file {
-            let k = self.calls.get();
-            self.calls.set(k + 1);
-            if k == self.at {
-                self.inner.append(p, self.text.as_bytes())?;
-            }
-        }
-        self.inner.read_range(p, o, n)
-    }
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 150, .. ProptestConfig::default() })]
 

@@ -200,3 +200,28 @@ impl<S: Storage> Layer for CountingReads<S> {
         self.counted(self.inner.read_range(p, o, n))
     }
 }
+
+/// Appends to the session file (through the inner storage) at its `at`-th ranged read.
+pub struct AppendsDuring {
+    pub inner: Rc<MemoryStorage>,
+    pub file: String,
+    pub at: usize,
+    pub text: String,
+    pub calls: Cell<usize>,
+}
+
+impl Layer for AppendsDuring {
+    fn inner(&self) -> &dyn Storage {
+        &*self.inner
+    }
+    fn read_range(&self, p: &str, o: u64, n: u64) -> StorageResult<Vec<u8>> {
+        if p == self.file {
+            let k = self.calls.get();
+            self.calls.set(k + 1);
+            if k == self.at {
+                self.inner.append(p, self.text.as_bytes())?;
+            }
+        }
+        self.inner.read_range(p, o, n)
+    }
+}
