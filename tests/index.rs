@@ -11,7 +11,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 use xcsh_session::api::open_for_context;
 use xcsh_session::session::{Persistence, Session};
-use xcsh_session::storage::{Layer, Storage, StorageResult};
+use xcsh_session::storage::Storage;
 use xcsh_session::{IndexCache, Leaf, MemoryStorage, OpenedContext};
 
 /// The context the full reader builds, as JSON (`Err`: its error).
