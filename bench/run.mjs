@@ -43,9 +43,10 @@ const CFG = QUICK
   : { session: '100MB', list: '10000x100', rounds: 3, reps: 2, warmup: 1, appendReps: 15, recentReps: 5, scaling: ['1MB', '10MB'] };
 // Real-content sessions (examples/gen_real.rs, real-manifest.json): each open is a first
 // open of a fresh copy. `big` stands for the 1 GB tier (a small file in --quick).
+// `huge` stands for the 10 GB tier (memory at any size; opened in place, not copied).
 const REAL_CFG = QUICK
-  ? { sessions: ['5MB-nocompact', '5MB-compact'], big: '10MB-nocompact', reps: 1, bigReps: 1 }
-  : { sessions: ['100MB-nocompact', '100MB-compact'], big: '1GB-nocompact', reps: 3, bigReps: 1 };
+  ? { sessions: ['5MB-nocompact', '5MB-compact'], big: '10MB-nocompact', huge: '20MB-nocompact', reps: 1, bigReps: 1 }
+  : { sessions: ['100MB-nocompact', '100MB-compact'], big: '1GB-nocompact', huge: '10GB-nocompact', reps: 3, bigReps: 1 };
 
 const manifest = JSON.parse(fs.readFileSync(MANIFEST, 'utf8'));
 const big = manifest.sessions[CFG.session];
@@ -56,7 +57,7 @@ if (!big || !tiny || !listing) {
   process.exit(1);
 }
 const realManifest = JSON.parse(fs.readFileSync(REAL_MANIFEST, 'utf8'));
-for (const key of [...REAL_CFG.sessions, REAL_CFG.big]) {
+for (const key of [...REAL_CFG.sessions, REAL_CFG.big, REAL_CFG.huge]) {
   if (!realManifest.sessions[key]) {
     console.error(`[bench] ${path.relative(process.cwd(), REAL_MANIFEST)} lacks ${key}: run scripts/bench`);
     process.exit(1);
@@ -541,6 +542,33 @@ if (fs.existsSync(AGENT_TS) && fs.existsSync(BUN)) {
 }
 fs.rmSync(REAL_TMP, { recursive: true, force: true });
 
+// The 10 GB tier: opened where it was generated (a copy would double the disk it takes),
+// its index cache removed before each first open. Native streams the context; the CLI and
+// npm openContext peaks are of a first open (the scan, then the streamed context).
+{
+  const s = realManifest.sessions[REAL_CFG.huge];
+  const c = { path: s.path, agentDir: s.agentDir };
+  const noCache = () => fs.rmSync(path.join(s.agentDir, 'cache'), { recursive: true, force: true });
+  log(`real content: ${REAL_CFG.huge} (${(s.bytes / 1e6).toFixed(1)} MB) in place: native first open and reopen, CLI and npm openContext peak memory`);
+  const h = { key: REAL_CFG.huge, bytes: s.bytes, entries: s.entries, errors: [] };
+  timeProcess('cat', [s.path]);
+  h.catMs = timeProcess('cat', [s.path]).wallMs;
+  noCache();
+  const first = attempt(() => json(NATIVE, ['context', s.path, s.agentDir, 'use', '0', '1']));
+  const again = first.error ? first : attempt(() => json(NATIVE, ['context', s.path, s.agentDir, 'use', '0', '1']));
+  if (first.error || again.error) h.errors.push(`native: ${first.error ?? again.error}`);
+  h.native = first.error ? {} : { firstMs: first.wallMs[0], reopenMs: again.error ? NaN : again.wallMs[0], peak: first.vmHwmKiB * 1024, contextBytes: first.contextBytes };
+  for (const host of ['cli', 'npmIndex']) {
+    noCache();
+    const v = attempt(() => REAL_MEMORY[host](c));
+    h[host] = typeof v === 'number' ? v : NaN;
+    if (typeof v !== 'number') h.errors.push(`${host}: ${v.error}`);
+  }
+  noCache();
+  for (const e of h.errors) log(`  ${REAL_CFG.huge}: FAILED: ${why(e)}`);
+  results.huge = h;
+}
+
 // The viewer's first render of each 100 MB real-content session, opened from the browser
 // storage (OPFS) in headless Chromium: from navigating to the session's address to its
 // first message on screen (full runs; --quick's sessions are too small to say anything).
@@ -660,8 +688,12 @@ for (const key of REAL_CFG.sessions) {
     const lim = REAL_TARGETS[v][h];
     row(`real.open.${h}.${v}`, `Open ${L}, first: ${REAL_NAMES[h]} (vs cat)`, r.hosts[h].firstMedianMs, fmtMs, r.catMs, { limit: lim, target: `≤ ${lim}×` });
   }
+  // The issue's reopen target has two clauses: ≤ 5 % of the first open, and ≤ 30 ms plus
+  // reading the context's own bytes (cat's time scaled to the context's size).
+  const ctxReadMs = r.catMs * (r.contextBytes ?? r.bytes) / r.bytes;
   for (const h of ['native', 'cli', 'npm', 'npmIndex']) {
     row(`real.reopen.${h}.${v}`, `Reopen ${L} unchanged: ${REAL_NAMES[h]} (vs its first open)`, r.hosts[h].reopenMedianMs, fmtMs, r.hosts[h].firstMedianMs, { limit: 0.05, target: '≤ 0.05×' });
+    row(`real.reopenAbs.${h}.${v}`, `Reopen ${L} unchanged: ${REAL_NAMES[h]} (vs 30 ms + cat of the context's bytes)`, r.hosts[h].reopenMedianMs, fmtMs, 30 + ctxReadMs, { limit: 1, target: '≤ 1×' });
   }
   // The drop-in: time to the first context, in the process (the package loaded); the
   // issue's 128 MB case (the agent: ~10 s) asks ≤ 50 ms on a reopen.
@@ -706,6 +738,16 @@ for (const key of REAL_CFG.sessions) {
   const x = row('real.open1g.agent', `Open ${L}, first: drop-in SessionManager.open → buildSessionContext() (vs cat)`, a.firstMedianMs, fmtMs, r.catMs, { target: 'opens, or a clear error' });
   x.ok = x.text[x.text.length - 1] = Number.isFinite(a.firstMedianMs) || said ? 'yes' : 'NO';
   row('real.memory1g.agent', `Peak RSS, Node process, drop-in resume of ${L} (vs file size)`, r.memory.agent, fmtBytes, r.bytes, {});
+}
+{
+  const h = results.huge;
+  const L = realLabel(h.key) + (QUICK ? ' (--quick: for the 10 GB tier)' : '');
+  const MiB512 = 512 * 1024 * 1024;
+  row('real.open10g.native', `Open ${L}, first: native through the index, context streamed (vs cat)`, h.native.firstMs ?? NaN, fmtMs, h.catMs, {});
+  row('real.reopen10g.native', `Reopen ${L} unchanged: native (vs its first open)`, h.native.reopenMs ?? NaN, fmtMs, h.native.firstMs ?? NaN, {});
+  for (const [id, label, v] of [['native', 'native first open, context streamed', h.native.peak], ['cli', 'CLI context --json, first open', h.cli], ['npmIndex', 'Node process, npm openContext → writeJson, first open', h.npmIndex]]) {
+    row(`real.memory10g.${id}`, `Peak RSS, ${label}, ${L} (vs file size)`, v ?? NaN, fmtBytes, h.bytes, { limit: MiB512, on: 'value', target: '≤ 512 MiB' });
+  }
 }
 if (results.agentAppend) {
   const a = results.agentAppend;
