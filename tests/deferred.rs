@@ -64,12 +64,26 @@ fn twins(ops: &[Op], cache: bool) -> (Rc<MemoryStorage>, Rc<MemoryStorage>, Stri
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
 
-    /// Opened lazily, resumed (the context, then appends of every kind, reading the entries
-    /// only where an operation names one, or at a random point), then read: everything is
-    /// as for a session read whole, and so is the file.
+    /// Opened lazily (its index cached or not, the cache stale or not), resumed (the
+    /// context, then appends of every kind, reading the entries only where an operation
+    /// names one, or at a random point), then read: everything is as for a session read
+    /// whole, and so is the file.
     #[test]
-    fn a_lazy_session_is_a_whole_one(ops in proptest::collection::vec(op(), 0..25), more in proptest::collection::vec(op(), 0..12), cache in any::<bool>(), read_at in any::<usize>()) {
+    fn a_lazy_session_is_a_whole_one(ops in proptest::collection::vec(op(), 0..25), since in proptest::collection::vec(op(), 0..4), more in proptest::collection::vec(op(), 0..12), cache in any::<bool>(), read_at in any::<usize>()) {
         let (a, b, file) = twins(&ops, cache);
+        // Entries appended after the index was cached: a lazy open reads the cache and
+        // scans what was appended since.
+        for storage in [&a, &b] {
+            let mut s = Session::open(storage.clone(), &file, &writer()).unwrap();
+            for op in &since {
+                apply(&mut s, op);
+            }
+        }
+        if cache && !since.is_empty() {
+            // The lazy open brings the stale cache up to date (a write, a tick of the
+            // memory clock): so does the whole one's twin, so that both draw the same ids.
+            open_for_context(a.clone(), &file, AGENT, None, IndexCache::Use).unwrap();
+        }
         let mut whole = Session::open(a.clone(), &file, &writer()).unwrap();
         let use_cache = if cache { IndexCache::Use } else { IndexCache::Off };
         let mut lazy = Session::open_deferred(b.clone(), &file, &writer(), use_cache).unwrap();
