@@ -191,7 +191,9 @@ impl Host for FsHost {
     /// Opened as `read` and `read-prefix` are (confined, regular, one link, never
     /// blocking), then read with `pread` at `offset`: nothing before it is read.
     fn read_range(&mut self, path: String, offset: u64, len: u64) -> R<Vec<u8>> {
-        self.fs.read_range(&path, offset, len).map_err(to_wit)
+        let bytes = self.fs.read_range(&path, offset, len).map_err(to_wit);
+        stop_after_read(&path);
+        bytes
     }
 
     fn write(&mut self, path: String, data: Vec<u8>) -> R<()> {
@@ -291,7 +293,8 @@ impl crate::bindings::wasi::random::insecure::Host for FsHost {
 }
 
 /// A test hook (host/tests/races.rs): with `XCSH_SESSION_STOP_AFTER_READ=<path>`, the
-/// process stops itself (SIGSTOP) right after its first read of that file, so a test can
+/// process stops itself (SIGSTOP) right after its first read of that file (whole, or of a
+/// range: a lazy open reads only ranges), so a test can
 /// run another process in the window between a read and whatever follows it, then
 /// resume it (SIGCONT), as an adversary with a debugger or a loaded machine would.
 fn stop_after_read(path: &str) {
