@@ -166,7 +166,7 @@ impl<'s> AgentOutputManager<'s> {
             .into_iter()
             .filter_map(|n| n.strip_suffix(".md").map(str::to_string))
             .collect();
-        ids.sort();
+        crate::sort::sort_by(&mut ids, Ord::cmp);
         Ok(ids)
     }
 

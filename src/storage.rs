@@ -442,7 +442,7 @@ pub fn files_under(storage: &dyn Storage, dir: &str) -> StorageResult<Vec<String
     }
     let mut out = Vec::new();
     walk(storage, dir, &mut out)?;
-    out.sort();
+    crate::sort::sort_by(&mut out, Ord::cmp);
     Ok(out)
 }
 

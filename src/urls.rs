@@ -235,7 +235,7 @@ pub fn resolve(
                 .into_iter()
                 .filter_map(|n| n.strip_suffix(".md").map(str::to_string))
                 .collect();
-            ids.sort();
+            crate::sort::sort_by(&mut ids, Ord::cmp);
             if !ids.contains(&id) {
                 return Err(UrlError::AgentOutputNotFound {
                     id,

@@ -247,7 +247,7 @@ fn collect(storage: &dyn Storage, agent_dir: &str, options: GcOptions) -> Storag
         &mut report.kept_pinned,
         &mut report.stale_files,
     ] {
-        list.sort();
+        crate::sort::sort_by(list, Ord::cmp);
     }
     Ok(report)
 }

@@ -288,7 +288,7 @@ pub(crate) fn prune(storage: &dyn Storage, agent_dir: &str, dry_run: bool) -> Ve
             stale.push(entry.name);
         }
     }
-    stale.sort();
+    crate::sort::sort_by(&mut stale, Ord::cmp);
     stale
 }
 

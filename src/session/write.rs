@@ -126,7 +126,7 @@ impl Session {
             }
         }
         wanted.extend(blob::referenced_hashes(text));
-        wanted.sort();
+        crate::sort::sort_by(&mut wanted, Ord::cmp);
         wanted.dedup();
         wanted.retain(|h| !self.pins.hashes.contains(h));
         crate::gc::referrers::pin(&*self.storage, &self.agent_dir, file, &wanted)?;
