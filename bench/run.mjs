@@ -47,6 +47,12 @@ const CFG = QUICK
 const REAL_CFG = QUICK
   ? { sessions: ['5MB-nocompact', '5MB-compact'], big: '10MB-nocompact', huge: '20MB-nocompact', reps: 1, bigReps: 1 }
   : { sessions: ['100MB-nocompact', '100MB-compact'], big: '1GB-nocompact', huge: '10GB-nocompact', reps: 3, bigReps: 1 };
+// The store listed whole (the issue "Resume at any size": 200 sessions totalling 5 GB, some
+// of 1–2 GB): [real-manifest key, how many], each a hard link (a copy across devices) of
+// the generated session under a path of its own. 20 sessions of ~110 MB in --quick.
+const STORE_CFG = QUICK
+  ? { parts: [['10MB-nocompact', 1], ['5MB-nocompact', 9], ['5MB-compact', 10]], reps: 1 }
+  : { parts: [['1GB-nocompact', 2], ['100MB-nocompact', 10], ['100MB-compact', 10], ['5MB-nocompact', 89], ['5MB-compact', 89]], reps: 3 };
 
 const manifest = JSON.parse(fs.readFileSync(MANIFEST, 'utf8'));
 const big = manifest.sessions[CFG.session];
@@ -57,7 +63,7 @@ if (!big || !tiny || !listing) {
   process.exit(1);
 }
 const realManifest = JSON.parse(fs.readFileSync(REAL_MANIFEST, 'utf8'));
-for (const key of [...REAL_CFG.sessions, REAL_CFG.big, REAL_CFG.huge]) {
+for (const key of [...REAL_CFG.sessions, REAL_CFG.big, REAL_CFG.huge, ...STORE_CFG.parts.map(([k]) => k)]) {
   if (!realManifest.sessions[key]) {
     console.error(`[bench] ${path.relative(process.cwd(), REAL_MANIFEST)} lacks ${key}: run scripts/bench`);
     process.exit(1);
@@ -581,6 +587,62 @@ if (!QUICK && fs.existsSync('/usr/bin/chromium')) {
   }
 }
 
+// ------------------------------------------------------------------ listing a store
+
+// `list --all` of the CLI and `SessionManager.listAll()` of the npm drop-in over a store
+// of real-content sessions: cold (no index cache: each file scanned once, its index
+// written) and warm (every index cached: a header line, a first user message and the
+// index per session). The same session file under many paths: each path has its own index
+// (the cache is keyed by path); their header ids repeat, which a listing does not mind.
+{
+  const agent = path.join(TMP, 'store', 'agent');
+  fs.rmSync(path.dirname(agent), { recursive: true, force: true });
+  let n = 0;
+  let bytes = 0;
+  const files = [];
+  for (const [key, count] of STORE_CFG.parts) {
+    const s = realManifest.sessions[key];
+    for (let i = 0; i < count; i++, n++) {
+      const dir = path.join(agent, 'sessions', `--work-p${n % 10}--`);
+      fs.mkdirSync(dir, { recursive: true });
+      const file = path.join(dir, `2026-01-01T00-00-${String(n).padStart(6, '0')}Z_${key}-${i}.jsonl`);
+      try {
+        fs.linkSync(s.path, file);
+      } catch {
+        fs.copyFileSync(s.path, file);
+      }
+      files.push(file);
+      bytes += s.bytes;
+    }
+  }
+  const cache = path.join(agent, 'cache');
+  const cliList = ['--agent-dir', agent, '--component', COMPONENT, 'list', '--all'];
+  const npmList = () => json(process.execPath, [path.join(here, 'list.mjs'), agent]);
+  log(`store listing: ${n} sessions, ${fmtBytes(bytes)}, ${STORE_CFG.reps} rep(s), cold and warm`);
+  timeProcess('cat', files);
+  const store = { sessions: n, bytes, catMs: [], cli: { coldMs: [], warmMs: [] }, npm: { coldMs: [], warmMs: [] } };
+  for (let i = 0; i < STORE_CFG.reps; i++) {
+    store.catMs.push(timeProcess('cat', files).wallMs);
+    fs.rmSync(cache, { recursive: true, force: true });
+    store.cli.coldMs.push(timeProcess(CLI, cliList, cliEnv).wallMs);
+    store.cli.warmMs.push(timeProcess(CLI, cliList, cliEnv).wallMs);
+    fs.rmSync(cache, { recursive: true, force: true });
+    const cold = npmList();
+    store.npm.coldMs.push(cold.wallMs);
+    store.npm.warmMs.push(npmList().wallMs);
+    if (cold.sessions !== n) log(`  WARNING: listAll gave ${cold.sessions} sessions of ${n}`);
+  }
+  store.catMedianMs = median(store.catMs);
+  for (const h of [store.cli, store.npm]) {
+    h.coldMedianMs = median(h.coldMs);
+    h.warmMedianMs = median(h.warmMs);
+  }
+  log(`  cat ${fmtMs(store.catMedianMs)}; CLI cold ${fmtMs(store.cli.coldMedianMs)}, warm ${fmtMs(store.cli.warmMedianMs)}; ` +
+    `npm cold ${fmtMs(store.npm.coldMedianMs)}, warm ${fmtMs(store.npm.warmMedianMs)}`);
+  results.store = store;
+  fs.rmSync(path.dirname(agent), { recursive: true, force: true });
+}
+
 log('sizes');
 const sizeOf = (file) => {
   if (!fs.existsSync(file)) return null;
@@ -656,6 +718,14 @@ if (results.viewer) row('memory.viewerOpfs', `Peak renderer RSS, viewer with ${S
 row('recent.one', `Recent list, one project (${recent.one.files} files) (vs raw 4 KiB reads)`, recent.one.medianMs, fmtMs, recent.one.floorMedianMs, {});
 row('recent.all', `Recent list, all projects (${recent.all.files} files) (vs raw 4 KiB reads)`, recent.all.medianMs, fmtMs, recent.all.floorMedianMs, {});
 row('recent.bytesPerFile', 'Recent list: bytes read per file', recent.all.bytesPerFile, (b) => `${Math.round(b)} B`, null, { limit: 4096, on: 'value', target: '≤ 4096 B' });
+{
+  const st = results.store;
+  const S = `${st.sessions} sessions, ${fmtBytes(st.bytes)}`;
+  row('store.cli.warm', `Full list of a store (${S}), index caches present: CLI list --all, whole process (vs its cold list)`, st.cli.warmMedianMs, fmtMs, st.cli.coldMedianMs, { limit: 1000, on: 'value', target: '≤ 1 s' });
+  row('store.npm.warm', `Full list of a store (${S}), index caches present: npm SessionManager.listAll() (vs its cold list)`, st.npm.warmMedianMs, fmtMs, st.npm.coldMedianMs, { limit: 1000, on: 'value', target: '≤ 1 s' });
+  row('store.cli.cold', `Full list of a store (${S}), no index cache (each file scanned, its index written): CLI list --all (vs cat of the files)`, st.cli.coldMedianMs, fmtMs, st.catMedianMs, {});
+  row('store.npm.cold', `Full list of a store (${S}), no index cache: npm SessionManager.listAll() (vs cat of the files)`, st.npm.coldMedianMs, fmtMs, st.catMedianMs, {});
+}
 const fileBytes = big.bytes;
 row('memory.native', `Peak RSS, native open ${S} (vs file size)`, rss.vmHwmKiB * 1024, fmtBytes, fileBytes, { limit: 1.5, target: '≤ 1.5×' });
 row('memory.wasmNode', `Peak wasm memory, Node fromText (vs file size)`, memText.wasmMemoryPeakBytes, fmtBytes, fileBytes, { limit: 2, target: '≤ 2×' });

@@ -7,7 +7,7 @@ use crate::error::Result;
 /// A typed result as the JSON text every shell prints (serde, with the core's string
 /// escaping: the same bytes in every host).
 pub use crate::json::{array as json_array, record};
-use crate::listing::{RecentSessionInfo, SessionInfo};
+use crate::listing::{ListText, RecentSessionInfo, SessionInfo};
 use crate::session::{LoadReport, OpenOptions, Persistence, Session};
 use crate::storage::Storage;
 use crate::{IndexCache, OpenedContext};
@@ -291,22 +291,29 @@ pub fn recent(storage: Rc<dyn Storage>, agent_dir: &str, cwd: &str, limit: usize
     Ok(crate::listing::recent_json(&items, storage.env().now_ms()))
 }
 
-/// `list`, typed: SessionInfo of one project (`cwd`) or of all projects, newest first.
+/// `list`, typed: SessionInfo of one project (`cwd`) or of all projects, newest first;
+/// `allMessagesText` only with [`ListText::Include`] (see [`crate::listing::session_info`]).
 pub fn list_sessions(
     storage: Rc<dyn Storage>,
     agent_dir: &str,
     cwd: Option<&str>,
+    text: ListText,
 ) -> std::result::Result<Vec<SessionInfo>, ApiError> {
     Ok(match cwd {
-        Some(c) => crate::listing::list(storage, agent_dir, c, None)?,
-        None => crate::listing::list_all(storage, agent_dir)?,
+        Some(c) => crate::listing::list(storage, agent_dir, c, None, text)?,
+        None => crate::listing::list_all(storage, agent_dir, text)?,
     })
 }
 
-/// `list`: [`list_sessions`] as JSON.
-pub fn list(storage: Rc<dyn Storage>, agent_dir: &str, cwd: Option<&str>) -> ApiResult {
+/// `list`: [`list_sessions`] as JSON (`allMessagesText` left out unless asked for).
+pub fn list(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    cwd: Option<&str>,
+    text: ListText,
+) -> ApiResult {
     Ok(crate::listing::list_json(&list_sessions(
-        storage, agent_dir, cwd,
+        storage, agent_dir, cwd, text,
     )?))
 }
 
@@ -376,9 +383,15 @@ pub fn recent_in_dir(storage: Rc<dyn Storage>, session_dir: &str, limit: usize) 
     Ok(crate::listing::recent_json(&items, storage.env().now_ms()))
 }
 
-/// `list(cwd, sessionDir)` with an explicit directory: the sessions in `session_dir`.
-pub fn list_in_dir(storage: Rc<dyn Storage>, session_dir: &str) -> ApiResult {
-    let items = crate::listing::list(storage, "", "", Some(session_dir))?;
+/// `list(cwd, sessionDir)` with an explicit directory: the sessions in `session_dir`
+/// (`agent_dir` holds the index cache; empty: none).
+pub fn list_in_dir(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    session_dir: &str,
+    text: ListText,
+) -> ApiResult {
+    let items = crate::listing::list(storage, agent_dir, "", Some(session_dir), text)?;
     Ok(crate::listing::list_json(&items))
 }
 
@@ -391,7 +404,7 @@ fn ranked<R>(
     query: &str,
     f: impl FnOnce(&[(&SessionInfo, u32)]) -> R,
 ) -> std::result::Result<R, ApiError> {
-    let items = list_sessions(storage, agent_dir, cwd)?;
+    let items = list_sessions(storage, agent_dir, cwd, ListText::Include)?;
     Ok(f(&crate::picker::search(&items, query)))
 }
 

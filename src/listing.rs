@@ -1,7 +1,9 @@
 //! Session discovery: the light "recent" list (4096-byte prefix reads only) and the full
-//! `SessionInfo` lists of one project or of all projects (whole-file reads).
+//! `SessionInfo` lists of one project or of all projects (through each file's index: its
+//! header, first user message and counts; the text of every message only when asked).
 
-use crate::entry::{pick, Header, Payload};
+use crate::entry::{pick, EntryType, Header, Payload};
+use crate::index::{each_entry, open_index, IndexCache, SessionIndex};
 use crate::json::raw_str;
 use crate::jsonl::parse_lenient;
 use crate::paths;
@@ -330,11 +332,62 @@ pub struct SessionInfo {
     pub modified_ms: i64,
     pub message_count: usize,
     pub first_message: String,
-    pub all_messages_text: String,
+    /// The text of every user and assistant message, joined by spaces: only when the
+    /// listing was asked for it ([`ListText::Include`]); [`session_text`] reads one
+    /// session's on demand.
+    pub all_messages_text: Option<String>,
 }
 
-/// Read one file fully into a [`SessionInfo`]; `None` without a valid header.
-pub fn session_info(storage: Rc<dyn Storage>, path: &str) -> Option<SessionInfo> {
+/// Whether a listing reads the text of every message (`allMessagesText`, what the
+/// picker's search needs), or only what names and counts a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ListText {
+    /// Without it: through the session's index, its header line, its first user
+    /// message and (untitled) its last compaction's line are read, nothing else.
+    #[default]
+    Leave,
+    /// With it: every message line is read (a piece at a time).
+    Include,
+}
+
+/// The [`SessionInfo`] of one file; `None` without a valid header (or an empty id).
+///
+/// Read through the file's index when it has one (see [`crate::index`]): the header line,
+/// the message count from the index's entry types, the message lines in file order up
+/// to the first user message with text, and, for a session without a title, compaction
+/// lines from the end up to one with a `shortSummary`; with [`ListText::Include`], every
+/// message line, a piece at a time. The index comes from `<agent_dir>/cache/index/`
+/// when it is there and still fits; without one (or with `agent_dir` empty: no cache),
+/// the file is scanned once for it (its leading keys only) and the cache written, so
+/// the first listing of a store reads every byte once and later ones read only these
+/// lines. A file the index cannot describe exactly (an older version, a line it cannot
+/// see, a line not what the index says) is read whole, as [`session_info_whole`] reads
+/// it; the result is the same either way.
+///
+/// The count is of the message lines the index found by their leading keys (their other
+/// bytes are not read): a message line damaged past its leading keys, which the whole
+/// reader leaves out, is counted.
+pub fn session_info(
+    storage: Rc<dyn Storage>,
+    path: &str,
+    agent_dir: &str,
+    text: ListText,
+) -> Option<SessionInfo> {
+    if let Some(index) = open_index(&*storage, path, agent_dir, IndexCache::Use) {
+        if let Some(found) = indexed_info(&*storage, path, &index, text) {
+            return found;
+        }
+    }
+    let mut info = session_info_whole(storage, path)?;
+    if text == ListText::Leave {
+        info.all_messages_text = None;
+    }
+    Some(info)
+}
+
+/// The [`SessionInfo`] of one file read whole and parsed (the reference every other way
+/// of listing must equal), its text included.
+pub fn session_info_whole(storage: Rc<dyn Storage>, path: &str) -> Option<SessionInfo> {
     let bytes = storage.read(path).ok()?;
     let modified_ms = storage.stat(path).ok()?.mtime_ms;
     let text = String::from_utf8_lossy(&bytes);
@@ -347,30 +400,17 @@ pub fn session_info(storage: Rc<dyn Storage>, path: &str) -> Option<SessionInfo>
     let session = Session::from_text(storage, &text, "");
     let header = session.header();
     let mut message_count = 0;
-    let mut first_message = None;
-    let mut texts = Vec::new();
+    let mut texts = MessageTexts::default();
     let mut short_summary = None;
     for e in session.entries() {
         match &e.payload {
-            Payload::Message { role, .. } => {
+            Payload::Message { .. } => {
                 message_count += 1;
-                let role = role.as_deref().unwrap_or("");
-                if role == "user" || role == "assistant" {
-                    let text = e.message_json().and_then(message_text);
-                    // As the agent: a message without text adds nothing.
-                    if let Some(t) = text.filter(|t| !t.is_empty()) {
-                        if role == "user" && first_message.is_none() {
-                            first_message = Some(t.clone());
-                        }
-                        texts.push(t);
-                    }
-                }
+                texts.add(e);
             }
             Payload::Compaction { .. } => {
-                if let Ok(f) = pick(e.json(), &["shortSummary"]) {
-                    if let Some(s) = f[0].and_then(raw_str) {
-                        short_summary = Some(s.into_owned());
-                    }
+                if let Some(s) = short_summary_of(e) {
+                    short_summary = Some(s);
                 }
             }
             _ => {}
@@ -386,9 +426,171 @@ pub fn session_info(storage: Rc<dyn Storage>, path: &str) -> Option<SessionInfo>
         created: header.timestamp().unwrap_or_default().to_string(),
         modified_ms,
         message_count,
-        first_message: first_message.unwrap_or_else(|| NO_MESSAGES.into()),
-        all_messages_text: texts.join(" "),
+        first_message: texts.first.unwrap_or_else(|| NO_MESSAGES.into()),
+        all_messages_text: Some(texts.all.join(" ")),
     })
+}
+
+/// `allMessagesText` of one session file (see [`SessionInfo::all_messages_text`]), read
+/// on demand: through its index only its message lines, a piece at a time; else the
+/// whole file. `None` when it is not a session (as [`session_info`]).
+pub fn session_text(storage: Rc<dyn Storage>, path: &str, agent_dir: &str) -> Option<String> {
+    if let Some(index) = open_index(&*storage, path, agent_dir, IndexCache::Use) {
+        if let Some(header) = indexed_header(&*storage, path, &index) {
+            header?;
+            let mut texts = MessageTexts::default();
+            let read = each_entry(&*storage, path, &index, &messages_of(&index), &mut |e| {
+                texts.add(e);
+                true
+            });
+            if matches!(read, Ok(true)) {
+                return Some(texts.all.join(" "));
+            }
+        }
+    }
+    session_info_whole(storage, path)?.all_messages_text
+}
+
+/// The texts a listing takes from message entries, in file order.
+#[derive(Default)]
+struct MessageTexts {
+    /// The first user message's text.
+    first: Option<String>,
+    /// Every user and assistant message's text.
+    all: Vec<String>,
+}
+
+impl MessageTexts {
+    /// Take a message entry's text; `true` when it was the first user message's.
+    fn add(&mut self, e: &crate::entry::Entry) -> bool {
+        let Payload::Message { role, .. } = &e.payload else {
+            return false;
+        };
+        let role = role.as_deref().unwrap_or("");
+        if role != "user" && role != "assistant" {
+            return false;
+        }
+        // As the agent: a message without text adds nothing.
+        let Some(t) = e
+            .message_json()
+            .and_then(message_text)
+            .filter(|t| !t.is_empty())
+        else {
+            return false;
+        };
+        let first = role == "user" && self.first.is_none();
+        if first {
+            self.first = Some(t.clone());
+        }
+        self.all.push(t);
+        first
+    }
+}
+
+/// A compaction's `shortSummary`, when it is a string.
+fn short_summary_of(e: &crate::entry::Entry) -> Option<String> {
+    let f = pick(e.json(), &["shortSummary"]).ok()?;
+    f[0].and_then(raw_str).map(|s| s.into_owned())
+}
+
+/// The positions of an index's message entries, in file order.
+fn messages_of(index: &SessionIndex) -> Vec<usize> {
+    (0..index.len())
+        .filter(|&p| index.kinds[p].entry_type() == EntryType::Message)
+        .collect()
+}
+
+/// The header an index's file starts with: `Some(None)` when it names no session (an
+/// empty id); `None` when it cannot be read as the index says (read the file whole).
+fn indexed_header(
+    storage: &dyn Storage,
+    path: &str,
+    index: &SessionIndex,
+) -> Option<Option<Header>> {
+    let line = storage
+        .read_range(path, index.header_offset, u64::from(index.header_len))
+        .ok()?;
+    let header = Header::from_json(std::str::from_utf8(&line).ok()?)?;
+    Some((!header.id().is_empty()).then_some(header))
+}
+
+/// [`session_info`] through the file's index; `None` when a line is not what the index
+/// says (the caller reads the file whole).
+fn indexed_info(
+    storage: &dyn Storage,
+    path: &str,
+    index: &SessionIndex,
+    text: ListText,
+) -> Option<Option<SessionInfo>> {
+    let Some(header) = indexed_header(storage, path, index)? else {
+        return Some(None);
+    };
+    let modified_ms = storage.stat(path).ok()?.mtime_ms;
+    let messages = messages_of(index);
+    let mut texts = MessageTexts::default();
+    let read = match text {
+        ListText::Include => each_entry(storage, path, index, &messages, &mut |e| {
+            texts.add(e);
+            true
+        }),
+        // One line at a time: the first user message is almost always among the first.
+        ListText::Leave => {
+            let mut read = Ok(true);
+            for &p in &messages {
+                let mut found = false;
+                read = each_entry(storage, path, index, &[p], &mut |e| {
+                    found = texts.add(e);
+                    true
+                });
+                if found || !matches!(read, Ok(true)) {
+                    break;
+                }
+            }
+            read
+        }
+    };
+    if !matches!(read, Ok(true)) {
+        return None;
+    }
+    let title = match header.title() {
+        Some(t) => Some(t.to_string()),
+        None => last_short_summary(storage, path, index)?,
+    };
+    Some(Some(SessionInfo {
+        head: SessionHead::of(path, &header, title),
+        parent_session_path: header.parent_session().map(str::to_string),
+        created: header.timestamp().unwrap_or_default().to_string(),
+        modified_ms,
+        message_count: messages.len(),
+        first_message: texts.first.unwrap_or_else(|| NO_MESSAGES.into()),
+        all_messages_text: (text == ListText::Include).then(|| texts.all.join(" ")),
+    }))
+}
+
+/// The `shortSummary` of the last compaction that has one, its lines read from the end;
+/// `None` when a line is not what the index says.
+fn last_short_summary(
+    storage: &dyn Storage,
+    path: &str,
+    index: &SessionIndex,
+) -> Option<Option<String>> {
+    for p in (0..index.len()).rev() {
+        if index.kinds[p].entry_type() != EntryType::Compaction {
+            continue;
+        }
+        let mut summary = None;
+        let ok = each_entry(storage, path, index, &[p], &mut |e| {
+            summary = short_summary_of(e);
+            true
+        });
+        if !matches!(ok, Ok(true)) {
+            return None;
+        }
+        if summary.is_some() {
+            return Some(summary);
+        }
+    }
+    Some(None)
 }
 
 fn sorted(mut infos: Vec<SessionInfo>) -> Vec<SessionInfo> {
@@ -401,12 +603,14 @@ fn sorted(mut infos: Vec<SessionInfo>) -> Vec<SessionInfo> {
 }
 
 /// `SessionManager.list(cwd, sessionDir?)`: the sessions of one project, newest first; a
-/// session without messages (a header alone) is listed too, as the agent lists it.
+/// session without messages (a header alone) is listed too, as the agent lists it. Each
+/// is read as [`session_info`] reads it (`agent_dir` holds the index cache; empty: none).
 pub fn list(
     storage: Rc<dyn Storage>,
     agent_dir: &str,
     cwd: &str,
     session_dir: Option<&str>,
+    text: ListText,
 ) -> StorageResult<Vec<SessionInfo>> {
     let dirs = match session_dir {
         Some(d) => vec![d.to_string()],
@@ -419,13 +623,18 @@ pub fn list(
     Ok(sorted(
         files
             .iter()
-            .filter_map(|p| session_info(storage.clone(), p))
+            .filter_map(|p| session_info(storage.clone(), p, agent_dir, text))
             .collect(),
     ))
 }
 
-/// `SessionManager.listAll()`: every project directory under `<agentDir>/sessions`.
-pub fn list_all(storage: Rc<dyn Storage>, agent_dir: &str) -> StorageResult<Vec<SessionInfo>> {
+/// `SessionManager.listAll()`: every project directory under `<agentDir>/sessions`, each
+/// session read as [`session_info`] reads it.
+pub fn list_all(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    text: ListText,
+) -> StorageResult<Vec<SessionInfo>> {
     let root = paths::sessions_root(agent_dir);
     let dirs = match storage.list_dir(&root) {
         Ok(d) => d,
@@ -435,7 +644,7 @@ pub fn list_all(storage: Rc<dyn Storage>, agent_dir: &str) -> StorageResult<Vec<
     let mut infos = Vec::new();
     for d in dirs.into_iter().filter(|d| d.is_dir) {
         for p in jsonl_files(&*storage, &join(&root, &d.name))? {
-            infos.extend(session_info(storage.clone(), &p));
+            infos.extend(session_info(storage.clone(), &p, agent_dir, text));
         }
     }
     Ok(sorted(infos))
@@ -487,7 +696,9 @@ pub struct SessionInfoRecord<'a> {
     pub modified: String,
     pub message_count: usize,
     pub first_message: &'a str,
-    pub all_messages_text: &'a str,
+    /// Only when the listing read it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub all_messages_text: Option<&'a str>,
 }
 
 impl SessionInfo {
@@ -500,7 +711,7 @@ impl SessionInfo {
             modified: iso_from_ms(self.modified_ms),
             message_count: self.message_count,
             first_message: &self.first_message,
-            all_messages_text: &self.all_messages_text,
+            all_messages_text: self.all_messages_text.as_deref(),
         }
     }
 }

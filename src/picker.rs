@@ -40,7 +40,7 @@ fn fields(s: &SessionInfo) -> [(&str, u32); 6] {
         (s.head.title.as_deref().unwrap_or(""), 3),
         (&s.head.cwd, 2),
         (&s.first_message, 2),
-        (&s.all_messages_text, 1),
+        (s.all_messages_text.as_deref().unwrap_or(""), 1),
         (&s.head.path, 1),
     ]
 }
@@ -85,7 +85,7 @@ mod tests {
             modified_ms: 0,
             message_count: 1,
             first_message: first.into(),
-            all_messages_text: first.into(),
+            all_messages_text: Some(first.into()),
         }
     }
 

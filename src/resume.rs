@@ -3,7 +3,7 @@
 
 use crate::entry::Payload;
 use crate::error::SessionError;
-use crate::listing::{self, SessionInfo};
+use crate::listing::{self, ListText, SessionInfo};
 use crate::paths;
 use crate::session::{CreateOptions, OpenOptions, Persistence, Session};
 use crate::storage::{join, Storage, StorageError, StorageExt};
@@ -104,7 +104,13 @@ pub fn resolve(
         return Ok(ResumeTarget::Path(arg.to_string()));
     }
     if let Some(local) = pick_one(
-        listing::list(storage.clone(), agent_dir, cwd, session_dir)?,
+        listing::list(
+            storage.clone(),
+            agent_dir,
+            cwd,
+            session_dir,
+            ListText::Leave,
+        )?,
         arg,
     )? {
         return Ok(ResumeTarget::Local(local));
@@ -112,7 +118,7 @@ pub fn resolve(
     if session_dir.is_some() {
         return Err(ResumeError::NotFound(arg.to_string()));
     }
-    match pick_one(listing::list_all(storage, agent_dir)?, arg)? {
+    match pick_one(listing::list_all(storage, agent_dir, ListText::Leave)?, arg)? {
         Some(s) if same_dir(&s.head.cwd, cwd) => Ok(ResumeTarget::Local(s)),
         Some(s) => Ok(ResumeTarget::OtherProject(s)),
         None => Err(ResumeError::NotFound(arg.to_string())),
@@ -139,7 +145,13 @@ pub fn find_resumable(
     arg: &str,
 ) -> Result<Option<(SessionInfo, Scope)>, ResumeError> {
     if let Some(s) = pick_one(
-        listing::list(storage.clone(), "", "", Some(local_dir))?,
+        listing::list(
+            storage.clone(),
+            agent_dir,
+            "",
+            Some(local_dir),
+            ListText::Leave,
+        )?,
         arg,
     )? {
         return Ok(Some((s, Scope::Local)));
@@ -147,7 +159,10 @@ pub fn find_resumable(
     if !search_all {
         return Ok(None);
     }
-    Ok(pick_one(listing::list_all(storage, agent_dir)?, arg)?.map(|s| (s, Scope::Global)))
+    Ok(
+        pick_one(listing::list_all(storage, agent_dir, ListText::Leave)?, arg)?
+            .map(|s| (s, Scope::Global)),
+    )
 }
 
 /// Turn a resolved target into the session file to open; another project's session is

@@ -4,6 +4,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use xcsh_session::api::{self, ErrorKind};
+use xcsh_session::listing::ListText;
 use xcsh_session::storage::{Storage, StorageExt};
 
 fn json(s: &str) -> Value {
@@ -92,8 +93,18 @@ fn listing_resume_and_continue_through_the_facade() {
     let recent = json(&api::recent(storage.clone(), "/agent", "/work/pi", 3).unwrap());
     assert_eq!(recent[0]["name"], "find me please");
     assert_eq!(recent[0]["timeAgo"], "just now");
-    let list = json(&api::list(storage.clone(), "/agent", None).unwrap());
+    let list = json(&api::list(storage.clone(), "/agent", None, ListText::Leave).unwrap());
     assert_eq!(list[0]["id"], id.as_str());
+    // The text only when asked for; the rest the same.
+    let mut with_text =
+        json(&api::list(storage.clone(), "/agent", None, ListText::Include).unwrap());
+    assert_eq!(with_text[0]["allMessagesText"], "find me please ok");
+    assert_eq!(list[0].get("allMessagesText"), None);
+    with_text[0]
+        .as_object_mut()
+        .unwrap()
+        .remove("allMessagesText");
+    assert_eq!(list, with_text);
     let found = json(&api::search(storage.clone(), "/agent", Some("/work/pi"), "find").unwrap());
     assert!(found[0]["score"].as_u64().unwrap() > 0);
     assert_eq!(found[0]["id"], id.as_str());
@@ -221,9 +232,22 @@ fn golden_outputs() -> Vec<(&'static str, String)> {
     ));
     out.push((
         "list cwd",
-        ok(api::list(storage.clone(), "/agent", Some(&cwd))),
+        ok(api::list(
+            storage.clone(),
+            "/agent",
+            Some(&cwd),
+            ListText::Include,
+        )),
     ));
-    out.push(("list all", ok(api::list(storage.clone(), "/agent", None))));
+    out.push((
+        "list all",
+        ok(api::list(
+            storage.clone(),
+            "/agent",
+            None,
+            ListText::Include,
+        )),
+    ));
     out.push((
         "search",
         ok(api::search(storage.clone(), "/agent", None, "find")),
@@ -443,11 +467,11 @@ const GOLDEN: &[(&str, &str)] = &[
     ),
     (
         "continue new",
-        "{\"path\":\"/agent/sessions/--new-q\\\"b-s-c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'--/2025-10-09T08-53-20-021Z_13c95884054cd3f6.jsonl\",\"source\":\"new\"}",
+        "{\"path\":\"/agent/sessions/--new-q\\\"b-s-c\\u0000\\u0001\\u001f\u{7f}\\t\\n\\r\\b\\f é 日本 🎉 \u{2028}\u{2029}\u{feff}<>&'--/2025-10-09T08-53-20-022Z_13c95884059c9713.jsonl\",\"source\":\"new\"}",
     ),
     (
         "append",
-        "{\"id\":\"bdba2abc\"}",
+        "{\"id\":\"5cce71e9\"}",
     ),
     (
         "blob put",
@@ -471,7 +495,7 @@ const GOLDEN: &[(&str, &str)] = &[
     ),
     (
         "fork",
-        "{\"oldFile\":\"/agent/sessions/--work-other--/2026-01-02T00-00-00-000Z_0123abcd-0000-4000-8000-000000000002.jsonl\",\"newFile\":\"/agent/sessions/--work-other--/2025-10-09T08-53-20-036Z_13c9588409198688.jsonl\",\"warnings\":[]}",
+        "{\"oldFile\":\"/agent/sessions/--work-other--/2026-01-02T00-00-00-000Z_0123abcd-0000-4000-8000-000000000002.jsonl\",\"newFile\":\"/agent/sessions/--work-other--/2025-10-09T08-53-20-037Z_13c958840950f44b.jsonl\",\"warnings\":[]}",
     ),
     (
         "move",
@@ -509,11 +533,15 @@ fn the_typed_facade_is_what_the_json_facade_serializes() {
         xcsh_session::listing::recent_json(&recent, now),
         api::recent(storage.clone(), "/agent", "/work/pi", 3).unwrap()
     );
-    let list = api::list_sessions(storage.clone(), "/agent", Some("/work/pi")).unwrap();
-    assert_eq!(
-        xcsh_session::listing::list_json(&list),
-        api::list(storage.clone(), "/agent", Some("/work/pi")).unwrap()
-    );
+    for text in [ListText::Leave, ListText::Include] {
+        let list = api::list_sessions(storage.clone(), "/agent", Some("/work/pi"), text).unwrap();
+        assert_eq!(
+            xcsh_session::listing::list_json(&list),
+            api::list(storage.clone(), "/agent", Some("/work/pi"), text).unwrap()
+        );
+    }
+    let list =
+        api::list_sessions(storage.clone(), "/agent", Some("/work/pi"), ListText::Leave).unwrap();
     let hits = api::search_sessions(storage.clone(), "/agent", None, "typed").unwrap();
     let refs: Vec<_> = hits.iter().map(|(i, score)| (i, *score)).collect();
     assert_eq!(

@@ -10,6 +10,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use xcsh_session::fs::{Access, FsStorage, PathPolicy};
+use xcsh_session::listing::ListText;
 use xcsh_session::storage::{files_under, Storage, StorageExt, StorageResult};
 
 /// A fresh canonical temp directory, removed on drop.
@@ -233,8 +234,8 @@ fn special_files_in_a_sessions_dir_are_skipped_by_listings_and_gc() {
                 let st = storage(canonical);
                 match op {
                     0 => xcsh_session::api::recent(st, &a, "/w", 10),
-                    1 => xcsh_session::api::list(st, &a, Some("/w")),
-                    2 => xcsh_session::api::list(st, &a, None),
+                    1 => xcsh_session::api::list(st, &a, Some("/w"), ListText::Leave),
+                    2 => xcsh_session::api::list(st, &a, None, ListText::Include),
                     3 => xcsh_session::api::search(st, &a, None, "hello"),
                     _ => xcsh_session::api::gc(st, &a, false, false),
                 }

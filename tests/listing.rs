@@ -4,8 +4,16 @@
 mod common;
 use common::*;
 use std::rc::Rc;
-use xcsh_session::listing::{self, recent_sessions};
+use xcsh_session::listing::{self, recent_sessions, ListText, SessionInfo};
 use xcsh_session::storage::{MemoryStorage, Storage};
+
+/// A file's SessionInfo with its text, through its index (cached in `/agent`) and read
+/// whole: the same.
+fn info(storage: &Rc<MemoryStorage>, path: &str) -> Option<SessionInfo> {
+    let through = listing::session_info(storage.clone(), path, "/agent", ListText::Include);
+    assert_eq!(through, listing::session_info_whole(storage.clone(), path));
+    through
+}
 
 fn header(id: &str, cwd: &str, title: Option<&str>) -> String {
     let t = title
@@ -138,15 +146,22 @@ fn find_most_recent_session_takes_the_newest_valid_file() {
 }
 
 #[test]
-fn list_reads_whole_files_and_lists_a_header_alone_as_a_session_without_messages() {
+fn list_lists_a_header_alone_as_a_session_without_messages_and_the_text_when_asked() {
     let storage = Rc::new(MemoryStorage::new());
     agent_dir(&storage);
-    let infos = listing::list(storage.clone(), "/agent", "/work/a", None).unwrap();
+    let infos = listing::list(
+        storage.clone(),
+        "/agent",
+        "/work/a",
+        None,
+        ListText::Include,
+    )
+    .unwrap();
     let ids: Vec<&str> = infos.iter().map(|i| i.head.id.as_str()).collect();
     assert_eq!(ids, vec!["a4", "a2", "a1"]);
     assert_eq!(infos[0].message_count, 0);
     assert_eq!(infos[0].first_message, "(no messages)");
-    assert_eq!(infos[0].all_messages_text, "");
+    assert_eq!(infos[0].all_messages_text.as_deref(), Some(""));
     let a1 = &infos[2];
     assert_eq!(
         a1.head.title.as_deref(),
@@ -154,25 +169,42 @@ fn list_reads_whole_files_and_lists_a_header_alone_as_a_session_without_messages
     );
     assert_eq!(a1.message_count, 2);
     assert_eq!(a1.first_message, "first question");
-    assert!(a1.all_messages_text.starts_with("first question padding"));
+    let text = a1.all_messages_text.as_deref().unwrap();
+    assert!(text.starts_with("first question padding"));
     assert_eq!(a1.created, "2026-02-16T10:20:30.123Z");
     let json: serde_json::Value = serde_json::from_str(&listing::list_json(&infos)).unwrap();
     assert_eq!(json[2]["messageCount"], 2);
     assert_eq!(json[2]["path"], "/agent/sessions/--work-a--/1_a1.jsonl");
+    // Without the text (read again, now through the cached indexes): the same otherwise.
+    let light = listing::list(storage.clone(), "/agent", "/work/a", None, ListText::Leave).unwrap();
+    let without: Vec<_> = infos
+        .iter()
+        .map(|i| listing::SessionInfo {
+            all_messages_text: None,
+            ..i.clone()
+        })
+        .collect();
+    assert_eq!(light, without);
+    assert_eq!(
+        listing::session_text(storage.clone(), &light[2].head.path, "/agent").as_deref(),
+        Some(text)
+    );
 }
 
 #[test]
 fn list_all_spans_projects_and_uses_the_compaction_short_summary_as_title() {
     let storage = Rc::new(MemoryStorage::new());
     agent_dir(&storage);
-    let infos = listing::list_all(storage.clone(), "/agent").unwrap();
+    let infos = listing::list_all(storage.clone(), "/agent", ListText::Leave).unwrap();
     let ids: Vec<&str> = infos.iter().map(|i| i.head.id.as_str()).collect();
     assert_eq!(ids, vec!["a4", "a2", "b1", "a1"]);
     assert_eq!(infos[2].head.title.as_deref(), Some("Compacted title"));
     assert_eq!(infos[2].head.cwd, "/work/b");
-    assert!(listing::list_all(Rc::new(MemoryStorage::new()), "/agent")
-        .unwrap()
-        .is_empty());
+    assert!(
+        listing::list_all(Rc::new(MemoryStorage::new()), "/agent", ListText::Leave)
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[test]
@@ -187,7 +219,7 @@ fn session_without_user_message_says_no_messages() {
             msg("m", None, "assistant", "hi")
         ),
     );
-    let info = listing::session_info(storage.clone(), "/s/x.jsonl").unwrap();
+    let info = info(&storage, "/s/x.jsonl").unwrap();
     assert_eq!(info.first_message, "(no messages)");
     assert_eq!(info.message_count, 1);
 }
@@ -215,11 +247,11 @@ fn messages_without_text_add_nothing_to_first_message_and_all_messages_text() {
         msg_content("a", "assistant", r#""done""#),
     ];
     put(&storage, "/s/x.jsonl", &format!("{}\n", lines.join("\n")));
-    let info = listing::session_info(storage.clone(), "/s/x.jsonl").unwrap();
+    let info = info(&storage, "/s/x.jsonl").unwrap();
     assert_eq!(info.message_count, 5);
     // A text block without text is an empty part of the join, as the agent's `join(" ")`.
     assert_eq!(info.first_message, "fix it ");
-    assert_eq!(info.all_messages_text, "fix it  done");
+    assert_eq!(info.all_messages_text.as_deref(), Some("fix it  done"));
 }
 
 #[test]
@@ -264,7 +296,8 @@ fn a_header_with_an_empty_id_is_no_listed_session() {
         "/s/x.jsonl",
         &format!("{}\n", header("", "/w", None)),
     );
-    assert_eq!(listing::session_info(storage, "/s/x.jsonl"), None);
+    assert_eq!(info(&storage, "/s/x.jsonl"), None);
+    assert_eq!(listing::session_text(storage, "/s/x.jsonl", "/agent"), None);
 }
 
 #[test]
@@ -294,11 +327,17 @@ fn sessions_in_the_newer_home_relative_directory_are_listed_too() {
         1,
     );
     storage.set_mtime(&format!("{agent}/sessions/-work-a/2_new.jsonl"), 2);
-    let ids: Vec<String> = listing::list(storage.clone(), agent, "/home/me/work/a", None)
-        .unwrap()
-        .into_iter()
-        .map(|i| i.head.id)
-        .collect();
+    let ids: Vec<String> = listing::list(
+        storage.clone(),
+        agent,
+        "/home/me/work/a",
+        None,
+        ListText::Leave,
+    )
+    .unwrap()
+    .into_iter()
+    .map(|i| i.head.id)
+    .collect();
     assert_eq!(ids, vec!["new", "old"]);
     let dirs = xcsh_session::paths::session_dirs_for_cwd(agent, "/home/me/work/a");
     let recent: Vec<String> = listing::recent_sessions_in(&*storage, &dirs, 5)
@@ -314,4 +353,206 @@ fn sessions_in_the_newer_home_relative_directory_are_listed_too() {
             "{agent}/sessions/-work-a/2_new.jsonl"
         ))
     );
+}
+
+mod through_the_index {
+    //! A listing reads each session through its index (header line, counts, first user
+    //! message, last compaction's short summary) and gives what reading it whole gives.
+    use super::*;
+    use common::ops::{op, written, Op, AGENT};
+    use proptest::prelude::*;
+    use xcsh_session::session::{CompactionInput, OpenOptions, Persistence, Session};
+
+    /// A random session, then compactions (some with a short summary) and a title.
+    fn session(
+        storage: &Rc<MemoryStorage>,
+        ops: &[Op],
+        compactions: &[(usize, Option<String>)],
+        title: Option<&str>,
+    ) -> String {
+        let (file, _) = written(storage, ops);
+        let options = OpenOptions {
+            persistence: Persistence::Persistent,
+            agent_dir: AGENT.into(),
+            cwd: "/w".into(),
+        };
+        let mut s = Session::open(storage.clone(), &file, &options).unwrap();
+        for (at, short) in compactions {
+            let id = pick_id(&s, *at).unwrap();
+            s.append_compaction(&CompactionInput {
+                summary: "sum".into(),
+                short_summary: short.clone(),
+                first_kept_entry_id: id,
+                tokens_before: 1,
+                ..Default::default()
+            })
+            .unwrap();
+        }
+        if let Some(t) = title {
+            s.set_session_name(t, "user").unwrap();
+        }
+        s.close().unwrap();
+        file
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+
+        #[test]
+        fn a_listed_session_through_its_index_is_the_whole_readers(
+            ops in proptest::collection::vec(op(), 0..30),
+            compactions in proptest::collection::vec((any::<usize>(), proptest::option::of("[a-z ]{0,6}")), 0..3),
+            title in proptest::option::of("[a-z]{1,5}"),
+        ) {
+            let storage = mem();
+            let file = session(&storage, &ops, &compactions, title.as_deref());
+            let want = listing::session_info_whole(storage.clone(), &file).unwrap();
+            let counting = Rc::new(CountingReads::new(storage.clone()));
+            // The first listing scans the file and writes its index; later ones read it.
+            for _ in 0..2 {
+                for text in [ListText::Include, ListText::Leave] {
+                    let got = listing::session_info(counting.clone(), &file, AGENT, text).unwrap();
+                    let want = SessionInfo {
+                        all_messages_text: want.all_messages_text.clone().filter(|_| text == ListText::Include),
+                        ..want.clone()
+                    };
+                    prop_assert_eq!(got, want);
+                }
+                prop_assert_eq!(
+                    listing::session_text(counting.clone(), &file, AGENT),
+                    want.all_messages_text.clone()
+                );
+            }
+            prop_assert_eq!(counting.sessions_read_whole(), 0, "no file read whole: through the index");
+        }
+    }
+
+    /// Files written by hand: a byte order mark, CRLF lines, ids with escapes (parsed whole
+    /// by the scan), a non-string title, a later compaction without a short summary, an
+    /// older version (read whole), a message line that is not what the index says.
+    #[test]
+    fn hand_written_files_list_as_read_whole() {
+        let h = |extra: &str| {
+            format!(
+                r#"{{"type":"session","version":3,"id":"x","timestamp":"2026-02-16T10:20:30.123Z","cwd":"/w"{extra}}}"#
+            )
+        };
+        let c = |id: &str, parent: &str, short: &str| {
+            format!(
+                r#"{{"type":"compaction","id":"{id}","parentId":"{parent}","timestamp":"t","summary":"s",{short}"firstKeptEntryId":"m1","tokensBefore":1}}"#
+            )
+        };
+        let files = [
+            format!(
+                "\u{feff}{}\n{}\n",
+                h(""),
+                msg("m1", None, "user", "with a bom")
+            ),
+            format!(
+                "{}\r\n{}\r\n{}\r\n",
+                h(r#","title":5"#),
+                msg("m1", None, "assistant", "crlf"),
+                msg("m2", Some("m1"), "user", "second")
+            ),
+            format!(
+                "{}\n{}\n{}\n{}\n{}\n",
+                h(""),
+                msg("m\\u0031", None, "user", "escaped id"),
+                c("c1", "m1", r#""shortSummary":"first","#),
+                c("c2", "c1", r#""shortSummary":7,"#),
+                msg("m2", Some("c2"), "user", "after")
+            ),
+            format!(
+                "{}\n{}\n",
+                h("").replace("\"version\":3", "\"version\":2"),
+                msg("m1", None, "user", "old")
+            ),
+            format!(
+                "{}\n{}\n{}\n",
+                h(""),
+                msg("m1", None, "assistant", "a"),
+                format!("{} ", msg("m2", Some("m1"), "user", "x")).replace("} ", "}x")
+            ),
+            format!(
+                "{}\n\n{}\n",
+                h(""),
+                msg("m1", None, "user", "blank line before")
+            ),
+        ];
+        for (i, text) in files.iter().enumerate() {
+            let storage = mem();
+            let path = format!("/agent/sessions/--w--/{i}.jsonl");
+            put(&storage, &path, text);
+            let want = listing::session_info_whole(storage.clone(), &path);
+            for _ in 0..2 {
+                let got = listing::session_info(storage.clone(), &path, AGENT, ListText::Include);
+                assert_eq!(got, want, "file {i}");
+                assert_eq!(
+                    listing::session_text(storage.clone(), &path, AGENT),
+                    want.as_ref().and_then(|w| w.all_messages_text.clone()),
+                    "file {i}"
+                );
+            }
+        }
+    }
+
+    /// Big sessions: the first listing scans each file once (and keeps its index); a
+    /// listing after it reads the cached indexes and a few lines of each, far fewer bytes
+    /// than the files hold, and no file whole. With the text, every message line is read.
+    #[test]
+    fn a_listing_with_cached_indexes_reads_far_fewer_bytes_than_the_files() {
+        let storage = mem();
+        let mut files = 0u64;
+        for n in 0..4 {
+            let mut s = create(&storage);
+            let pad = "x".repeat(4000);
+            for i in 0..300 {
+                s.append_message(&user(&format!("question {n}.{i} {pad}")))
+                    .unwrap();
+                s.append_message(&assistant(&format!("answer {i} {pad}")))
+                    .unwrap();
+            }
+            files += storage.stat(s.file().unwrap()).unwrap().size;
+            s.close().unwrap();
+        }
+        let counting = Rc::new(CountingReads::new(storage.clone()));
+        let list = |text| listing::list_all(counting.clone(), "/agent", text).unwrap();
+        let first = list(ListText::Leave);
+        assert_eq!(first.len(), 4);
+        assert!(
+            counting.bytes.get() >= files,
+            "the first listing scans every file"
+        );
+        counting.bytes.set(0);
+        let again = list(ListText::Leave);
+        assert_eq!(again, first);
+        let read = counting.bytes.get();
+        assert!(
+            read * 50 < files,
+            "{read} bytes read of {files}: more than 2 %"
+        );
+        assert_eq!(counting.sessions_read_whole(), 0);
+        assert_eq!(again[0].message_count, 600);
+        assert!(again[0].first_message.starts_with("question "));
+        // With the text: the message lines, a piece at a time; the rest as without.
+        counting.bytes.set(0);
+        let with_text = list(ListText::Include);
+        assert!(counting.bytes.get() >= files * 9 / 10);
+        assert_eq!(counting.sessions_read_whole(), 0);
+        for (w, a) in with_text.iter().zip(&again) {
+            assert_eq!(
+                w.all_messages_text,
+                listing::session_info_whole(storage.clone(), &w.head.path)
+                    .unwrap()
+                    .all_messages_text
+            );
+            assert_eq!(
+                &SessionInfo {
+                    all_messages_text: None,
+                    ..w.clone()
+                },
+                a
+            );
+        }
+    }
 }

@@ -130,10 +130,17 @@ enum Command {
     /// The sessions of a project (or of all projects), with their SessionInfo.
     ///
     /// Prints `[{path, id, cwd, title?, parentSessionPath?, created, modified,
-    /// messageCount, firstMessage, allMessagesText}]`.
+    /// messageCount, firstMessage, allMessagesText?}]`. Each session is read through its
+    /// index (cached in `<agent-dir>/cache/index/`): its header line, its first user
+    /// message, its message count, and, untitled, its last compaction; a session without
+    /// a cached index is scanned once and its index written (unless --no-index-cache).
     List {
         #[command(flatten)]
         scope: Scope,
+        /// Add `allMessagesText` (the text of every user and assistant message, what
+        /// `search` ranks by): reads every message line of every session.
+        #[arg(long)]
+        with_text: bool,
         /// Output JSON (always on; accepted for symmetry).
         #[arg(long)]
         json: bool,
@@ -851,7 +858,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Recent { limit, .. } => {
             json(api.call_recent(&mut store, agent, cwd.unwrap_or_default(), *limit)?)
         }
-        Command::List { .. } => json(api.call_list(&mut store, agent, cwd)?),
+        Command::List {
+            with_text: true, ..
+        } => json(api.call_list(&mut store, agent, cwd)?),
+        Command::List { .. } => json(api.call_list_without_text(&mut store, agent, cwd)?),
         Command::Search { query, .. } => json(api.call_search(&mut store, agent, cwd, query)?),
         Command::Resume {
             yes, json: as_json, ..

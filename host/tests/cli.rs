@@ -1209,6 +1209,13 @@ fn list_covers_one_project_or_all_projects() {
     assert_eq!(all[1]["messageCount"], 2);
     assert_eq!(all[1]["firstMessage"], "beta one");
     assert_eq!(all[1]["path"], path_str(&b1));
+    // The text of every message only when asked for (it reads every message line).
+    assert_eq!(all[1].get("allMessagesText"), None);
+    let with_text = json(&cli.ok(["list", "--all", "--with-text"]));
+    assert_eq!(ids(&with_text), ["a0000002", "b0000001", "a0000001"]);
+    assert!(with_text[1]["allMessagesText"]
+        .as_str()
+        .is_some_and(|t| t.starts_with("beta one")));
 
     let alpha = json(&cli.ok(["list", "--cwd", "/work/alpha", "--json"]));
     assert_eq!(ids(&alpha), ["a0000002", "a0000001"]);

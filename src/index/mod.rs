@@ -198,6 +198,40 @@ impl SessionIndex {
     }
 }
 
+/// Hand `each` the entries at `positions`, in the order given, read a piece of about
+/// 4 MiB of lines at a time (never all held) and each checked whole against the index,
+/// until it returns `false`. `Ok(false)`: a line is not what the index says (the file
+/// changed, or holds a line the index cannot see): the caller reads the file whole.
+pub(crate) fn each_entry(
+    storage: &dyn Storage,
+    file: &str,
+    index: &SessionIndex,
+    positions: &[usize],
+    each: &mut dyn FnMut(&crate::entry::Entry) -> bool,
+) -> crate::storage::StorageResult<bool> {
+    let lines = lines::Lines {
+        storage,
+        path: file,
+        index,
+        read: std::collections::HashMap::new(),
+    };
+    for batch in stream::batches(index, positions) {
+        let Some(read) = lines.read(batch)? else {
+            return Ok(false);
+        };
+        // Read in file order: handed in the order asked.
+        let mut read: std::collections::HashMap<usize, _> = read.into_iter().collect();
+        for p in batch {
+            match read.remove(p) {
+                Some(e) if each(&e) => {}
+                Some(_) => return Ok(true),
+                None => return Ok(false),
+            }
+        }
+    }
+    Ok(true)
+}
+
 /// How much of a file one read of the scan takes.
 const SCAN_PIECE: u64 = 8 << 20;
 

@@ -10,7 +10,7 @@ use crate::error::{Result, SessionError};
 const STREAM_PIECE: u64 = 4 << 20;
 
 /// The positions cut into pieces of about [`STREAM_PIECE`] bytes of lines.
-pub(super) fn batches<'p>(
+pub(crate) fn batches<'p>(
     index: &'p SessionIndex,
     shown: &'p [usize],
 ) -> impl Iterator<Item = &'p [usize]> {

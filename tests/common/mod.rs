@@ -162,11 +162,12 @@ pub fn holds_stale_replay(text: &str) -> bool {
 }
 
 /// A storage that counts what its reads hand out: bytes (whole, prefix and ranged reads)
-/// and whole-file reads.
+/// and whole-file reads (and keeps the paths read whole).
 pub struct CountingReads<S: Storage> {
     pub inner: Rc<S>,
     pub bytes: Cell<u64>,
     pub full_reads: Cell<u64>,
+    pub read_whole: std::cell::RefCell<Vec<String>>,
 }
 
 impl<S: Storage> CountingReads<S> {
@@ -175,7 +176,17 @@ impl<S: Storage> CountingReads<S> {
             inner,
             bytes: Cell::new(0),
             full_reads: Cell::new(0),
+            read_whole: Default::default(),
         }
+    }
+
+    /// Session files (`.jsonl`) read whole (the index cache is read whole, by design).
+    pub fn sessions_read_whole(&self) -> usize {
+        self.read_whole
+            .borrow()
+            .iter()
+            .filter(|p| p.ends_with(".jsonl"))
+            .count()
     }
 
     fn counted(&self, d: StorageResult<Vec<u8>>) -> StorageResult<Vec<u8>> {
@@ -191,6 +202,7 @@ impl<S: Storage> Layer for CountingReads<S> {
     }
     fn read(&self, p: &str) -> StorageResult<Vec<u8>> {
         self.full_reads.set(self.full_reads.get() + 1);
+        self.read_whole.borrow_mut().push(p.to_string());
         self.counted(self.inner.read(p))
     }
     fn read_prefix(&self, p: &str, n: u64) -> StorageResult<Vec<u8>> {

@@ -82,3 +82,28 @@ test('SessionInfo dates are Date objects in list, listAll and resolveResumableSe
     assert.equal(info.modified.getTime(), Math.floor(mtime));
   }
 });
+
+test('list reads no message text: allMessagesText is read from the file on first access', async (t) => {
+  const { cwd, dir } = setup(t);
+  const file = path.join(dir, 'l.jsonl');
+  fs.writeFileSync(file, header('1a2y1a2y', cwd)
+    + message('u', 'user', 'the question')
+    + message('a', 'assistant', [{ type: 'text', text: 'the answer' }]));
+  const [info] = await SessionManager.list(cwd);
+  const [all] = await SessionManager.listAll();
+  const found = (await resolveResumableSession('1a2y', cwd)).session;
+  assert.equal(info.firstMessage, 'the question');
+  // Read now, then kept.
+  assert.equal(info.allMessagesText, 'the question the answer');
+  fs.rmSync(file);
+  assert.equal(info.allMessagesText, 'the question the answer');
+  // Never read by the listing: the file is gone before the first access.
+  assert.equal(all.allMessagesText, '');
+  assert.equal(found.allMessagesText, '');
+  // An own, enumerable property, as the agent's: spread, keys and JSON see it.
+  assert.ok(Object.keys(info).includes('allMessagesText'));
+  assert.equal({ ...info }.allMessagesText, 'the question the answer');
+  assert.equal(JSON.parse(JSON.stringify(info)).allMessagesText, 'the question the answer');
+  info.allMessagesText = 'replaced';
+  assert.equal(info.allMessagesText, 'replaced');
+});

@@ -4,6 +4,7 @@
 
 use xcsh_session::api;
 use xcsh_session::history as core_history;
+use xcsh_session::listing::ListText;
 
 use crate::exports::xcsh::session::session_json::Guest;
 use crate::{
@@ -33,7 +34,11 @@ impl Guest for Component {
     }
 
     fn list(agent_dir: String, cwd: Option<String>) -> Result<String, ApiError> {
-        api::list(storage(), &agent_dir, cwd.as_deref()).map_err(to_wit)
+        api::list(storage(), &agent_dir, cwd.as_deref(), ListText::Include).map_err(to_wit)
+    }
+
+    fn list_without_text(agent_dir: String, cwd: Option<String>) -> Result<String, ApiError> {
+        api::list(storage(), &agent_dir, cwd.as_deref(), ListText::Leave).map_err(to_wit)
     }
 
     fn search(agent_dir: String, cwd: Option<String>, query: String) -> Result<String, ApiError> {

@@ -385,9 +385,17 @@ impl Guest for Component {
     }
 
     fn list(agent_dir: String, cwd: Option<String>) -> Result<Vec<SessionInfo>, ApiError> {
-        api::list_sessions(storage(), &agent_dir, cwd.as_deref())
-            .map(|items| items.into_iter().map(records::session_info).collect())
-            .map_err(to_wit)
+        // With the text: `session-info` keeps its `all-messages-text` (the WIT record
+        // and signature of 0.2.0 unchanged); `session-json`'s `list-without-text` is the
+        // fast list.
+        api::list_sessions(
+            storage(),
+            &agent_dir,
+            cwd.as_deref(),
+            xcsh_session::listing::ListText::Include,
+        )
+        .map(|items| items.into_iter().map(records::session_info).collect())
+        .map_err(to_wit)
     }
 
     fn search(

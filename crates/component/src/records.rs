@@ -122,7 +122,7 @@ pub fn session_info(i: CoreSessionInfo) -> SessionInfo {
         modified_ms: i.modified_ms,
         message_count: count(i.message_count),
         first_message: i.first_message,
-        all_messages_text: i.all_messages_text,
+        all_messages_text: i.all_messages_text.unwrap_or_default(),
     }
 }
 

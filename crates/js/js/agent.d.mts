@@ -417,6 +417,7 @@ export interface SessionInfo {
   modified: Date;
   messageCount: number;
   firstMessage: string;
+  /** Read from the session file on first access (`list()` reads no message text). */
   allMessagesText: string;
 }
 

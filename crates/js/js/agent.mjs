@@ -10,7 +10,7 @@ import path from 'node:path';
 import {
   Session, blobPut,
   buildSessionContext as contextOfText, continueRecent, fileRecords,
-  findMostRecentSession as newestIn, findResumableSession, listSessions, mergeLegacySessionDir,
+  findMostRecentSession as newestIn, findResumableSession, listSessions, mergeLegacySessionDir, sessionText,
   migrateRecords, movedSessionDir, parseRecords, recentSessions, sessionDirForCwd, terminalId,
 } from './node.mjs';
 import { FileSessionStorage, MemorySessionStorage, packageStorage } from './agent-session-storage.mjs';
@@ -111,17 +111,22 @@ export class SessionManager {
 
   /**
    * `SessionInfo` of every session of `cwd` (or of `sessionDir`), newest first, `created`
-   * and `modified` as `Date`s (the package's `listSessions` gives ISO strings).
+   * and `modified` as `Date`s (the package's `listSessions` gives ISO strings). Each
+   * session is read through its index (cached in `<agentDir>/cache/index/`): no message
+   * text is read here; `allMessagesText` reads that session's on first access.
    */
   static async list(cwd, sessionDir, storage = FILES) {
     const agentDir = getAgentDir();
     const dir = sessionDir === undefined ? SessionManager.getDefaultSessionDir(cwd, agentDir, storage) : path.resolve(sessionDir);
-    return listSessions(packageStorage(storage), { agentDir, sessionDir: dir }).map(agentSessionInfo);
+    const port = packageStorage(storage);
+    return listSessions(port, { agentDir, sessionDir: dir }).map((i) => agentSessionInfo(i, port, agentDir));
   }
 
-  /** `SessionInfo` of every session of every project (`Date`s as `list`). */
+  /** `SessionInfo` of every session of every project (`Date`s and text as `list`). */
   static async listAll(storage = FILES) {
-    return listSessions(packageStorage(storage), { agentDir: getAgentDir() }).map(agentSessionInfo);
+    const agentDir = getAgentDir();
+    const port = packageStorage(storage);
+    return listSessions(port, { agentDir }).map((i) => agentSessionInfo(i, port, agentDir));
   }
 
   // ---- where the session lives ----
@@ -489,15 +494,33 @@ export async function getRecentSessions(sessionDir, limit = 3, storage = FILES) 
 export async function resolveResumableSession(sessionArg, cwd, sessionDir, storage = FILES) {
   const agentDir = getAgentDir();
   const local = sessionDir === undefined ? SessionManager.getDefaultSessionDir(cwd, agentDir, storage) : path.resolve(sessionDir);
-  const found = findResumableSession(packageStorage(storage), {
+  const port = packageStorage(storage);
+  const found = findResumableSession(port, {
     agentDir, sessionDir: local, arg: sessionArg, localOnly: sessionDir !== undefined,
   });
-  return found ? { ...found, session: agentSessionInfo(found.session) } : undefined;
+  return found ? { ...found, session: agentSessionInfo(found.session, port, agentDir) } : undefined;
 }
 
-/** A listed session as the agent's `SessionInfo`: `created` and `modified` as `Date`s. */
-function agentSessionInfo(info) {
-  return { ...info, created: new Date(info.created), modified: new Date(info.modified) };
+/**
+ * A listed session as the agent's `SessionInfo`: `created` and `modified` as `Date`s, and
+ * `allMessagesText` (when the listing left it out) an enumerable getter that reads that
+ * session's text on first access (its message lines, through its index) and keeps it; a
+ * file gone since reads as `''`. Assigning it replaces it, as a plain property would.
+ */
+function agentSessionInfo(info, port, agentDir) {
+  const out = { ...info, created: new Date(info.created), modified: new Date(info.modified) };
+  if ('allMessagesText' in out) return out;
+  let text;
+  Object.defineProperty(out, 'allMessagesText', {
+    enumerable: true,
+    configurable: true,
+    get() {
+      text ??= sessionText(port, { agentDir, path: info.path }) ?? '';
+      return text;
+    },
+    set(v) { text = v; },
+  });
+  return out;
 }
 
 /**

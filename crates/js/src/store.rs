@@ -8,6 +8,7 @@ use js_sys::Reflect;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use xcsh_session::api;
+use xcsh_session::listing::ListText;
 use xcsh_session::storage::Storage;
 
 type JsResult<T> = Result<T, JsValue>;
@@ -147,22 +148,46 @@ pub fn recent_sessions(
 }
 
 /// SessionInfo of one project (`cwd`), of one directory (`sessionDir`), or, without either,
-/// of every project.
+/// of every project. Each session is read through its index (cached under `agentDir`):
+/// its header line, first user message and counts; `allMessagesText` only with
+/// `withText: true` (every message line read), else `sessionText` reads one on demand.
 #[wasm_bindgen(js_name = listSessions, unchecked_return_type = "SessionInfo[]")]
 pub fn list_sessions(
     storage: JsStorage,
     #[wasm_bindgen(
-        unchecked_param_type = "{ agentDir: string, cwd?: string, sessionDir?: string }"
+        unchecked_param_type = "{ agentDir: string, cwd?: string, sessionDir?: string, withText?: boolean }"
     )]
     options: JsValue,
 ) -> JsResult<JsValue> {
+    let text = match opt_bool(&options, "withText")?.unwrap_or(false) {
+        true => ListText::Include,
+        false => ListText::Leave,
+    };
+    let agent_dir = opt_string(&options, "agentDir")?.unwrap_or_default();
     if let Some(dir) = opt_string(&options, "sessionDir")? {
-        return done(api::list_in_dir(port(storage)?, &dir));
+        return done(api::list_in_dir(port(storage)?, &agent_dir, &dir, text));
     }
     done(api::list(
         port(storage)?,
         &string(&options, "agentDir")?,
         opt_string(&options, "cwd")?.as_deref(),
+        text,
+    ))
+}
+
+/// One listed session's `allMessagesText` (the text of every user and assistant message,
+/// joined by spaces), read on demand: through its index only its message lines.
+/// `undefined` when the file is no session.
+#[wasm_bindgen(js_name = sessionText)]
+pub fn session_text(
+    storage: JsStorage,
+    #[wasm_bindgen(unchecked_param_type = "{ agentDir?: string, path: string }")] options: JsValue,
+) -> JsResult<Option<String>> {
+    let agent_dir = opt_string(&options, "agentDir")?.unwrap_or_default();
+    Ok(xcsh_session::listing::session_text(
+        port(storage)?,
+        &string(&options, "path")?,
+        &agent_dir,
     ))
 }
 

@@ -382,7 +382,12 @@ export interface SessionInfo {
   messageCount: number;
   /** First user text, or "(no messages)". */
   firstMessage: string;
-  allMessagesText: string;
+  /**
+   * The text of every user and assistant message, joined by spaces: only from
+   * `listSessions({ withText: true })` and `searchSessions` (`sessionText` reads one
+   * session's on demand).
+   */
+  allMessagesText?: string;
 }
 
 /** One stored prompt (`PromptHistory`). */

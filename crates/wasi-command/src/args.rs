@@ -16,7 +16,9 @@ Commands:
   append <FILE> --json <ENTRY-JSON | -> [--cwd DIR]
                                             append one entry (no id/parentId/timestamp); prints {\"id\"}
   recent [--cwd DIR] [--limit N] [--json]   newest sessions of a project (default limit 3)
-  list [--cwd DIR | --all] [--json]         SessionInfo of a project or of all projects
+  list [--cwd DIR | --all] [--with-text] [--json]
+                                            SessionInfo of a project or of all projects
+                                            (allMessagesText only with --with-text)
   fork <FILE>                               copy a session next to it; prints {\"oldFile\", \"newFile\", \"warnings\"}
   search <QUERY> [--cwd DIR | --all] [--json]
                                             the sessions ranked for QUERY, best first, each with a score
@@ -55,8 +57,12 @@ pub enum Command {
     },
     /// `recent [--cwd DIR] [--limit N]`.
     Recent { cwd: Option<String>, limit: u32 },
-    /// `list [--cwd DIR | --all]`.
-    List { cwd: Option<String>, all: bool },
+    /// `list [--cwd DIR | --all] [--with-text]`.
+    List {
+        cwd: Option<String>,
+        all: bool,
+        with_text: bool,
+    },
     /// `fork FILE`.
     Fork { file: String },
     /// `search QUERY [--cwd DIR | --all]`.
@@ -124,7 +130,7 @@ fn spec(name: &str) -> Option<Spec> {
         "list" => Spec {
             positionals: &[],
             values: &["cwd"],
-            flags: &["json", "all"],
+            flags: &["json", "all", "with-text"],
         },
         "fork" => Spec {
             positionals: file,
@@ -285,6 +291,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
             Command::List {
                 cwd,
                 all: has("all"),
+                with_text: has("with-text"),
             }
         }
         "search" => {
@@ -433,7 +440,8 @@ mod tests {
             run(&["list", "--all"]).1,
             Command::List {
                 cwd: None,
-                all: true
+                all: true,
+                with_text: false
             }
         );
         assert_eq!(run(&["fork", "/f"]).1, Command::Fork { file: "/f".into() });

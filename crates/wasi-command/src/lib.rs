@@ -18,6 +18,7 @@ use fs::WasiFsStorage;
 use output::Exit;
 use wasi::cli::environment;
 use xcsh_session::api::{self, ApiError, ErrorKind};
+use xcsh_session::listing::ListText;
 use xcsh_session::storage::Storage;
 
 /// The exported `wasi:cli/run`.
@@ -168,12 +169,20 @@ fn execute(agent_dir_arg: Option<String>, command: Command) -> Result<String, Fa
             let project = project_dir(dir.as_deref(), cwd)?;
             api::recent(storage, &agent, &project, *limit as usize)?
         }
-        Command::List { cwd: dir, all } => {
+        Command::List {
+            cwd: dir,
+            all,
+            with_text,
+        } => {
             let project = match all {
                 true => None,
                 false => Some(project_dir(dir.as_deref(), cwd)?),
             };
-            api::list(storage, &agent, project.as_deref())?
+            let text = match with_text {
+                true => ListText::Include,
+                false => ListText::Leave,
+            };
+            api::list(storage, &agent, project.as_deref(), text)?
         }
         Command::Fork { file: f } => api::fork(storage, &agent, &file(f)?)?,
         Command::Search {
