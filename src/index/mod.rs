@@ -185,6 +185,24 @@ impl SessionIndex {
         true
     }
 
+    /// An empty index with room for the entries of a file of `bytes` (real sessions hold
+    /// one per 1–2 KiB: room for one per 2 KiB never reserves much more than the file
+    /// needs): the scan then grows its arrays and its id table once at most, where each
+    /// growth from empty would copy all of it again.
+    pub(crate) fn for_bytes(bytes: u64) -> SessionIndex {
+        let n = usize::try_from(bytes / 2048).unwrap_or(usize::MAX).min(1 << 24);
+        SessionIndex {
+            offsets: Vec::with_capacity(n),
+            lens: Vec::with_capacity(n),
+            parents: Vec::with_capacity(n),
+            kinds: Vec::with_capacity(n),
+            ids: Vec::with_capacity(n * 8),
+            id_ends: Vec::with_capacity(n),
+            slots: vec![0; (n * 2).next_power_of_two().max(16)],
+            ..SessionIndex::default()
+        }
+    }
+
     /// Free the id lookup (ids stay): an open that has its path needs no more lookups.
     pub(crate) fn drop_lookup(&mut self) {
         self.slots = Vec::new();
@@ -267,7 +285,7 @@ pub(crate) fn open_index(
             let from = index.covered;
             (scan::Scanner::resume(index), from)
         }
-        None => (scan::Scanner::resume(SessionIndex::default()), 0),
+        None => (scan::Scanner::resume(SessionIndex::for_bytes(stat.size)), 0),
     };
     // The bytes up to the size of the stat: a line appended while this runs is left to
     // the next open. Each piece is scanned where it was read; only the line cut by its
