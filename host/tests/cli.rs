@@ -1824,17 +1824,22 @@ fn a_gc_while_another_holds_the_store_lock_is_refused_and_deletes_nothing() {
 #[test]
 fn listing_and_lookup_commands_leave_the_agent_dir_untouched() {
     // recent/list/search/url/gc (dry run)/resume without --yes run with a read-only
-    // storage; they succeed (or fail for their own reasons) and change nothing.
+    // storage; they succeed (or fail for their own reasons) and change nothing but the
+    // index cache (`<agent-dir>/cache/index/`, which listings keep as `context` does).
     let cli = Cli::new();
     let agent = cli.agent_dir();
     let dir = project_dir(&agent, "/work/alpha");
     let file = write_session(&dir, "a0000001", "/work/alpha", "hello", None);
+    let cache = agent.join("cache");
     let snapshot = || {
         let mut v = Vec::new();
         let mut stack = vec![agent.clone()];
         while let Some(d) = stack.pop() {
             for e in fs::read_dir(&d).expect("ls") {
                 let p = e.expect("entry").path();
+                if p.starts_with(&cache) {
+                    continue;
+                }
                 if p.is_dir() {
                     stack.push(p.clone());
                 }
@@ -1857,6 +1862,16 @@ fn listing_and_lookup_commands_leave_the_agent_dir_untouched() {
     let out = cli.run(["url", "artifact://0", "--session", path_str(&file)]);
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(snapshot(), before);
+    // What the cache holds: the session's index, nothing else.
+    let cached: Vec<_> = fs::read_dir(cache.join("index"))
+        .expect("the listing kept the session's index")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(cached.len(), 1, "{cached:?}");
+    assert!(
+        cached[0].extension().is_some_and(|x| x == "idx"),
+        "{cached:?}"
+    );
 }
 
 /// The host name the CLI records in locks (as `fshost` reads it).

@@ -190,7 +190,9 @@ impl SessionIndex {
     /// needs): the scan then grows its arrays and its id table once at most, where each
     /// growth from empty would copy all of it again.
     pub(crate) fn for_bytes(bytes: u64) -> SessionIndex {
-        let n = usize::try_from(bytes / 2048).unwrap_or(usize::MAX).min(1 << 24);
+        let n = usize::try_from(bytes / 2048)
+            .unwrap_or(usize::MAX)
+            .min(1 << 24);
         SessionIndex {
             offsets: Vec::with_capacity(n),
             lens: Vec::with_capacity(n),
