@@ -346,14 +346,8 @@ proptest! {
         if cache == IndexCache::Use {
             open_for_context(storage.clone(), &file, AGENT, None, cache).unwrap();
         }
-        let line = format!(
-            r#"{{"type":"message","id":"racer01","parentId":"{}","timestamp":"2026-02-16T11:00:00.000Z","message":{{"role":"user","content":"late","timestamp":3}}}}"#,
-            ids.last().unwrap()
-        ) + "\n";
-        let (now, later) = match half {
-            true => line.split_at(line.len() / 2),
-            false => (line.as_str(), ""),
-        };
+        let (now, later) = racer_line(ids.last().unwrap(), half);
+        let (now, later) = (now.as_str(), later.as_str());
         let racing = Rc::new(AppendsDuring { inner: storage.clone(), file: file.clone(), at, text: now.to_string(), calls: std::cell::Cell::new(0) });
         let mut lazy = Session::open_deferred(racing.clone(), &file, &writer(), cache).unwrap();
         if racing.calls.get() <= at {

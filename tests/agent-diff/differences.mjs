@@ -59,6 +59,13 @@ function editFiles(t, fn) {
   }
 }
 
+/** The files whose path `gone(path)` names left out of trace `t` (`hit()` if any was). */
+function dropFiles(t, hit, gone) {
+  const n = t.files.length;
+  t.files = t.files.filter((f) => !gone(f.path));
+  if (t.files.length !== n) hit();
+}
+
 export const KNOWN = [
   {
     id: 'error-text',
@@ -110,11 +117,7 @@ export const KNOWN = [
     id: 'custom-session-files',
     kind: 'agent',
     reason: 'oh-my-pi differs from xcsh here: it records each session file outside the default session dir in <agentDir>/custom-session-files/ (for its gc); xcsh has no such record.',
-    agent: (t, hit) => {
-      const n = t.files.length;
-      t.files = t.files.filter((f) => !f.path.startsWith('<root>/custom-session-files/'));
-      if (t.files.length !== n) hit();
-    },
+    agent: (t, hit) => dropFiles(t, hit, (p) => p.startsWith('<root>/custom-session-files/')),
   },
   {
     id: 'title-slot',
@@ -179,21 +182,13 @@ export const KNOWN = [
     id: 'history-db',
     kind: 'agent',
     reason: 'oh-my-pi differs from xcsh here (not a session file): oh-my-pi 18.2.3 touches <agentDir>/history.db* in the background while sessions are used; the session manager of xcsh writes no history.',
-    agent: (t, hit) => {
-      const n = t.files.length;
-      t.files = t.files.filter((f) => !f.path.startsWith('<root>/history.db'));
-      if (t.files.length !== n) hit();
-    },
+    agent: (t, hit) => dropFiles(t, hit, (p) => p.startsWith('<root>/history.db')),
   },
   {
     id: 'blob-referrers',
     kind: 'dropin',
     reason: 'The drop-in records which session files reference blobs (<agentDir>/blob-referrers.jsonl) so that its blob garbage collection can run; the agent has no such record.',
-    dropin: (t, hit) => {
-      const n = t.files.length;
-      t.files = t.files.filter((f) => f.path !== '<root>/blob-referrers.jsonl');
-      if (t.files.length !== n) hit();
-    },
+    dropin: (t, hit) => dropFiles(t, hit, (p) => p === '<root>/blob-referrers.jsonl'),
   },
   {
     id: 'blob-file-names',
@@ -263,21 +258,13 @@ export const KNOWN = [
     id: 'writer-lock',
     kind: 'dropin',
     reason: 'One writer per file: the drop-in holds <session>.jsonl.lock while a manager writes (the agent has no lock).',
-    dropin: (t, hit) => {
-      const n = t.files.length;
-      t.files = t.files.filter((f) => !f.path.endsWith('.jsonl.lock'));
-      if (t.files.length !== n) hit();
-    },
+    dropin: (t, hit) => dropFiles(t, hit, (p) => p.endsWith('.jsonl.lock')),
   },
   {
     id: 'index-cache',
     kind: 'dropin',
     reason: 'SessionManager.open and continueRecent open lazily through the session index, which the drop-in keeps as a cache in <agentDir>/cache/index/ (never session data: deleting it changes nothing but speed); the agent has no index.',
-    dropin: (t, hit) => {
-      const n = t.files.length;
-      t.files = t.files.filter((f) => !f.path.startsWith('<root>/cache/index/'));
-      if (t.files.length !== n) hit();
-    },
+    dropin: (t, hit) => dropFiles(t, hit, (p) => p.startsWith('<root>/cache/index/')),
   },
   {
     id: 'session-info-unwritten',
@@ -331,11 +318,7 @@ export const KNOWN = [
     id: 'migration-backup-file',
     kind: 'dropin',
     reason: 'Opening a v1/v2 file, the drop-in keeps the original bytes aside as <file>.v1-<time> / .v2-<time> before the first rewrite; xcsh rewrites in place (crates/js/README.md, Safety: nothing is dropped on rewrite).',
-    dropin: (t, hit) => {
-      const n = t.files.length;
-      t.files = t.files.filter((f) => !/\.jsonl\.v[12]-<fts>$/.test(f.path));
-      if (t.files.length !== n) hit();
-    },
+    dropin: (t, hit) => dropFiles(t, hit, (p) => /\.jsonl\.v[12]-<fts>$/.test(p)),
   },
   {
     id: 'migration-ids-stable',

@@ -213,6 +213,22 @@ impl<S: Storage> Layer for CountingReads<S> {
     }
 }
 
+/// The line a racing writer (the agent, which takes no lock) appends: a user message
+/// `racer01` after `parent`; split in two halves when `half` (written one after the other),
+/// else whole and nothing.
+pub fn racer_line(parent: &str, half: bool) -> (String, String) {
+    let line = format!(
+        r#"{{"type":"message","id":"racer01","parentId":"{parent}","timestamp":"2026-02-16T11:00:00.000Z","message":{{"role":"user","content":"late","timestamp":3}}}}"#
+    ) + "\n";
+    match half {
+        true => {
+            let (a, b) = line.split_at(line.len() / 2);
+            (a.to_string(), b.to_string())
+        }
+        false => (line, String::new()),
+    }
+}
+
 /// Appends to the session file (through the inner storage) at its `at`-th ranged read.
 pub struct AppendsDuring {
     pub inner: Rc<MemoryStorage>,
