@@ -249,7 +249,7 @@ pub(crate) fn load(
     stat: FileStat,
 ) -> Option<SessionIndex> {
     let bytes = storage.read(&location(agent_dir, file)).ok()?;
-    let (seal, mut index) = decode(&bytes, file)?;
+    let (seal, index) = decode(&bytes, file)?;
     let fresh =
         stat.size > seal.covered || stat.size == seal.covered && stat.mtime_ms == seal.mtime_ms;
     if !fresh {
@@ -259,8 +259,9 @@ pub(crate) fn load(
     if now.header != seal.header || now.tail != seal.tail {
         return None;
     }
-    // Ids must be distinct, as the scan left them.
-    index.rehash().then_some(index)
+    // Its ids are distinct as the scan that made it checked (the checksum holds); the
+    // table that finds an id is built when something first needs it.
+    Some(index)
 }
 
 /// The cached indexes in `agent_dir` whose session file is gone (or that are no index

@@ -109,10 +109,15 @@ impl SessionIndex {
         (p != NO_PARENT).then_some(p as usize)
     }
 
-    /// The position of the entry with this id.
+    /// The position of the entry with this id: through the id table, or, where it is not
+    /// built ([`Self::ensure_lookup`]), by comparing the ids one after the other (the last
+    /// first: a leaf is usually the last entry).
     pub(crate) fn position(&self, id: &str) -> Option<u32> {
         if self.slots.is_empty() {
-            return None;
+            return (0..self.len())
+                .rev()
+                .find(|&i| self.id(i) == id)
+                .map(|i| i as u32);
         }
         let hash = self.hasher.hash_one(id);
         let mask = self.slots.len() - 1;
@@ -140,6 +145,12 @@ impl SessionIndex {
             self.grow();
         }
         self.place(position)
+    }
+
+    /// Build the id table if it is not (a loaded cache has none: a reopen that reads only
+    /// the leaf's path never hashes an id); `false` when two entries have the same id.
+    pub(crate) fn ensure_lookup(&mut self) -> bool {
+        self.slots.is_empty().then(|| self.rehash()).unwrap_or(true)
     }
 
     /// Link every id to its position again (after loading); `false` when two entries

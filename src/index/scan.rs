@@ -95,11 +95,13 @@ pub(crate) struct Scanner {
 impl Scanner {
     /// The scan of the bytes after what `index` covers (a prefix of the file; all of it
     /// from an empty index, its header line first).
-    pub(crate) fn resume(index: SessionIndex) -> Scanner {
+    pub(crate) fn resume(mut index: SessionIndex) -> Scanner {
+        // New ids are checked against the old ones, and their parents found among them.
+        let exact = index.ensure_lookup();
         Scanner {
             index,
             pending: Vec::new(),
-            exact: true,
+            exact,
         }
     }
 

@@ -120,6 +120,7 @@ impl Session {
                 "\"session\" is the header type, not an entry type".into(),
             ));
         }
+        self.prepare_new_ids();
         let storage = self.storage.clone();
         let id = entry_id(|id| self.id_taken(id), || storage.env().random_u64());
         let timestamp = iso_from_ms(self.storage.env().now_ms());

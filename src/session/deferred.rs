@@ -146,6 +146,14 @@ impl Session {
         self.deferred.is_some()
     }
 
+    /// Ready to check new ids against those left in the file (the index loaded from the
+    /// cache builds its id table now, once).
+    pub(super) fn prepare_new_ids(&mut self) {
+        if let Some(d) = self.deferred.as_mut() {
+            d.index.ensure_lookup();
+        }
+    }
+
     /// Is `id` an entry's, read or not?
     pub(super) fn id_taken(&self, id: &str) -> bool {
         self.by_id.contains(&self.entries, id)
