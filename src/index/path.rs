@@ -298,8 +298,16 @@ pub(crate) fn read_path_context(
         return Ok(None);
     }
     let mut read = std::mem::take(&mut lines.read);
+    // The lines read, in the path's order: marked first, so that the walk along a long
+    // path looks each position up in an array, not in the map (hashing every position
+    // cost a reopen more than all else in wasm).
+    let mut was_read = vec![false; index.len()];
+    for &p in read.keys() {
+        was_read[p] = true;
+    }
     let (offsets, entries): (Vec<u64>, Vec<Entry>) = chain
         .iter()
+        .filter(|&&p| was_read[p])
         .filter_map(|&p| Some((index.offsets[p], read.remove(&p)?)))
         .unzip();
     let unchecked = index.len() - entries.len();
