@@ -150,7 +150,11 @@ impl SessionIndex {
     /// Build the id table if it is not (a loaded cache has none: a reopen that reads only
     /// the leaf's path never hashes an id); `false` when two entries have the same id.
     pub(crate) fn ensure_lookup(&mut self) -> bool {
-        self.slots.is_empty().then(|| self.rehash()).unwrap_or(true)
+        if self.slots.is_empty() {
+            self.rehash()
+        } else {
+            true
+        }
     }
 
     /// Link every id to its position again (after loading); `false` when two entries
