@@ -130,7 +130,7 @@ fn context_at_a_leaf_null_and_unknown() {
 
 #[wasm_bindgen_test]
 fn tree_shows_the_branch_and_the_label() {
-    let s = JsSession::from_text(SMALL.into(), JsValue::UNDEFINED).unwrap();
+    let mut s = JsSession::from_text(SMALL.into(), JsValue::UNDEFINED).unwrap();
     let tree = s.tree_json(JsValue::UNDEFINED).unwrap();
     assert!(tree.contains(r#""label":"listing""#), "{tree}");
     // The outline keeps labels and ids whole, and cuts long strings.
@@ -144,7 +144,7 @@ fn tree_shows_the_branch_and_the_label() {
             .length(),
         2
     );
-    assert_eq!(s.label("a0000002").as_deref(), Some("listing"));
+    assert_eq!(s.label("a0000002").unwrap().as_deref(), Some("listing"));
     assert_eq!(s.to_jsonl().unwrap(), SMALL);
 }
 
@@ -203,8 +203,8 @@ fn session_persists_through_a_js_storage_object() {
     assert_eq!(file_text(&storage, &file).unwrap().lines().count(), 4);
 
     // A second writer would be refused while `s` holds the lock: read it back read-only.
-    let r = JsSession::open(storage, &file, json(r#"{"readOnly":true}"#)).unwrap();
-    assert_eq!(r.entries_json(), s.entries_json());
+    let mut r = JsSession::open(storage, &file, json(r#"{"readOnly":true}"#)).unwrap();
+    assert_eq!(r.entries_json().unwrap(), s.entries_json().unwrap());
     assert_eq!(
         r.context_json(JsValue::UNDEFINED).unwrap(),
         s.context_json(JsValue::UNDEFINED).unwrap()
