@@ -144,11 +144,23 @@ function collectWarnings(report, extra) {
 export function renderConvMeta() {
   const ctx = state.meta ?? {};
   const parts = [fmtCount(state.count, 'message')];
-  if (ctx.thinkingLevel) parts.push(`thinking ${ctx.thinkingLevel}`);
+  const said = [`${fmtCount(state.count, 'message')} in the branch shown`];
+  if (ctx.thinkingLevel) {
+    parts.push(`thinking ${ctx.thinkingLevel}`);
+    said.push(`thinking level: ${ctx.thinkingLevel}`);
+  }
   const model = ctx.models?.default ?? Object.values(ctx.models ?? {})[0];
-  if (model) parts.push(String(model));
-  if (ctx.mode && ctx.mode !== 'none') parts.push(`mode ${ctx.mode}`);
-  $('conv-meta').textContent = parts.join(' · ');
+  if (model) {
+    parts.push(String(model));
+    said.push(`model: ${model}`);
+  }
+  if (ctx.mode && ctx.mode !== 'none') {
+    parts.push(`mode ${ctx.mode}`);
+    said.push(`mode: ${ctx.mode}`);
+  }
+  const meta = $('conv-meta');
+  meta.textContent = parts.join(' · ');
+  meta.title = said.join(' · ');
   renderTotals();
 }
 
