@@ -209,6 +209,8 @@ for (const [size, viewport] of Object.entries(SIZES)) {
     });
 
     test(`${where}: the exported HTML page is no wider than the screen`, async () => {
+      await page.goto(b.server.url);
+      await page.locator('#conversation .msg').first().waitFor();
       await dropFile(page, 'content-demo.jsonl', contentSession());
       await fileChip(page, 'content-demo.jsonl');
       await page.locator('#export-menu > summary').click();
@@ -222,11 +224,14 @@ for (const [size, viewport] of Object.entries(SIZES)) {
         const m = await view.evaluate(() => ({
           scrollWidth: document.scrollingElement.scrollWidth,
           width: window.innerWidth,
+          // the page's main box scrolls (.conversation): nothing in it may stick out either
+          inner: document.querySelector('main').scrollWidth - document.querySelector('main').clientWidth,
           code: document.querySelectorAll('pre.code').length,
           tabSize: getComputedStyle(document.querySelector('pre.code')).tabSize,
         }));
         assert.ok(m.code > 0, 'the page has code blocks');
         assert.ok(m.scrollWidth <= viewport.width, `the page is ${m.scrollWidth} px wide in a ${m.width} px window`);
+        assert.ok(m.inner <= 0, `the page's content sticks out of it by ${m.inner} px`);
         assert.equal(m.tabSize, '4', 'tabs 4 wide in the export too');
         await view.screenshot({ path: join(SCREENSHOTS, `first-export-${size}.png`) });
       } finally {
