@@ -108,7 +108,8 @@ export function clampBlock(text, { monospace = false, markdown = false, lines = 
       type: 'button',
       class: 'btn btn-small expand',
       onclick: () => {
-        wrap.classList.remove('clamped');
+        // Shown whole: the box grows to the text, no longer capped at a part of the screen.
+        wrap.classList.replace('clamped', 'expanded');
         wrap.replaceChildren(make(text));
         drawVisible(wrap, { all: true });
         wrap.querySelector('pre')?.focus();

@@ -129,7 +129,10 @@ async function branchToHtml(messages, branch, base) {
   viewport.name = 'viewport';
   viewport.content = 'width=device-width, initial-scale=1';
   const css = doc.createElement('style');
-  css.textContent = `${style}\n${content}\n${theme}\nbody { height: auto; overflow: auto; } .export-page { max-width: 980px; margin: 0 auto; padding: 16px; } .msg { content-visibility: visible; }`;
+  // A block body: in the viewer's column flex body, `margin: 0 auto` would size the page to
+  // its widest code line (980 px on a 390 px phone); a block takes the screen's width. A
+  // message's heading (role and model) wraps on a narrow screen.
+  css.textContent = `${style}\n${content}\n${theme}\nbody { display: block; height: auto; overflow: auto; } .export-page { max-width: 980px; margin: 0 auto; padding: 16px; } .msg { content-visibility: visible; } .msg-head .msg-title { flex: 0 1 auto; min-width: 0; display: block; overflow-wrap: anywhere; }`;
   doc.head.prepend(charset, csp, viewport);
   doc.head.append(css);
   const main = doc.createElement('main');

@@ -24,7 +24,10 @@ export function renderSessionBar() {
   const version = v.version;
   const migration = report.migration;
 
-  const migratedText = v.writable ? `v${version} → v${migration?.toVersion ?? 3} (copy rewritten)` : `v${version} → v${migration?.toVersion ?? 3} migrated in memory`;
+  // Reader's words on the screen; the format versions and the load time in the tooltips.
+  const toVersion = migration?.toVersion ?? 3;
+  const format = migration ? `session format v${version}, converted to v${toVersion}${v.writable ? ' and rewritten in this copy' : ' in memory to show it (the file is not changed)'}` : `session format v${version}`;
+  const file = v.size ? `${v.name} · ${fmtBytes(v.size)}` : v.name;
   const title = v.title; // the core's rule: header title, else the first user message
   const where = v.source ? SOURCE_NAMES[v.source] ?? v.source : v.origin === 'sample' ? 'sample' : 'file';
   // On a narrow screen the file's chips fold away behind the Details button (layout.css).
@@ -34,15 +37,20 @@ export function renderSessionBar() {
     chip('id', header.id, 'mono'),
     chip('cwd', header.cwd, 'mono'),
     chip('created', fmtTime(header.timestamp)),
-    h(
-      'span',
-      { class: `chip ${migration ? 'chip-warn' : 'chip-ok'}`, title: migration ? (v.writable ? 'The file was in an older format; this copy was migrated and rewritten.' : 'The file is in an older format; the viewer migrated it in memory (the file is not changed).') : 'Current format' },
-      h('span', { class: 'chip-k' }, 'version'),
-      h('span', { class: 'chip-v' }, migration ? migratedText : `v${version}`),
-    ),
-    migration && !v.writable ? h('span', { class: 'badge badge-info', dataset: { testid: 'older-format' }, title: 'An older format, read as the current one in memory; the file is not changed. An imported copy is written in the current format.' }, 'older format') : null,
-    chip('file', v.size ? `${v.name} · ${fmtBytes(v.size)}` : v.name),
-    chip('parsed', `${Math.round(v.loadMs)} ms`),
+    migration
+      ? h(
+          'span',
+          {
+            class: 'badge badge-info sb-note',
+            dataset: { testid: v.writable ? 'updated-format' : 'older-format' },
+            title: v.writable
+              ? `This copy was made from an older session file (format v${version}) and written in the current one (v${toVersion}).`
+              : `An older session file (format v${version}): converted to the current format (v${toVersion}) in memory to show it; the file is not changed. “Import” writes a copy in the current format.`,
+          },
+          v.writable ? 'Copy updated from an older session file' : 'Older session file: shown as the current version, the file is unchanged',
+        )
+      : null,
+    chip('file', file, '', `${file} · ${format} · read in ${Math.round(v.loadMs)} ms`),
     header.parentSession ? chip('parent', header.parentSession.slice(header.parentSession.lastIndexOf('/') + 1), 'mono', header.parentSession) : null,
   );
   const top = h(
@@ -144,11 +152,23 @@ function collectWarnings(report, extra) {
 export function renderConvMeta() {
   const ctx = state.meta ?? {};
   const parts = [fmtCount(state.count, 'message')];
-  if (ctx.thinkingLevel) parts.push(`thinking ${ctx.thinkingLevel}`);
+  const said = [`${fmtCount(state.count, 'message')} in the branch shown`];
+  if (ctx.thinkingLevel) {
+    parts.push(`thinking ${ctx.thinkingLevel}`);
+    said.push(`thinking level: ${ctx.thinkingLevel}`);
+  }
   const model = ctx.models?.default ?? Object.values(ctx.models ?? {})[0];
-  if (model) parts.push(String(model));
-  if (ctx.mode && ctx.mode !== 'none') parts.push(`mode ${ctx.mode}`);
-  $('conv-meta').textContent = parts.join(' · ');
+  if (model) {
+    parts.push(String(model));
+    said.push(`model: ${model}`);
+  }
+  if (ctx.mode && ctx.mode !== 'none') {
+    parts.push(`mode ${ctx.mode}`);
+    said.push(`mode: ${ctx.mode}`);
+  }
+  const meta = $('conv-meta');
+  meta.textContent = parts.join(' · ');
+  meta.title = said.join(' · ');
   renderTotals();
 }
 

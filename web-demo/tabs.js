@@ -7,8 +7,15 @@
 // conversation's scroll position and the tree's virtual list stay right while it is away.
 // Picking a row in the tree shows its branch in the Conversation tab; a message's #n link
 // shows its entry in the Entry tab.
+//
+// Once the reader scrolls the conversation down (wheel, touch, keys), the session bar (title,
+// totals, the file's details) folds away, so that the conversation gets most of the screen;
+// it comes back at the top of the branch or with a tap on the Conversation tab
+// (`body.conv-folded`, layout.css). A jump (a tree row, Go to, find) does not fold it: only
+// the reader's own scrolling does.
 
 import { $ } from './dom.js';
+import { events, state } from './state.js';
 
 /** Keep in sync with the phone @media rule of layout.css. */
 export const PHONE_QUERY = '(max-width: 760px)';
@@ -27,8 +34,14 @@ export function wireTabs() {
   phone = window.matchMedia(PHONE_QUERY);
   phone.addEventListener('change', apply);
   const list = $('panel-tabs');
-  for (const t of TABS) $(t.tab).addEventListener('click', () => showTab(t.name));
+  for (const t of TABS) {
+    $(t.tab).addEventListener('click', () => {
+      setFolded(false); // a tap on the Conversation tab brings the session bar back
+      showTab(t.name);
+    });
+  }
   list.addEventListener('keydown', onTabKey);
+  wireFold();
   // Picking something shows where it goes (only where one panel shows at a time).
   $('tree').addEventListener('click', (ev) => {
     if (ev.target.closest('.node')) showTab('conv', { focusPanel: true });
@@ -60,6 +73,7 @@ export function showTab(name, { focusTab = false, focusPanel = false } = {}) {
 
 function apply() {
   const tabbed = isTabbed();
+  if (!tabbed || current !== 'conv') setFolded(false);
   for (const t of TABS) {
     const tab = $(t.tab);
     const panel = $(t.panel);
@@ -88,4 +102,53 @@ function onTabKey(ev) {
   else return;
   ev.preventDefault();
   showTab(TABS[next].name, { focusTab: true });
+}
+
+const FOLD_AFTER = 48; // px the conversation is scrolled past the session bar's height before it folds
+const GESTURE_MS = 400; // a scroll this soon after the reader's wheel, touch or key (or their last scroll) is theirs
+let folded = false;
+
+/** Folds the session bar away (or back) keeping the text on screen where it was. */
+function setFolded(on) {
+  if (on === folded) return;
+  folded = on;
+  const conv = $('conversation');
+  const top = conv.getBoundingClientRect().top;
+  document.body.classList.toggle('conv-folded', on);
+  // The conversation's box moved up (or down): scroll by as much, so the text stays put
+  // (at the very top it stays at the top).
+  if (on || conv.scrollTop > 0) conv.scrollTop += conv.getBoundingClientRect().top - top;
+}
+
+function wireFold() {
+  const conv = $('conversation');
+  let gesture = -Infinity;
+  const byReader = () => performance.now() - gesture < GESTURE_MS;
+  const mark = () => (gesture = performance.now());
+  conv.addEventListener('wheel', mark, { passive: true });
+  conv.addEventListener('touchmove', mark, { passive: true });
+  conv.addEventListener('keydown', (ev) => {
+    if (['ArrowDown', 'ArrowUp', 'PageDown', 'PageUp', 'Home', 'End', ' '].includes(ev.key)) mark();
+  });
+  const atTop = () => conv.scrollTop <= 0 && state.win.start === 0;
+  conv.addEventListener(
+    'scroll',
+    () => {
+      if (!isTabbed() || current !== 'conv') return;
+      if (atTop()) setFolded(false);
+      else if (!folded && byReader()) {
+        mark(); // a touch fling goes on scrolling after the finger left
+        const bar = $('session-bar').offsetHeight;
+        // Only when the conversation stays scrolled once it has the room.
+        if (conv.scrollTop > bar + FOLD_AFTER && conv.scrollHeight - conv.clientHeight > bar + FOLD_AFTER) setFolded(true);
+      }
+    },
+    { passive: true },
+  );
+  // Another window of messages (a session opened, a branch picked, a jump): its scrolling is
+  // not the reader's; shown from its start, the session bar is back.
+  events.addEventListener('window', () => {
+    gesture = -Infinity;
+    if (atTop()) setFolded(false);
+  });
 }

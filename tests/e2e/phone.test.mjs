@@ -118,6 +118,10 @@ describe('layout: phone, laptop and desktop widths', { timeout: 180_000 }, () =>
     await page.mouse.wheel(0, 600);
     await page.waitForFunction(() => document.getElementById('conversation').scrollTop > 0);
     assert.equal(await page.evaluate(() => window.scrollY), 0);
+    // Scrolled down, the session bar may have folded away (first-screens.test.mjs): at the
+    // top of the conversation it is back.
+    await page.locator('#conversation').evaluate((c) => (c.scrollTop = 0));
+    await page.locator('#session-bar .sb-more').waitFor();
 
     // The top bar: the name, Sessions… and Menu; the rest behind Menu.
     const menu = page.locator('#menu-toggle');

@@ -55,7 +55,7 @@ describe('session viewer', { timeout: 180_000 }, () => {
     await assert.doesNotReject(bar.getByText('Fix the tokenizer bug').waitFor());
     assert.match(await bar.innerText(), /1f9d2a6b9c0d1234/);
     assert.match(await bar.innerText(), /\/work\/demo/);
-    assert.match(await bar.innerText(), /v3/);
+    assert.match(await bar.locator('[data-testid=chip-file]').getAttribute('title'), /session format v3\b/, 'the format is in the file\'s tooltip');
     assert.equal(await page.locator('[data-testid=older-format]').count(), 0, 'a v3 file is in the current format');
 
     // The leaf is the last entry: the main branch, compacted. Compaction summary, the 12
