@@ -3,7 +3,7 @@
 //! header, first user message and counts; the text of every message only when asked).
 
 use crate::entry::{pick, EntryType, Header, Payload};
-use crate::index::{each_entry, open_index, IndexCache, SessionIndex};
+use crate::index::{each_entry, header_of, open_index, IndexCache, SessionIndex};
 use crate::json::raw_str;
 use crate::jsonl::parse_lenient;
 use crate::paths;
@@ -350,6 +350,16 @@ pub enum ListText {
     Include,
 }
 
+impl ListText {
+    /// The shells' flag (`--with-text`, `withText`): `true` is [`ListText::Include`].
+    pub fn with_text(yes: bool) -> ListText {
+        match yes {
+            true => ListText::Include,
+            false => ListText::Leave,
+        }
+    }
+}
+
 /// The [`SessionInfo`] of one file; `None` without a valid header (or an empty id).
 ///
 /// Read through the file's index when it has one (see [`crate::index`]): the header line,
@@ -507,10 +517,7 @@ fn indexed_header(
     path: &str,
     index: &SessionIndex,
 ) -> Option<Option<Header>> {
-    let line = storage
-        .read_range(path, index.header_offset, u64::from(index.header_len))
-        .ok()?;
-    let header = Header::from_json(std::str::from_utf8(&line).ok()?)?;
+    let header = header_of(storage, path, index)?;
     Some((!header.id().is_empty()).then_some(header))
 }
 

@@ -233,6 +233,19 @@ impl SessionIndex {
     }
 }
 
+/// The header line `file` starts with, read where the index says it is; `None` when it is
+/// no header there (the file changed since, or is not what the index says).
+pub(crate) fn header_of(
+    storage: &dyn Storage,
+    file: &str,
+    index: &SessionIndex,
+) -> Option<crate::entry::Header> {
+    let line = storage
+        .read_range(file, index.header_offset, u64::from(index.header_len))
+        .ok()?;
+    crate::entry::Header::from_json(std::str::from_utf8(&line).ok()?)
+}
+
 /// Hand `each` the entries at `positions`, in the order given, read a piece of about
 /// 4 MiB of lines at a time (never all held) and each checked whole against the index,
 /// until it returns `false`. `Ok(false)`: a line is not what the index says (the file

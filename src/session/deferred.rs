@@ -7,10 +7,10 @@
 //! after which the session is the one [`Session::open`] makes, with the appends since.
 
 use super::{OpenOptions, Persistence, Session};
-use crate::entry::{Entry, Header, IdIndex, Text};
+use crate::entry::{Header, IdIndex};
 use crate::error::{Result, SessionError};
 use crate::index::path::{read_path_context, OpenedContext};
-use crate::index::{open_index, IndexCache, SessionIndex};
+use crate::index::{each_entry, header_of, open_index, IndexCache, SessionIndex};
 use crate::storage::{FileStat, Storage};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -124,21 +124,20 @@ impl Session {
         if index.extra_headers > 0 {
             return None;
         }
-        let line = |offset: u64, len: u32| -> Option<String> {
-            let bytes = storage.read_range(path, offset, u64::from(len)).ok()?;
-            String::from_utf8(bytes).ok()
+        let header = header_of(storage, path, index).filter(|h| !h.id().is_empty())?;
+        let Some(last) = index.len().checked_sub(1) else {
+            return Some((header, None));
         };
-        let header = Header::from_json(&line(index.header_offset, index.header_len)?)
-            .filter(|h| !h.id().is_empty())?;
-        let leaf = match index.len().checked_sub(1) {
-            None => None,
-            Some(last) => {
-                let text = line(index.offsets[last], index.lens[last])?;
-                let entry = Entry::parse(Text::from(text)).ok()?;
-                (entry.id == index.id(last)).then_some(entry.id)
-            }
-        };
-        Some((header, leaf))
+        // Read and checked against the index as any line through it is.
+        let mut leaf = None;
+        let read = each_entry(storage, path, index, &[last], &mut |e| {
+            leaf = Some(e.id.clone());
+            true
+        });
+        match read {
+            Ok(true) => Some((header, Some(leaf?))),
+            _ => None,
+        }
     }
 
     /// Were the entries left in the file (nothing has needed them yet)?

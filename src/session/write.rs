@@ -80,26 +80,22 @@ impl Session {
         )
     }
 
+    /// Would the next write pin every blob the session references (a deferred session
+    /// must read its entries for that)? The first write to a file whose writes pin blobs
+    /// does ([`Self::pin_before_writing`]).
+    pub(super) fn pins_whole_session_next(&self) -> bool {
+        self.deferred.is_some()
+            && self.file.as_deref().is_some_and(|file| {
+                pins_blobs(&self.agent_dir, file) && self.pins.file.as_deref() != Some(file)
+            })
+    }
+
     /// Before text is written to a file outside `<agentDir>/sessions`: pin every blob it
     /// references that is not pinned yet (`gc/referrers.rs`), so garbage collection keeps
     /// them even once the file is moved or deleted. The first time for a file, every
     /// blob the whole session references is pinned (a session recorded late, or copied
     /// here by a fork or a move, references blobs it never put). `whole`: `text` is the
     /// whole file.
-    /// Would the next write pin every blob the session references (a deferred session
-    /// must read its entries for that)? The first write to a file outside the sessions
-    /// folder does ([`Self::pin_before_writing`]).
-    pub(super) fn pins_whole_session_next(&self) -> bool {
-        let Some(file) = self.file.as_deref() else {
-            return false;
-        };
-        self.deferred.is_some()
-            && self.persistence == Persistence::Persistent
-            && !self.agent_dir.is_empty()
-            && !crate::paths::is_under_sessions_root(&self.agent_dir, file)
-            && self.pins.file.as_deref() != Some(file)
-    }
-
     fn pin_before_writing(
         &mut self,
         text: &str,
@@ -108,8 +104,7 @@ impl Session {
         let Some(file) = self.file.as_deref() else {
             return Ok(());
         };
-        if self.agent_dir.is_empty() || crate::paths::is_under_sessions_root(&self.agent_dir, file)
-        {
+        if !pins_blobs(&self.agent_dir, file) {
             return Ok(());
         }
         let mut wanted: Vec<String> = Vec::new();
@@ -472,6 +467,12 @@ impl Drop for Session {
             lock.release(&*self.storage);
         }
     }
+}
+
+/// Do writes to `file` pin the blobs they reference? Those of a file outside
+/// `<agent_dir>/sessions` do (garbage collection finds the others by their place).
+fn pins_blobs(agent_dir: &str, file: &str) -> bool {
+    !agent_dir.is_empty() && !crate::paths::is_under_sessions_root(agent_dir, file)
 }
 
 /// Take the writer lock of `file`; a lock held by another live writer (or unreadable) is

@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use xcsh_session::api::ErrorKind;
 use xcsh_session::context::Leaf;
-use xcsh_session::SessionError;
+use xcsh_session::{IndexCache, SessionError};
 
 /// A core error as a JS `Error` whose `kind` is the [`ErrorKind`] name.
 pub fn js_error(e: SessionError) -> JsValue {
@@ -137,6 +137,15 @@ pub fn string(obj: &JsValue, key: &str) -> Result<String, JsValue> {
 
 pub fn opt_bool(obj: &JsValue, key: &str) -> Result<Option<bool>, JsValue> {
     opt_prop(obj, key, "a boolean", |v| v.as_bool())
+}
+
+/// The `indexCache` option (`openContext`, a lazy `Session.open`): `false` reads and writes
+/// no index cache; absent or `true` uses it.
+pub fn index_cache(options: &JsValue) -> Result<IndexCache, JsValue> {
+    Ok(match opt_bool(options, "indexCache")? {
+        Some(false) => IndexCache::Off,
+        _ => IndexCache::Use,
+    })
 }
 
 /// A leaf argument: `undefined` (the default), `null` (before the first entry) or an id.

@@ -4,12 +4,12 @@
 //! `writeJson` hands it on. Files the index cannot describe are read whole, with the same
 //! result.
 
-use crate::convert::{api_error, invalid, js_error, opt_bool, opt_string};
+use crate::convert::{api_error, index_cache, invalid, js_error, opt_string};
 use crate::storage::{JsPort, JsStorage};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use xcsh_session::{api, IndexCache, OpenedContext};
+use xcsh_session::{api, OpenedContext};
 
 type JsResult<T> = Result<T, JsValue>;
 
@@ -32,10 +32,7 @@ pub fn open_context(
 ) -> JsResult<JsFileContext> {
     let agent_dir = opt_string(&options, "agentDir")?.unwrap_or_default();
     let leaf = opt_string(&options, "leafId")?;
-    let cache = match opt_bool(&options, "indexCache")? {
-        Some(false) => IndexCache::Off,
-        _ => IndexCache::Use,
-    };
+    let cache = index_cache(&options)?;
     let port = Rc::new(JsPort::new(storage)?);
     let opened =
         api::open_for_context(port, path, &agent_dir, leaf.as_deref(), cache).map_err(api_error)?;

@@ -10,7 +10,7 @@ use wasm_bindgen::JsCast;
 use xcsh_session::api;
 use xcsh_session::context::{Leaf, SessionContext};
 use xcsh_session::session::{CompactionInput, CreateOptions, OpenOptions, Persistence};
-use xcsh_session::{ContextReader, IndexCache, SessionError, Storage};
+use xcsh_session::{ContextReader, SessionError, Storage};
 
 type CoreSession = xcsh_session::Session;
 
@@ -95,10 +95,7 @@ impl JsSession {
     ) -> JsResult<JsSession> {
         let read_only = opt_bool(&options, "readOnly")?.unwrap_or(false);
         let lazy = opt_bool(&options, "lazy")?.unwrap_or(false);
-        let cache = match opt_bool(&options, "indexCache")?.unwrap_or(true) {
-            true => IndexCache::Use,
-            false => IndexCache::Off,
-        };
+        let cache = convert::index_cache(&options)?;
         let on_progress = crate::convert::get(&options, "onProgress")
             .dyn_into::<js_sys::Function>()
             .ok();
@@ -422,11 +419,7 @@ impl JsSession {
         if let (LeafArg::Default, Some(opened)) = (&leaf, self.inner.deferred_context()) {
             return Ok(f(&core(opened.context())?));
         }
-        let s = self.read()?;
-        Ok(f(&match leaf {
-            LeafArg::Default => s.context(),
-            other => s.context_at(other.leaf(Leaf::Last)),
-        }))
+        Ok(f(&context_of(self.read()?, &leaf)))
     }
 
     /// [`Self::with_context`] with the context's JSON as a reader (streamed from the file
@@ -440,11 +433,7 @@ impl JsSession {
         if let (LeafArg::Default, Some(opened)) = (&leaf, self.inner.deferred_context()) {
             return f(&mut opened.json_reader());
         }
-        let s = self.read()?;
-        let context = match leaf {
-            LeafArg::Default => s.context(),
-            other => s.context_at(other.leaf(Leaf::Last)),
-        };
+        let context = context_of(self.read()?, &leaf);
         f(&mut ContextReader::Built(Box::new(
             context.into_json_reader(),
         )))
@@ -798,6 +787,15 @@ impl JsSession {
             Some(dir) => core(self.inner.move_to_dir(&dir, new_cwd)),
             None => core(self.inner.move_to(agent_dir, new_cwd)),
         }
+    }
+}
+
+/// The context at `leaf` of a session whose entries are read: `Default` → its leaf,
+/// `Null` → the empty context, an id → that entry (unknown: the last entry).
+fn context_of<'s>(s: &'s CoreSession, leaf: &LeafArg) -> SessionContext<'s> {
+    match leaf {
+        LeafArg::Default => s.context(),
+        other => s.context_at(other.leaf(Leaf::Last)),
     }
 }
 

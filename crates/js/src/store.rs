@@ -159,10 +159,7 @@ pub fn list_sessions(
     )]
     options: JsValue,
 ) -> JsResult<JsValue> {
-    let text = match opt_bool(&options, "withText")?.unwrap_or(false) {
-        true => ListText::Include,
-        false => ListText::Leave,
-    };
+    let text = ListText::with_text(opt_bool(&options, "withText")?.unwrap_or(false));
     let agent_dir = opt_string(&options, "agentDir")?.unwrap_or_default();
     if let Some(dir) = opt_string(&options, "sessionDir")? {
         return done(api::list_in_dir(port(storage)?, &agent_dir, &dir, text));

@@ -178,11 +178,12 @@ fn execute(agent_dir_arg: Option<String>, command: Command) -> Result<String, Fa
                 true => None,
                 false => Some(project_dir(dir.as_deref(), cwd)?),
             };
-            let text = match with_text {
-                true => ListText::Include,
-                false => ListText::Leave,
-            };
-            api::list(storage, &agent, project.as_deref(), text)?
+            api::list(
+                storage,
+                &agent,
+                project.as_deref(),
+                ListText::with_text(*with_text),
+            )?
         }
         Command::Fork { file: f } => api::fork(storage, &agent, &file(f)?)?,
         Command::Search {
