@@ -395,43 +395,50 @@ pub fn list_in_dir(
     Ok(crate::listing::list_json(&items))
 }
 
-/// The picker's ranking for `query` over one project or all, handed to `f` (best first,
-/// each with its score).
-fn ranked<R>(
+/// A listing's first `limit` sessions, newest first (a picker's first screen): only
+/// those files' heads are read (see [`crate::listing::list_first`]); JSON as [`list`].
+pub fn list_first(
     storage: Rc<dyn Storage>,
     agent_dir: &str,
     cwd: Option<&str>,
-    query: &str,
-    f: impl FnOnce(&[(&SessionInfo, u32)]) -> R,
-) -> std::result::Result<R, ApiError> {
-    let items = list_sessions(storage, agent_dir, cwd, ListText::Include)?;
-    Ok(f(&crate::picker::search(&items, query)))
+    session_dir: Option<&str>,
+    limit: usize,
+    text: ListText,
+) -> ApiResult {
+    let items = crate::listing::list_first(storage, agent_dir, cwd, session_dir, limit, text)?;
+    Ok(crate::listing::list_json(&items))
+}
+
+/// The JSON of a search's hits so far, as [`search`] prints them.
+pub fn search_hits_json(search: &crate::SessionSearch) -> String {
+    crate::listing::search_json(&search.hits())
 }
 
 /// `search`, typed: the picker's ranking over one project or all, best first: each
-/// session with its score.
+/// session with its score, its text left out (see [`crate::SessionSearch`]: the text of
+/// one session at a time is read, a piece at a time, and none held).
 pub fn search_sessions(
     storage: Rc<dyn Storage>,
     agent_dir: &str,
     cwd: Option<&str>,
     query: &str,
 ) -> std::result::Result<Vec<(SessionInfo, u32)>, ApiError> {
-    ranked(storage, agent_dir, cwd, query, |hits| {
-        hits.iter()
-            .map(|(info, score)| ((*info).clone(), *score))
-            .collect()
-    })
+    let mut search = crate::SessionSearch::new(storage, agent_dir, cwd, query)?;
+    while !search.step(u64::MAX) {}
+    Ok(search.into_hits())
 }
 
 /// `search`: the picker's ranking over one project or all, as SessionInfo JSON plus a
-/// `score`.
+/// `score` (no `allMessagesText`).
 pub fn search(
     storage: Rc<dyn Storage>,
     agent_dir: &str,
     cwd: Option<&str>,
     query: &str,
 ) -> ApiResult {
-    ranked(storage, agent_dir, cwd, query, crate::listing::search_json)
+    let mut search = crate::SessionSearch::new(storage, agent_dir, cwd, query)?;
+    while !search.step(u64::MAX) {}
+    Ok(search_hits_json(&search))
 }
 
 /// `resume`, typed: the session file for an id prefix or path (`confirm` forks another

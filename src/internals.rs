@@ -10,6 +10,9 @@ pub use crate::index::path::set_stream_above;
 pub use crate::json::{object_fields, quote};
 pub use crate::jsonl::parse_lenient;
 pub use crate::persist::{prepare_for_persistence, Transforms};
+/// The picker's ranking over sessions listed with their text: the reference the
+/// streamed [`crate::SessionSearch`] is tested against.
+pub use crate::picker::search as rank_listed;
 pub use crate::scan::{is_valid_json, scan_object, ObjectScan};
 pub use crate::time::iso_from_ms;
 pub use crate::urls::parse as parse_url;

@@ -72,6 +72,7 @@ pub use output_sink::{
     OutputSummary, Sanitizer, Truncation, DEFAULT_MAX_BYTES, DEFAULT_MAX_COLUMNS,
     DEFAULT_MAX_LINES,
 };
+pub use picker::{SearchProgress, SessionSearch};
 pub use session::{OpenOptions, Persistence, Session};
 pub use storage::{MemoryStorage, Storage, StorageError};
 pub use urls::{resolve as resolve_url, InternalUrl, Paging, Resource, UrlError};

@@ -473,19 +473,7 @@ struct MessageTexts {
 impl MessageTexts {
     /// Take a message entry's text; `true` when it was the first user message's.
     fn add(&mut self, e: &crate::entry::Entry) -> bool {
-        let Payload::Message { role, .. } = &e.payload else {
-            return false;
-        };
-        let role = role.as_deref().unwrap_or("");
-        if role != "user" && role != "assistant" {
-            return false;
-        }
-        // As the agent: a message without text adds nothing.
-        let Some(t) = e
-            .message_json()
-            .and_then(message_text)
-            .filter(|t| !t.is_empty())
-        else {
+        let Some((role, t)) = listed_text(e) else {
             return false;
         };
         let first = role == "user" && self.first.is_none();
@@ -497,6 +485,23 @@ impl MessageTexts {
     }
 }
 
+/// The role and text a listing takes from an entry: a user or assistant message's
+/// text, when it has some (as the agent: a message without text adds nothing).
+pub(crate) fn listed_text(e: &crate::entry::Entry) -> Option<(&str, String)> {
+    let Payload::Message { role, .. } = &e.payload else {
+        return None;
+    };
+    let role = role.as_deref().unwrap_or("");
+    if role != "user" && role != "assistant" {
+        return None;
+    }
+    let t = e
+        .message_json()
+        .and_then(message_text)
+        .filter(|t| !t.is_empty())?;
+    Some((role, t))
+}
+
 /// A compaction's `shortSummary`, when it is a string.
 fn short_summary_of(e: &crate::entry::Entry) -> Option<String> {
     let f = pick(e.json(), &["shortSummary"]).ok()?;
@@ -504,7 +509,7 @@ fn short_summary_of(e: &crate::entry::Entry) -> Option<String> {
 }
 
 /// The positions of an index's message entries, in file order.
-fn messages_of(index: &SessionIndex) -> Vec<usize> {
+pub(crate) fn messages_of(index: &SessionIndex) -> Vec<usize> {
     (0..index.len())
         .filter(|&p| index.kinds[p].entry_type() == EntryType::Message)
         .collect()
@@ -523,7 +528,7 @@ fn indexed_header(
 
 /// [`session_info`] through the file's index; `None` when a line is not what the index
 /// says (the caller reads the file whole).
-fn indexed_info(
+pub(crate) fn indexed_info(
     storage: &dyn Storage,
     path: &str,
     index: &SessionIndex,
@@ -609,6 +614,55 @@ fn sorted(mut infos: Vec<SessionInfo>) -> Vec<SessionInfo> {
     infos
 }
 
+/// The session files of one project (`cwd`: the agent's directories for it, or
+/// `session_dir` when given) or, with neither, of every project directory under
+/// `<agentDir>/sessions`: the files [`list`] and [`list_all`] read, in no order.
+pub fn session_files(
+    storage: &dyn Storage,
+    agent_dir: &str,
+    cwd: Option<&str>,
+    session_dir: Option<&str>,
+) -> StorageResult<Vec<String>> {
+    let dirs = match (session_dir, cwd) {
+        (Some(d), _) => vec![d.to_string()],
+        (None, Some(cwd)) => paths::session_dirs_for_cwd(agent_dir, cwd),
+        (None, None) => {
+            let root = paths::sessions_root(agent_dir);
+            match storage.list_dir(&root) {
+                Ok(d) => d
+                    .into_iter()
+                    .filter(|d| d.is_dir)
+                    .map(|d| join(&root, &d.name))
+                    .collect(),
+                Err(e) if e.is_not_found() => Vec::new(),
+                Err(e) => return Err(e),
+            }
+        }
+    };
+    let mut files = Vec::new();
+    for dir in &dirs {
+        files.extend(jsonl_files(storage, dir)?);
+    }
+    Ok(files)
+}
+
+/// Session files newest first, as a listing orders its sessions (modification time,
+/// then path, both descending), each with its stat; a file gone since is left out.
+/// A first screen reads the heads of the first of them only.
+pub fn newest_first_files(
+    storage: &dyn Storage,
+    files: Vec<String>,
+) -> Vec<(String, crate::storage::FileStat)> {
+    let mut stated: Vec<_> = files
+        .into_iter()
+        .filter_map(|p| storage.stat(&p).ok().map(|s| (p, s)))
+        .collect();
+    crate::sort::sort_by(&mut stated, |a, b| {
+        b.1.mtime_ms.cmp(&a.1.mtime_ms).then_with(|| b.0.cmp(&a.0))
+    });
+    stated
+}
+
 /// `SessionManager.list(cwd, sessionDir?)`: the sessions of one project, newest first; a
 /// session without messages (a header alone) is listed too, as the agent lists it. Each
 /// is read as [`session_info`] reads it (`agent_dir` holds the index cache; empty: none).
@@ -619,20 +673,8 @@ pub fn list(
     session_dir: Option<&str>,
     text: ListText,
 ) -> StorageResult<Vec<SessionInfo>> {
-    let dirs = match session_dir {
-        Some(d) => vec![d.to_string()],
-        None => paths::session_dirs_for_cwd(agent_dir, cwd),
-    };
-    let mut files = Vec::new();
-    for dir in &dirs {
-        files.extend(jsonl_files(&*storage, dir)?);
-    }
-    Ok(sorted(
-        files
-            .iter()
-            .filter_map(|p| session_info(storage.clone(), p, agent_dir, text))
-            .collect(),
-    ))
+    let files = session_files(&*storage, agent_dir, Some(cwd), session_dir)?;
+    Ok(infos_of(storage, agent_dir, files, text))
 }
 
 /// `SessionManager.listAll()`: every project directory under `<agentDir>/sessions`, each
@@ -642,19 +684,45 @@ pub fn list_all(
     agent_dir: &str,
     text: ListText,
 ) -> StorageResult<Vec<SessionInfo>> {
-    let root = paths::sessions_root(agent_dir);
-    let dirs = match storage.list_dir(&root) {
-        Ok(d) => d,
-        Err(e) if e.is_not_found() => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
+    let files = session_files(&*storage, agent_dir, None, None)?;
+    Ok(infos_of(storage, agent_dir, files, text))
+}
+
+/// The first `limit` sessions of a listing (a picker's first screen): the files ordered
+/// by their stat, then only the newest read, until `limit` of them are sessions. Equal
+/// to the head of the whole listing of the same files (see [`session_files`]).
+pub fn list_first(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    cwd: Option<&str>,
+    session_dir: Option<&str>,
+    limit: usize,
+    text: ListText,
+) -> StorageResult<Vec<SessionInfo>> {
+    let files = session_files(&*storage, agent_dir, cwd, session_dir)?;
     let mut infos = Vec::new();
-    for d in dirs.into_iter().filter(|d| d.is_dir) {
-        for p in jsonl_files(&*storage, &join(&root, &d.name))? {
-            infos.extend(session_info(storage.clone(), &p, agent_dir, text));
+    for (path, _) in newest_first_files(&*storage, files) {
+        if infos.len() >= limit {
+            break;
         }
+        infos.extend(session_info(storage.clone(), &path, agent_dir, text));
     }
+    // A file written between its stat and its read moves up, as in a whole listing.
     Ok(sorted(infos))
+}
+
+fn infos_of(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    files: Vec<String>,
+    text: ListText,
+) -> Vec<SessionInfo> {
+    sorted(
+        files
+            .iter()
+            .filter_map(|p| session_info(storage.clone(), p, agent_dir, text))
+            .collect(),
+    )
 }
 
 /// One item of the recent list as the shells print it (`name` and `timeAgo` computed).

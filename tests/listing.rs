@@ -555,4 +555,51 @@ mod through_the_index {
             );
         }
     }
+
+    /// A first screen (`list_first`) is the head of the whole listing, of one project or
+    /// of all, and reads the heads of those sessions only.
+    #[test]
+    fn a_first_screen_is_the_head_of_the_listing_and_reads_only_its_sessions() {
+        let storage = mem();
+        agent_dir(&storage);
+        for (i, cwd) in ["/work/a", "/work/b", "/work/a"].iter().enumerate() {
+            let mut s = Session::create(
+                storage.clone(),
+                &xcsh_session::session::CreateOptions {
+                    agent_dir: AGENT.into(),
+                    cwd: cwd.to_string(),
+                    ..Default::default()
+                },
+            );
+            for n in 0..50 {
+                s.append_message(&user(&format!("{i}.{n} {}", "y".repeat(2000))))
+                    .unwrap();
+            }
+            s.close().unwrap();
+        }
+        for cwd in [None, Some("/work/a")] {
+            let all = match cwd {
+                Some(c) => listing::list(storage.clone(), AGENT, c, None, ListText::Leave),
+                None => listing::list_all(storage.clone(), AGENT, ListText::Leave),
+            }
+            .unwrap();
+            assert!(all.len() >= 3, "{cwd:?}: {}", all.len());
+            for limit in 0..=all.len() + 1 {
+                let first =
+                    listing::list_first(storage.clone(), AGENT, cwd, None, limit, ListText::Leave)
+                        .unwrap();
+                assert_eq!(first, all[..limit.min(all.len())], "{cwd:?} {limit}");
+            }
+        }
+        let counting = Rc::new(CountingReads::new(storage.clone()));
+        listing::list_first(counting.clone(), AGENT, None, None, 1, ListText::Leave).unwrap();
+        let one = counting.bytes.get();
+        counting.bytes.set(0);
+        listing::list_all(counting.clone(), AGENT, ListText::Leave).unwrap();
+        assert!(
+            one * 3 < counting.bytes.get(),
+            "{one} against {}",
+            counting.bytes.get()
+        );
+    }
 }

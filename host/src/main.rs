@@ -27,6 +27,7 @@ mod bindings {
 
 use anyhow::{Context, Result};
 use bindings::exports::xcsh::session::session_api::{ApiError, ErrorKind, GuestContextReader};
+use bindings::exports::xcsh::session::session_json::GuestSessionSearch;
 use bindings::SessionComponent;
 use clap::{Args, Parser, Subcommand};
 use std::io::{Read, Write};
@@ -139,15 +140,21 @@ enum Command {
         scope: Scope,
         /// Add `allMessagesText` (the text of every user and assistant message, what
         /// `search` ranks by): reads every message line of every session.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "limit")]
         with_text: bool,
+        /// Only the newest N sessions (a picker's first screen): the files are ordered
+        /// by their modification time and only those N are read.
+        #[arg(long, value_name = "N")]
+        limit: Option<u32>,
         /// Output JSON (always on; accepted for symmetry).
         #[arg(long)]
         json: bool,
     },
     /// Rank the sessions of a project (or of all projects) for QUERY, like the picker.
     ///
-    /// Prints the matching SessionInfo objects, best first, each with a `score`.
+    /// Prints the matching SessionInfo objects, best first, each with a `score` (no
+    /// `allMessagesText`). Sessions are searched newest first, each one's text a piece at
+    /// a time and only as far as the score needs; on a terminal, stderr shows progress.
     Search {
         /// What to look for (fuzzy; in titles, ids and message text).
         query: String,
@@ -616,6 +623,40 @@ fn print_context(
     }
 }
 
+/// How much of the store one step of `search` reads between two progress updates.
+const SEARCH_STEP: u64 = 8 << 20;
+
+/// Run a search to its end, with a progress bar on stderr when it is a terminal
+/// (indicatif draws nothing otherwise); its hits' JSON.
+fn search_with_progress(
+    store: &mut Store<fshost::FsHost>,
+    api: &GuestSessionSearch,
+    search: ResourceAny,
+) -> Result<String> {
+    let bar = indicatif::ProgressBar::new(0).with_style(
+        indicatif::ProgressStyle::with_template(
+            "{msg} {wide_bar} {binary_bytes}/{binary_total_bytes} ({eta})",
+        )
+        .expect("a valid template"),
+    );
+    loop {
+        let p = api.call_step(&mut *store, search, SEARCH_STEP)?;
+        bar.set_length(p.bytes);
+        bar.set_position(p.bytes_done);
+        bar.set_message(format!(
+            "searched {}/{} sessions, {} found",
+            p.files_done, p.files, p.hits
+        ));
+        if api.call_done(&mut *store, search)? {
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    let hits = api.call_hits(&mut *store, search)?;
+    search.resource_drop(&mut *store)?;
+    Ok(hits)
+}
+
 /// Write to stdout. A reader that stops reading early (`| head`) ends the output
 /// normally: a closed pipe (EPIPE; Rust ignores SIGPIPE) is not an error.
 fn write_stdout(parts: &[&[u8]]) -> Result<()> {
@@ -861,8 +902,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::List {
             with_text: true, ..
         } => json(api.call_list(&mut store, agent, cwd)?),
+        Command::List {
+            limit: Some(limit), ..
+        } => json(api.call_list_first(&mut store, agent, cwd, *limit)?),
         Command::List { .. } => json(api.call_list_without_text(&mut store, agent, cwd)?),
-        Command::Search { query, .. } => json(api.call_search(&mut store, agent, cwd, query)?),
+        Command::Search { query, .. } => {
+            match api.call_open_search(&mut store, agent, cwd, query)? {
+                Ok(search) => Ok(Output::Json(search_with_progress(
+                    &mut store,
+                    &api.session_search(),
+                    search,
+                )?)),
+                Err(e) => Err(e),
+            }
+        }
         Command::Resume {
             yes, json: as_json, ..
         } => api

@@ -1219,6 +1219,17 @@ fn list_covers_one_project_or_all_projects() {
 
     let alpha = json(&cli.ok(["list", "--cwd", "/work/alpha", "--json"]));
     assert_eq!(ids(&alpha), ["a0000002", "a0000001"]);
+    // A first screen: the head of the same listing.
+    for (limit, want) in [("0", &[][..]), ("2", &["a0000002", "b0000001"][..])] {
+        let first = json(&cli.ok(["list", "--all", "--limit", limit]));
+        assert_eq!(ids(&first), want);
+        assert_eq!(
+            first.as_array().unwrap()[..],
+            all.as_array().unwrap()[..want.len()]
+        );
+    }
+    let first = json(&cli.ok(["list", "--cwd", "/work/alpha", "--limit", "9"]));
+    assert_eq!(first, alpha);
     let out = cli.run(["list", "--cwd", "/work/alpha", "--all"]);
     assert_eq!(
         out.status.code(),
@@ -1266,6 +1277,12 @@ fn search_ranks_the_best_match_first() {
         "{scores:?}"
     );
     assert_eq!(out[1]["firstMessage"], "fix the parser bug");
+    // No session's text is held, or printed.
+    assert!(out
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s.get("allMessagesText").is_none()));
 
     let all = json(&cli.ok(["search", "parser", "--all"]));
     assert!(ids(&all).contains(&"b0000001"), "{all}");

@@ -6,7 +6,7 @@ import {
   Session, MemoryJsStorage, user, assistant, fixture,
   recentSessions, listSessions, searchSessions, resolveResume, continueRecent,
   resolveUrl, blobPut, blobGet, forkSession, moveSession, collectGarbage, sessionDirForCwd,
-  buildSessionContextJson,
+  buildSessionContextJson, SessionSearch,
 } from './helpers.mjs';
 
 const buildSessionContextJsonBytes = (b) => buildSessionContextJson(b);
@@ -34,6 +34,58 @@ test('recent, list and search see the sessions of a project and of all projects'
   assert.deepEqual(found.map((f) => f.id), [a.sessionId]);
   assert.ok(found[0].score > 0);
   assert.equal(sessionDirForCwd(agentDir, '/work/a'), `${agentDir}/sessions/--work-a--`);
+});
+
+test('a search a step at a time: progress, the same hits as searchSessions, and a stop whenever', async () => {
+  const storage = new MemoryJsStorage();
+  const pad = 'x'.repeat(4000);
+  for (let n = 0; n < 3; n++) {
+    const s = Session.create(storage, { agentDir, cwd: `/work/p${n}` });
+    s.appendMessage(user(`question ${n}`));
+    for (let i = 0; i < 50; i++) s.appendMessage(assistant(`${pad} ${i}`));
+    s.appendMessage(assistant(`the closing word ${n}`));
+  }
+  const search = new SessionSearch(storage, { agentDir, query: 'closing' });
+  assert.deepEqual(search.progress, { filesDone: 0, files: 3, bytesDone: 0, bytes: search.progress.bytes, hits: 0 });
+  const seen = [];
+  while (!search.done) {
+    seen.push(search.step(16 * 1024));
+    await new Promise((r) => setImmediate(r)); // the event loop runs between steps
+  }
+  assert.ok(seen.length > 3, `${seen.length} steps`);
+  for (let i = 1; i < seen.length; i++) assert.ok(seen[i].bytesDone >= seen[i - 1].bytesDone);
+  const last = seen.at(-1);
+  assert.equal(last.filesDone, 3);
+  assert.equal(last.bytesDone, last.bytes);
+  assert.equal(last.hits, 3);
+  const hits = search.hits();
+  assert.deepEqual(hits, searchSessions(storage, { agentDir, query: 'closing' }));
+  assert.ok(hits.every((h) => h.score > 0 && !('allMessagesText' in h)));
+
+  // Stopped after one small step: some searched, the hits so far kept.
+  const stopped = new SessionSearch(storage, { agentDir, query: 'closing' });
+  const p = stopped.step(1);
+  assert.ok(!stopped.done && p.bytesDone < p.bytes);
+  assert.equal(stopped.hits().length, p.hits);
+  stopped.free();
+
+  assert.throws(() => new SessionSearch(storage, { agentDir }), /query/);
+  assert.throws(() => search.step(-1), TypeError);
+});
+
+test('listSessions with a limit is the head of the listing (a first screen)', () => {
+  const storage = new MemoryJsStorage();
+  for (const cwd of ['/work/a', '/work/b', '/work/a']) project(storage, cwd, `in ${cwd}`);
+  const all = listSessions(storage, { agentDir });
+  assert.equal(all.length, 3);
+  for (const limit of [0, 1, 2, 3, 5]) {
+    assert.deepEqual(listSessions(storage, { agentDir, limit }), all.slice(0, limit));
+  }
+  const a = listSessions(storage, { agentDir, cwd: '/work/a' });
+  assert.deepEqual(listSessions(storage, { agentDir, cwd: '/work/a', limit: 1 }), a.slice(0, 1));
+  const dir = sessionDirForCwd(agentDir, '/work/b');
+  assert.deepEqual(listSessions(storage, { sessionDir: dir, limit: 1 }), listSessions(storage, { sessionDir: dir }));
+  assert.throws(() => listSessions(storage, { agentDir, limit: -1 }), /limit/);
 });
 
 test('resume reports ambiguity with candidates and refuses another project without confirm', () => {

@@ -6,7 +6,7 @@ use xcsh_session::api;
 use xcsh_session::history as core_history;
 use xcsh_session::listing::ListText;
 
-use crate::exports::xcsh::session::session_json::Guest;
+use crate::exports::xcsh::session::session_json::{Guest, SessionSearch};
 use crate::{
     history, session_err, size, storage, terminal, to_wit, with_last_prompt, ApiError, Component,
 };
@@ -41,8 +41,35 @@ impl Guest for Component {
         api::list(storage(), &agent_dir, cwd.as_deref(), ListText::Leave).map_err(to_wit)
     }
 
+    fn list_first(agent_dir: String, cwd: Option<String>, limit: u32) -> Result<String, ApiError> {
+        api::list_first(
+            storage(),
+            &agent_dir,
+            cwd.as_deref(),
+            None,
+            size(limit),
+            ListText::Leave,
+        )
+        .map_err(to_wit)
+    }
+
     fn search(agent_dir: String, cwd: Option<String>, query: String) -> Result<String, ApiError> {
         api::search(storage(), &agent_dir, cwd.as_deref(), &query).map_err(to_wit)
+    }
+
+    type SessionSearch = crate::search::SessionSearchResource;
+
+    fn open_search(
+        agent_dir: String,
+        cwd: Option<String>,
+        query: String,
+    ) -> Result<SessionSearch, ApiError> {
+        let search =
+            xcsh_session::SessionSearch::new(storage(), &agent_dir, cwd.as_deref(), &query)
+                .map_err(|e| to_wit(e.into()))?;
+        Ok(SessionSearch::new(
+            crate::search::SessionSearchResource::new(search),
+        ))
     }
 
     fn resume(

@@ -31,6 +31,7 @@ mod context_reader;
 mod json_api;
 mod output;
 mod records;
+mod search;
 mod session;
 
 use exports::xcsh::session::session_api::{

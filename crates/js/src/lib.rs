@@ -18,6 +18,7 @@ mod file_context;
 mod files;
 mod history;
 mod output;
+mod search;
 mod session;
 mod storage;
 mod storage_shape;

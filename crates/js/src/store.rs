@@ -151,23 +151,41 @@ pub fn recent_sessions(
 /// of every project. Each session is read through its index (cached under `agentDir`):
 /// its header line, first user message and counts; `allMessagesText` only with
 /// `withText: true` (every message line read), else `sessionText` reads one on demand.
+/// With `limit`, only the newest `limit` sessions (a picker's first screen): the files
+/// are ordered by their modification time and only those are read.
 #[wasm_bindgen(js_name = listSessions, unchecked_return_type = "SessionInfo[]")]
 pub fn list_sessions(
     storage: JsStorage,
     #[wasm_bindgen(
-        unchecked_param_type = "{ agentDir: string, cwd?: string, sessionDir?: string, withText?: boolean }"
+        unchecked_param_type = "{ agentDir: string, cwd?: string, sessionDir?: string, withText?: boolean, limit?: number }"
     )]
     options: JsValue,
 ) -> JsResult<JsValue> {
     let text = ListText::with_text(opt_bool(&options, "withText")?.unwrap_or(false));
     let agent_dir = opt_string(&options, "agentDir")?.unwrap_or_default();
-    if let Some(dir) = opt_string(&options, "sessionDir")? {
+    let session_dir = opt_string(&options, "sessionDir")?;
+    let cwd = opt_string(&options, "cwd")?;
+    if let Some(limit) = opt_usize(&options, "limit")? {
+        let (agent_dir, cwd) = match session_dir {
+            Some(_) => (agent_dir, None),
+            None => (string(&options, "agentDir")?, cwd.as_deref()),
+        };
+        return done(api::list_first(
+            port(storage)?,
+            &agent_dir,
+            cwd,
+            session_dir.as_deref(),
+            limit,
+            text,
+        ));
+    }
+    if let Some(dir) = session_dir {
         return done(api::list_in_dir(port(storage)?, &agent_dir, &dir, text));
     }
     done(api::list(
         port(storage)?,
         &string(&options, "agentDir")?,
-        opt_string(&options, "cwd")?.as_deref(),
+        cwd.as_deref(),
         text,
     ))
 }
@@ -188,7 +206,10 @@ pub fn session_text(
     ))
 }
 
-/// The picker's fuzzy ranking (id, title, cwd, first message, all text, path).
+/// The picker's fuzzy ranking (id, title, cwd, first message, all text, path), best
+/// first, without `allMessagesText`: each session's text is read a piece at a time,
+/// only as far as the score needs, and not kept. `SessionSearch` is the same a step at
+/// a time, with progress.
 #[wasm_bindgen(js_name = searchSessions, unchecked_return_type = "(SessionInfo & { score: number })[]")]
 pub fn search_sessions(
     storage: JsStorage,

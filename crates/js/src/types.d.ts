@@ -384,10 +384,22 @@ export interface SessionInfo {
   firstMessage: string;
   /**
    * The text of every user and assistant message, joined by spaces: only from
-   * `listSessions({ withText: true })` and `searchSessions` (`sessionText` reads one
+   * `listSessions({ withText: true })` (`sessionText` reads one
    * session's on demand).
    */
   allMessagesText?: string;
+}
+
+/** How far a `SessionSearch` has come. */
+export interface SearchProgress {
+  /** Session files searched, of `files`. */
+  filesDone: number;
+  files: number;
+  /** Bytes of those files searched, of `bytes` (their sizes when the search began). */
+  bytesDone: number;
+  bytes: number;
+  /** Sessions found so far. */
+  hits: number;
 }
 
 /** One stored prompt (`PromptHistory`). */
