@@ -142,6 +142,12 @@ class Scenario(Sandbox):
         listed = json.loads(self.ok("--agent-dir", AGENT, "list", "--cwd", PROJECT))
         self.assertEqual(sorted(i["path"] for i in listed), sorted([file, fork["newFile"]]))
         self.assertEqual(json.loads(self.ok("--agent-dir", AGENT, "list", "--all")), listed)
+        # A first screen: only the newest files are read, each listed as in the whole list.
+        first = json.loads(self.ok("--agent-dir", AGENT, "list", "--cwd", PROJECT, "--limit", "1"))
+        self.assertEqual(len(first), 1)
+        self.assertIn(first[0], listed)
+        every = json.loads(self.ok("--agent-dir", AGENT, "list", "--all", "--limit", "5"))
+        self.assertEqual(sorted(i["path"] for i in every), sorted(i["path"] for i in listed))
         recent = json.loads(self.ok("--agent-dir", AGENT, "recent", "--cwd", PROJECT, "--limit", "1"))
         self.assertEqual(len(recent), 1)
         # Nothing but the sessions was written: no lock or temp file left behind.

@@ -16,9 +16,10 @@ Commands:
   append <FILE> --json <ENTRY-JSON | -> [--cwd DIR]
                                             append one entry (no id/parentId/timestamp); prints {\"id\"}
   recent [--cwd DIR] [--limit N] [--json]   newest sessions of a project (default limit 3)
-  list [--cwd DIR | --all] [--with-text] [--json]
+  list [--cwd DIR | --all] [--with-text | --limit N] [--json]
                                             SessionInfo of a project or of all projects
-                                            (allMessagesText only with --with-text)
+                                            (allMessagesText only with --with-text; with
+                                            --limit only the newest N files are read)
   fork <FILE>                               copy a session next to it; prints {\"oldFile\", \"newFile\", \"warnings\"}
   search <QUERY> [--cwd DIR | --all] [--json]
                                             the sessions ranked for QUERY, best first, each with a score
@@ -57,11 +58,12 @@ pub enum Command {
     },
     /// `recent [--cwd DIR] [--limit N]`.
     Recent { cwd: Option<String>, limit: u32 },
-    /// `list [--cwd DIR | --all] [--with-text]`.
+    /// `list [--cwd DIR | --all] [--with-text | --limit N]`.
     List {
         cwd: Option<String>,
         all: bool,
         with_text: bool,
+        limit: Option<u32>,
     },
     /// `fork FILE`.
     Fork { file: String },
@@ -129,7 +131,7 @@ fn spec(name: &str) -> Option<Spec> {
         },
         "list" => Spec {
             positionals: &[],
-            values: &["cwd"],
+            values: &["cwd", "limit"],
             flags: &["json", "all", "with-text"],
         },
         "fork" => Spec {
@@ -276,22 +278,22 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
         },
         "recent" => Command::Recent {
             cwd: take("cwd"),
-            limit: match take("limit") {
-                None => 3,
-                Some(n) => n
-                    .parse()
-                    .map_err(|_| format!("invalid value '{n}' for '--limit <N>'"))?,
-            },
+            limit: take("limit").map(limit).transpose()?.unwrap_or(3),
         },
         "list" => {
             let cwd = take("cwd");
             if cwd.is_some() && has("all") {
                 return Err("the argument '--cwd <DIR>' cannot be used with '--all'".into());
             }
+            let limit = take("limit").map(limit).transpose()?;
+            if limit.is_some() && has("with-text") {
+                return Err("the argument '--with-text' cannot be used with '--limit <N>'".into());
+            }
             Command::List {
                 cwd,
                 all: has("all"),
                 with_text: has("with-text"),
+                limit,
             }
         }
         "search" => {
@@ -328,6 +330,12 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
         _ => Command::Fork { file },
     };
     Ok(Invocation::Run { agent_dir, command })
+}
+
+/// The value of `--limit <N>`: a count.
+fn limit(n: String) -> Result<u32, String> {
+    n.parse()
+        .map_err(|_| format!("invalid value '{n}' for '--limit <N>'"))
 }
 
 /// `path` made absolute against `cwd` (the host's initial directory, if any), with `.`
@@ -441,7 +449,17 @@ mod tests {
             Command::List {
                 cwd: None,
                 all: true,
-                with_text: false
+                with_text: false,
+                limit: None
+            }
+        );
+        assert_eq!(
+            run(&["list", "--limit", "20"]).1,
+            Command::List {
+                cwd: None,
+                all: false,
+                with_text: false,
+                limit: Some(20)
             }
         );
         assert_eq!(run(&["fork", "/f"]).1, Command::Fork { file: "/f".into() });
@@ -478,6 +496,11 @@ mod tests {
                 "cannot be used with '--all'",
             ),
             (&["recent", "--limit", "many"][..], "invalid value 'many'"),
+            (&["list", "--limit", "-1"][..], "invalid value '-1'"),
+            (
+                &["list", "--limit", "2", "--with-text"][..],
+                "cannot be used with '--limit <N>'",
+            ),
             (
                 &["show", "a", "--json=1"][..],
                 "unexpected value for the flag '--json'",

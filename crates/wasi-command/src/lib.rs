@@ -173,17 +173,19 @@ fn execute(agent_dir_arg: Option<String>, command: Command) -> Result<String, Fa
             cwd: dir,
             all,
             with_text,
+            limit,
         } => {
             let project = match all {
                 true => None,
                 false => Some(project_dir(dir.as_deref(), cwd)?),
             };
-            api::list(
-                storage,
-                &agent,
-                project.as_deref(),
-                ListText::with_text(*with_text),
-            )?
+            let text = ListText::with_text(*with_text);
+            match limit {
+                Some(n) => {
+                    api::list_first(storage, &agent, project.as_deref(), None, *n as usize, text)?
+                }
+                None => api::list(storage, &agent, project.as_deref(), text)?,
+            }
         }
         Command::Fork { file: f } => api::fork(storage, &agent, &file(f)?)?,
         Command::Search {
