@@ -643,6 +643,46 @@ if (!QUICK && fs.existsSync('/usr/bin/chromium')) {
   }
   log(`  cat ${fmtMs(store.catMedianMs)}; CLI cold ${fmtMs(store.cli.coldMedianMs)}, warm ${fmtMs(store.cli.warmMedianMs)}; ` +
     `npm cold ${fmtMs(store.npm.coldMedianMs)}, warm ${fmtMs(store.npm.warmMedianMs)}`);
+  // The picker's first screen: the newest 20 sessions, with and without their indexes
+  // cached (the files' modification times put 1 GB sessions among the newest 20).
+  const newest = [...files.slice(0, 2), ...files.slice(-18)];
+  const now = Date.now() / 1000;
+  newest.forEach((f, i) => fs.utimesSync(f, now - i, now - i));
+  const cliFirst = ['--agent-dir', agent, '--component', COMPONENT, 'list', '--all', '--limit', '20'];
+  const npmFirst = () => json(process.execPath, [path.join(here, 'list.mjs'), agent, 'first', '20']);
+  store.first = { cli: { coldMs: [], warmMs: [] }, npm: { coldMs: [], warmMs: [] } };
+  for (let i = 0; i < STORE_CFG.reps; i++) {
+    fs.rmSync(cache, { recursive: true, force: true });
+    store.first.cli.coldMs.push(timeProcess(CLI, cliFirst, cliEnv).wallMs);
+    store.first.cli.warmMs.push(timeProcess(CLI, cliFirst, cliEnv).wallMs);
+    fs.rmSync(cache, { recursive: true, force: true });
+    store.first.npm.coldMs.push(npmFirst().wallMs);
+    store.first.npm.warmMs.push(npmFirst().wallMs);
+  }
+  store.first.cli.sessions = JSON.parse(run(CLI, [...cliFirst, '--json'], { env: cliEnv }).stdout).length;
+  store.first.npm.sessions = npmFirst().sessions;
+  for (const h of [store.first.cli, store.first.npm]) {
+    h.coldMedianMs = median(h.coldMs);
+    h.warmMedianMs = median(h.warmMs);
+  }
+  log(`  first screen (20): CLI cold ${fmtMs(store.first.cli.coldMedianMs)}, warm ${fmtMs(store.first.cli.warmMedianMs)}; ` +
+    `npm cold ${fmtMs(store.first.npm.coldMedianMs)}, warm ${fmtMs(store.first.npm.warmMedianMs)}`);
+  // The search over every session's text, streamed (indexes cached): a query found early
+  // in most sessions, and one found nowhere (every message of every session read).
+  store.search = {};
+  for (const [key, query] of [['found', 'cargo test'], ['none', 'zqxjvkw']]) {
+    const cliSearch = ['--agent-dir', agent, '--component', COMPONENT, 'search', query, '--all'];
+    const npm = json(process.execPath, [path.join(here, 'list.mjs'), agent, 'search', query]);
+    store.search[key] = {
+      query,
+      cliMs: timeProcess(CLI, cliSearch, cliEnv).wallMs,
+      cliRssBytes: processMaxRss(CLI, cliSearch, cliEnv),
+      npm,
+    };
+    log(`  search '${query}': CLI ${fmtMs(store.search[key].cliMs)} (${fmtBytes(store.search[key].cliRssBytes)} RSS); ` +
+      `npm ${fmtMs(npm.wallMs)}, first step ${fmtMs(npm.firstStepMs)}, ${npm.steps} steps, ${npm.hits} hits, ` +
+      `${fmtBytes(npm.bytesRead)} of ${fmtBytes(npm.bytes)} read, ${fmtBytes(npm.maxRssBytes)} RSS`);
+  }
   results.store = store;
   fs.rmSync(path.dirname(agent), { recursive: true, force: true });
 }
@@ -731,6 +771,19 @@ row('recent.bytesPerFile', 'Recent list: bytes read per file', recent.all.bytesP
   }
   row('store.cli.cold', `Full list of a store (${S}), no index cache (each file scanned, its index written): CLI list --all (vs cat of the files)`, st.cli.coldMedianMs, fmtMs, st.catMedianMs, {});
   row('store.npm.cold', `Full list of a store (${S}), no index cache: npm SessionManager.listAll() (vs cat of the files)`, st.npm.coldMedianMs, fmtMs, st.catMedianMs, {});
+  for (const [id, label, o] of [['cli', 'CLI list --all --limit 20, whole process', st.first.cli], ['npm', 'npm listSessions({ limit: 20 })', st.first.npm]]) {
+    const x = row(`store.${id}.first`, `First screen of a store (${S}): the newest 20 (two of 1 GB), index caches present: ${label} (vs its full warm list)`, o.warmMedianMs, fmtMs, st[id].warmMedianMs, { limit: 300, on: 'value', target: '≤ 300 ms, 20 listed' });
+    if (o.sessions !== 20) x.ok = x.text[x.text.length - 1] = `NO (${o.sessions} listed)`;
+    row(`store.${id}.firstCold`, `First screen of a store (${S}), no index cache (the 20 files scanned): ${label} (vs its cold full list)`, o.coldMedianMs, fmtMs, st[id].coldMedianMs, {});
+  }
+  for (const [key, what] of [['found', 'found in most sessions'], ['none', 'found nowhere: every message read']]) {
+    const q = st.search[key];
+    row(`store.cli.search.${key}`, `Search of a store (${S}), '${q.query}' (${what}): CLI search --all, whole process (vs cat of the files)`, q.cliMs, fmtMs, st.catMedianMs, {});
+    row(`store.npm.search.${key}`, `Search of a store (${S}), '${q.query}' (${what}): npm SessionSearch stepped to its end (vs cat of the files)`, q.npm.wallMs, fmtMs, st.catMedianMs, {});
+    row(`store.npm.search.${key}.firstStep`, `Search of a store, '${q.query}': npm SessionSearch's first step (4 MiB), the first progress a page can show`, q.npm.firstStepMs, fmtMs, null, {});
+    row(`store.cli.search.${key}.rss`, `Search of a store, '${q.query}': peak RSS of the CLI (vs the bytes of the store)`, q.cliRssBytes, fmtBytes, st.bytes, {});
+    row(`store.npm.search.${key}.rss`, `Search of a store, '${q.query}': peak RSS of Node (vs the bytes of the store)`, q.npm.maxRssBytes, fmtBytes, st.bytes, {});
+  }
 }
 const fileBytes = big.bytes;
 row('memory.native', `Peak RSS, native open ${S} (vs file size)`, rss.vmHwmKiB * 1024, fmtBytes, fileBytes, { limit: 1.5, target: '≤ 1.5×' });
