@@ -62,6 +62,7 @@ pub use gc::{
 };
 pub use index::path::{OpenedContext, PathContext};
 pub use index::stream::{ContextReader, StreamedReader};
+pub use index::window::ContextWindow;
 pub use index::IndexCache;
 pub use jsonl::{Issue, IssueKind};
 pub use legacy_dirs::{merge_into as merge_legacy_dir, DirMerge, KeptBecause};

@@ -84,6 +84,38 @@ fn checked_once(
     }
 
     let json = o.context().map_err(|e| e.to_string())?.to_json();
+    // Any window of the messages is that slice of the context's, with its entries' ids.
+    let ctx = o.context().map_err(|e| e.to_string())?;
+    let n = ctx.messages.len();
+    assert_eq!(o.message_count(), n);
+    for (a, b) in [
+        (0, n),
+        (0, 1),
+        (n / 2, n / 2 + 3),
+        (n.saturating_sub(2), n + 5),
+        (n + 1, n + 2),
+        (3, 1),
+    ] {
+        let w = o.window(a, b).map_err(|e| e.to_string())?;
+        let (a, b) = (a.min(b.min(n)), b.min(n));
+        assert_eq!(w.start, a);
+        assert_eq!(
+            w.messages,
+            ctx.messages[a..b]
+                .iter()
+                .map(|m| m.to_string())
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(
+            w.ids,
+            ctx.entry_ids[a..b]
+                .iter()
+                .map(|m| m.to_string())
+                .collect::<Vec<_>>()
+        );
+        let parsed: serde_json::Value = serde_json::from_str(&w.to_json()).unwrap();
+        assert_eq!(parsed["messages"].as_array().unwrap().len(), b - a);
+    }
     // Streamed or built, the reader hands out the same bytes, and says how many first.
     let mut reader = o.json_reader();
     let total = reader.total_bytes().unwrap();

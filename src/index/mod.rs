@@ -14,6 +14,7 @@ mod lines;
 pub mod path;
 pub(crate) mod scan;
 pub mod stream;
+pub mod window;
 
 use crate::entry::EntryType;
 use crate::storage::Storage;

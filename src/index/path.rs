@@ -12,6 +12,7 @@
 
 use super::lines::Lines;
 use super::stream::{batches, ContextReader, StreamedReader};
+use super::window::{makes_message, SUMMARY};
 use super::SessionIndex;
 use crate::blob::BlobStore;
 use crate::context::{
@@ -48,6 +49,8 @@ pub struct PathContext {
     streamed: Option<Streamed>,
     /// Lines of the file whose bytes beyond their leading keys were not checked.
     unchecked: usize,
+    /// Built in memory: the place in `entries` each message comes from, when first asked.
+    sources: std::cell::OnceCell<Vec<u32>>,
     cycle: Option<String>,
     storage: Rc<dyn Storage>,
     file: String,
@@ -66,6 +69,9 @@ pub(super) struct Streamed {
     /// The JSON's length and its number of messages, measured when first asked (one more
     /// pass over the shown lines).
     size: std::cell::OnceCell<(usize, usize)>,
+    /// Where each message comes from: [`SUMMARY`], or a place in `shown` (found as the
+    /// shown lines were checked at open).
+    sources: Vec<u32>,
 }
 
 impl PathContext {
@@ -177,6 +183,32 @@ impl PathContext {
         self.unchecked
     }
 
+    /// Where each message comes from: streamed, [`SUMMARY`] or a place in the shown
+    /// lines; built, a place in the entries kept.
+    pub(super) fn message_sources(&self) -> &[u32] {
+        if let Some(st) = &self.streamed {
+            return &st.sources;
+        }
+        self.sources.get_or_init(|| {
+            let ctx = self.built();
+            let place: HashMap<&str, u32> = (0..self.entries.len())
+                .map(|k| (self.entries[k].id.as_str(), k as u32))
+                .collect();
+            ctx.entry_ids.iter().map(|id| place[*id]).collect()
+        })
+    }
+
+    /// The entries read and kept, root first.
+    pub(super) fn kept_entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// A streamed context's summary, its compaction's place and the shown lines' places.
+    pub(super) fn streamed_parts(&self) -> Option<(Option<&str>, usize, &[usize])> {
+        let st = self.streamed.as_ref()?;
+        Some((st.summary.as_deref(), st.compaction, &st.shown))
+    }
+
     /// Is the context streamed (read from the file again as its JSON is read)?
     pub fn streamed(&self) -> bool {
         self.streamed.is_some()
@@ -217,6 +249,7 @@ pub(crate) fn read_path_context(
         offsets: Vec::new(),
         streamed: None,
         unchecked: 0,
+        sources: std::cell::OnceCell::new(),
         cycle: None,
         storage,
         file: file.to_string(),
@@ -318,11 +351,22 @@ pub(crate) fn read_path_context(
     if streamed {
         // Every shown line read and checked now, none kept: reading the JSON later meets
         // no line it cannot show.
+        // Where each message comes from is noted as they are checked (a window then
+        // reads only its own lines).
         let mut checked = Vec::new();
+        let mut sources: Vec<u32> = summary.iter().map(|_| SUMMARY).collect();
+        let place: HashMap<usize, u32> = (0..shown.len()).map(|k| (shown[k], k as u32)).collect();
         for batch in batches(&pc.index, &shown) {
-            if pc.lines().read(batch)?.is_none() {
+            let Some(read) = pc.lines().read(batch)? else {
                 return Ok(None);
-            }
+            };
+            let mut made: Vec<u32> = read
+                .iter()
+                .filter(|(_, e)| makes_message(e))
+                .map(|(p, _)| place[p])
+                .collect();
+            made.sort_unstable();
+            sources.extend(made);
             checked.extend(batch.iter().map(|&p| pc.index.offsets[p]));
         }
         pc.offsets.extend(checked);
@@ -334,6 +378,7 @@ pub(crate) fn read_path_context(
             shown,
             summary,
             size: std::cell::OnceCell::new(),
+            sources,
         });
     }
     Ok(Some(pc))

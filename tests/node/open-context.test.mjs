@@ -98,3 +98,27 @@ test('a missing file and an unknown leaf are the errors of Session.open', (t) =>
   assert.throws(() => openContext(nodeStorage(), s.file, { agentDir, leafId: 'nope' }), (e) => e.kind === 'entryNotFound');
   assert.throws(() => openContext(nodeStorage(), s.file, { agentDir }).writeJson(async () => {}), (e) => e.kind === 'invalidInput');
 });
+
+test('a window of the messages is that slice of the context, and reads no more than its own lines', (t) => {
+  const agentDir = agentHome(t);
+  const s = written(agentDir, 300);
+  const want = JSON.parse(s.contextJson());
+  const ids = s.contextEntryIds();
+  openContext(nodeStorage(), s.file, { agentDir }); // the index cached
+  const size = fs.statSync(s.file).size;
+  const { storage, counts } = counting();
+  const opened = openContext(storage, s.file, { agentDir });
+  assert.equal(opened.messageCount, 600);
+  for (const [a, b] of [[0, 3], [290, 310], [598, 700], [700, 800], [5, 2]]) {
+    const w = opened.window(a, b);
+    const start = Math.min(a, Math.min(b, 600));
+    assert.equal(w.start, start);
+    assert.deepEqual(w.messages, want.messages.slice(start, Math.min(b, 600)));
+    assert.deepEqual(w.ids, ids.slice(start, Math.min(b, 600)));
+  }
+  counts.bytes = 0;
+  opened.window(300, 320);
+  assert.ok(counts.bytes < size / 10, `a window of 20 read ${counts.bytes} bytes of ${size}`);
+  assert.throws(() => opened.window(-1, 2), (e) => e.kind === 'invalidInput' && /start/.test(e.message));
+  assert.throws(() => opened.window(0, NaN), (e) => e.kind === 'invalidInput' && /end/.test(e.message));
+});

@@ -4,7 +4,7 @@
 //! `writeJson` hands it on. Files the index cannot describe are read whole, with the same
 //! result.
 
-use crate::convert::{api_error, index_cache, invalid, js_error, opt_string};
+use crate::convert::{api_error, index_cache, invalid, js_error, opt_string, parse};
 use crate::storage::{JsPort, JsStorage};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -63,6 +63,32 @@ impl JsFileContext {
     pub fn byte_length(&self) -> JsResult<f64> {
         let n = self.opened.json_reader().total_bytes().map_err(js_error)?;
         Ok(n as f64)
+    }
+
+    /// How many messages the context has (known since the open: nothing is read).
+    #[wasm_bindgen(getter, js_name = messageCount)]
+    pub fn message_count(&self) -> f64 {
+        self.opened.message_count() as f64
+    }
+
+    /// Messages `start..end` of the context (cut to its length), each with the id of
+    /// the entry it comes from (a compaction's summary: the compaction's): only the
+    /// lines of those messages are read. What a viewer shows of a long conversation.
+    #[wasm_bindgen(unchecked_return_type = "ContextWindow")]
+    pub fn window(&self, start: f64, end: f64) -> JsResult<JsValue> {
+        let index = |n: f64, what: &str| {
+            if n.is_nan() || n < 0.0 {
+                return Err(invalid(format!(
+                    "window(start, end): {what} must be a non-negative number"
+                )));
+            }
+            Ok(n.min(usize::MAX as f64) as usize)
+        };
+        let w = self
+            .opened
+            .window(index(start, "start")?, index(end, "end")?)
+            .map_err(js_error)?;
+        parse(&w.to_json())
     }
 
     /// The context's JSON text (`JSON.stringify(buildSessionContext())`).

@@ -307,6 +307,15 @@ export interface OpenContextOptions {
   indexCache?: boolean;
 }
 
+/** Messages `start..` of a context (`FileContext.window`), each with its entry's id. */
+export interface ContextWindow {
+  start: number;
+  /** As in `buildSessionContext().messages`. */
+  messages: unknown[];
+  /** The id of the entry each message comes from (a compaction's summary: the compaction's). */
+  ids: string[];
+}
+
 export interface OpenOptions {
   /** Never write, not even a migration. */
   readOnly?: boolean;
