@@ -30,7 +30,7 @@ export const state = {
 
 /**
  * The page's events, so that a view follows another without importing it (the modules'
- * imports make no circle):
+ * imports make no circle, tests/node/web-demo-modules.test.mjs):
  * - `session` when a session is shown, or its new version after an edit (`state.view`,
  *   `state.rows`); the session bar follows it.
  * - `selection` when a branch is shown (`state.selected`, `count`, `meta`; `detail`:
