@@ -12,11 +12,12 @@
 import { DEFAULT_SAMPLE, SOURCE_NAMES, state } from './state.js';
 import { call } from './rpc.js';
 import { $, errMsg, flash, h, showBanner } from './dom.js';
-import { openFile, openFolder, openPath, openSample, wireDrop, wireLoad } from './open.js';
+import { openFile, openPath, openSample, wireLoad } from './open.js';
+import { openFolder, wireDrop } from './open-folder.js';
 import { onTreeKey, scheduleTreeRender, selectEntry, wireTree } from './tree.js';
-import { renderSessionBar } from './sessionbar.js';
-import { showWindow } from './conversation.js';
-import { closeUrlPanel, openUrl, renderInspector } from './inspector.js';
+import { renderSessionBar, wireSessionBar } from './sessionbar.js';
+import { showWindow, wireConversation } from './conversation.js';
+import { closeUrlPanel, openUrl, renderInspector, wireInspector } from './inspector.js';
 import { openPicker, wirePicker } from './picker.js';
 import { openHistory, wireHistory } from './history-box.js';
 import { wireTabs } from './tabs.js';
@@ -131,6 +132,10 @@ function wireUi() {
       closeUrlPanel();
     }
   });
+  // The views that follow the session and the branch shown (state.js `events`), in this order.
+  wireSessionBar();
+  wireConversation();
+  wireInspector();
   wirePicker();
   wireHistory();
   wireDrop();

@@ -14,8 +14,13 @@ import { drawVisible, setLazyRoot } from './lazy.js';
 let convObserver = null;
 let msgBusy = false;
 
+/** The conversation follows the branch shown (state.js `events`): its first window of messages. */
+export function wireConversation() {
+  events.addEventListener('selection', (ev) => renderWindow(ev.detail.win, ev.detail.conv));
+}
+
 /** Renders a window of messages the worker sent, at the start or the end of the branch. */
-export function renderWindow(win, where) {
+function renderWindow(win, where) {
   const n = state.count;
   state.win = { start: win.start, end: win.end };
   const conv = $('conversation');

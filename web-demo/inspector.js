@@ -1,14 +1,21 @@
 // The inspector (one entry's JSON, label and branch actions) and the links panel (artifact:// and agent:// content).
 
-import { HIGHLIGHT_MAX, state } from './state.js';
+import { HIGHLIGHT_MAX, events, state } from './state.js';
 import { call } from './rpc.js';
 import { $, errMsg, fmtBytes, fmtCount, fmtNum, fmtTime, h } from './dom.js';
-import { setUrl } from './open.js';
 import { inspectEntry, selectEntry } from './tree.js';
-import { editTarget, importCurrent, runEdit } from './sessionbar.js';
+import { importCurrent, newSessionFromBranch, runEdit } from './edits.js';
+import { editTarget } from './edit-target.js';
 import { linkify, renderText } from './content.js';
 
+/** The inspector follows the branch shown (its leaf) and the entry inspected (state.js `events`). */
+export function wireInspector() {
+  events.addEventListener('selection', (ev) => renderInspector(ev.detail.leafId));
+  events.addEventListener('inspect', (ev) => renderInspector(ev.detail.id));
+}
+
 let inspectGen = 0;
+/** Shows entry `id` in the inspector: its facts, its actions and its JSON (asked of the worker). */
 export async function renderInspector(id) {
   const box = $('inspector');
   const gen = ++inspectGen;
@@ -103,11 +110,6 @@ function entryActions(e, label) {
   );
   wrap.append(labelForm, branchForm);
   return wrap;
-}
-
-async function newSessionFromBranch(id) {
-  const out = await runEdit('newSessionFromBranch', { id }, `New session from the branch ending at ${id.slice(0, 8)}`);
-  if (out) setUrl({ source: out.view.source, path: out.view.path });
 }
 
 const JSON_TOKEN = /("(?:\\.|[^"\\])*")(\s*:)?|\b(true|false|null)\b|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)/g;

@@ -1,4 +1,4 @@
-// The address of the place shown. The query names the session, as open.js writes it
+// The address of the place shown. The query names the session, as session-url.js writes it
 // (`?sample=<file>`, `?source=<key>&path=<path>`, `?opened=<name>`; none: the default
 // sample); the fragment names the place in it:
 //

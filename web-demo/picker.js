@@ -1,10 +1,10 @@
 // The session picker: sources, recent / all / search lists of a source, import and delete.
 
-import { SOURCE_NAMES, state } from './state.js';
+import { SOURCE_NAMES, events, state } from './state.js';
 import { call } from './rpc.js';
 import { $, errMsg, fmtBytes, fmtCount, fmtNum, fmtTime, h, oneLine, refreshView, showBanner, toast } from './dom.js';
 import { openPath, stopLoad } from './open.js';
-import { editTarget } from './sessionbar.js';
+import { editTarget } from './edit-target.js';
 
 export const picker = {
   source: 'samples',
@@ -46,6 +46,8 @@ export function wirePicker() {
       chooseActive();
     }
   });
+  // So the picker opens at once while a later load keeps the worker busy.
+  events.addEventListener('load-end', prefetchPicker);
 }
 
 /**
@@ -92,7 +94,7 @@ function defaultSource(sources) {
 const cwdIn = (key) => (state.view?.source === key ? state.view.header?.cwd ?? null : null);
 
 /** Fills the picker's cache (sources, the list it would show first) while the worker is idle. */
-export function prefetchPicker() {
+function prefetchPicker() {
   if (state.loading) return;
   freshSources()
     .then((list) => {

@@ -1,10 +1,11 @@
 // The session bar: title, chips, the open branch's totals (tokens, cost, duration, models),
-// load warnings and the edit actions (import, fork, delete) of the open session.
+// load warnings and the buttons of the edit actions (import, fork, delete; edits.js runs them)
+// of the open session.
 
-import { DEFAULT_SAMPLE, SOURCE_NAMES, state } from './state.js';
-import { call } from './rpc.js';
-import { $, errMsg, fmtBytes, fmtCount, fmtNum, fmtTime, h, hideProgress, oneLine, setProgress, showBanner, showProgress, toast } from './dom.js';
-import { applyOpen, openSample, setUrl } from './open.js';
+import { SOURCE_NAMES, events, state } from './state.js';
+import { $, fmtBytes, fmtCount, fmtNum, fmtTime, h, oneLine } from './dom.js';
+import { deleteOpenSession, forkSession, importCurrent } from './edits.js';
+import { editTarget } from './edit-target.js';
 import { fmtCost, fmtDuration } from './totals.js';
 
 // `full`: what the tooltip says when the chip shows less (a path's file name).
@@ -13,10 +14,13 @@ const chip = (label, value, cls = '', full = value) =>
     ? null
     : h('span', { class: `chip ${cls}`, title: `${label}: ${full}`, dataset: { testid: `chip-${label}` } }, h('span', { class: 'chip-k' }, label), h('span', { class: 'chip-v' }, String(value)));
 
-export function editTarget() {
-  return $('edit-target').value === 'memory' ? 'memory' : 'opfs';
+/** The session bar follows the session shown and the branch line the branch (state.js `events`). */
+export function wireSessionBar() {
+  events.addEventListener('session', renderSessionBar);
+  events.addEventListener('selection', renderConvMeta);
 }
 
+/** Draws the session bar of the open session (`state.view`). */
 export function renderSessionBar() {
   const v = state.view;
   const header = v.header ?? {};
@@ -149,7 +153,8 @@ function collectWarnings(report, extra) {
   return out;
 }
 
-export function renderConvMeta() {
+/** The conversation's header line: messages, thinking level, model, mode; and the totals. */
+function renderConvMeta() {
   const ctx = state.meta ?? {};
   const parts = [fmtCount(state.count, 'message')];
   const said = [`${fmtCount(state.count, 'message')} in the branch shown`];
@@ -172,43 +177,7 @@ export function renderConvMeta() {
   renderTotals();
 }
 
-/** Runs an edit in the worker (it answers once the change is on disk and reloads cleanly). */
-export async function runEdit(op, args, done) {
-  try {
-    const out = await call(op, args);
-    applyOpen(out, { keepScroll: true });
-    const check = out.saved?.check;
-    const where = SOURCE_NAMES[out.view.source] ?? out.view.source;
-    toast(`${done} · saved to ${where}${check?.ok ? ` · ${check.onDisk ? 'checked on disk' : 'checked'} ✓` : ''}`, 'ok', 'save-status');
-    return out;
-  } catch (e) {
-    showBanner('error', `${done.replace(/^[A-Z]/, (c) => c.toLowerCase())} failed: ${errMsg(e)}`);
-    return null;
-  }
-}
-
-export async function importCurrent() {
-  const target = editTarget();
-  const gen = ++state.loadGen;
-  showProgress(state.view?.name ?? 'session');
-  try {
-    const out = await call('importCurrent', { target }, { onProgress: (p) => gen === state.loadGen && setProgress(p) });
-    applyOpen(out);
-    setUrl({ source: out.view.source, path: out.view.path });
-    $('sample-select').value = '';
-    toast(out.imported.already ? `Already in the ${SOURCE_NAMES[target]}: opened that copy` : `Imported into the ${SOURCE_NAMES[target]}: this copy can be edited`, 'ok', 'save-status');
-  } catch (e) {
-    showBanner('error', `Import failed: ${errMsg(e)}`);
-  } finally {
-    if (gen === state.loadGen) hideProgress();
-  }
-}
-
-async function forkSession() {
-  const out = await runEdit('fork', {}, 'Forked');
-  if (out) setUrl({ source: out.view.source, path: out.view.path });
-}
-
+/** Delete asks for a second click (within 4 s) before it deletes the open session. */
 async function deleteCurrent(button) {
   if (button.dataset.armed !== '1') {
     button.dataset.armed = '1';
@@ -221,12 +190,5 @@ async function deleteCurrent(button) {
     }, 4000);
     return;
   }
-  const { source, path, name } = state.view;
-  try {
-    await call('deleteSession', { source, path });
-    toast(`Deleted ${name} from the ${SOURCE_NAMES[source]}`);
-    await openSample(DEFAULT_SAMPLE);
-  } catch (e) {
-    showBanner('error', `Delete failed: ${errMsg(e)}`);
-  }
+  await deleteOpenSession();
 }

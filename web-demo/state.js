@@ -29,7 +29,19 @@ export const state = {
 };
 
 /**
- * The page's events: `window` after the conversation shows a new window of messages (a
- * branch opened or selected, a jump); find.js, outline.js and location.js follow it.
+ * The page's events, so that a view follows another without importing it (the modules'
+ * imports make no circle, tests/node/web-demo-modules.test.mjs):
+ * - `session` when a session is shown, or its new version after an edit (`state.view`,
+ *   `state.rows`); the session bar follows it.
+ * - `selection` when a branch is shown (`state.selected`, `count`, `meta`; `detail`:
+ *   `{leafId, win, conv}`, the worker's first window of messages and where the conversation
+ *   starts); the conversation's header line and the branch's totals (sessionbar.js), the
+ *   conversation and the inspector follow it, in that order (app.js wires them so).
+ * - `inspect` when an entry is shown in the inspector without changing the branch
+ *   (`detail`: `{id}`).
+ * - `window` after the conversation shows a new window of messages (a branch opened or
+ *   selected, a jump); find.js, outline.js, position.js, tabs.js and location.js follow it.
+ * - `load-end` when the last opening asked for is over (shown, failed or cancelled); the
+ *   picker fills its cache then.
  */
 export const events = new EventTarget();

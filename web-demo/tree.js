@@ -5,12 +5,9 @@
 // The keyboard moves the active row only (aria-activedescendant, always a row in the DOM);
 // Enter or Space shows that entry's branch.
 
-import { state, TREE_OVERSCAN, TREE_ROW_H } from './state.js';
+import { events, state, TREE_OVERSCAN, TREE_ROW_H } from './state.js';
 import { call } from './rpc.js';
 import { $, errMsg, fmtNum, h, showBanner } from './dom.js';
-import { renderConvMeta } from './sessionbar.js';
-import { renderWindow } from './conversation.js';
-import { renderInspector } from './inspector.js';
 
 /** What the tree shows of `state.rows`: visible rows in order, collapsed forks, filter, active row. */
 const tv = {
@@ -213,6 +210,10 @@ export async function selectEntry(id, { conv = 'end', scrollTree = false } = {})
   }
 }
 
+/**
+ * Shows the branch the worker selected (`sel`): the tree marks it, and the views that follow
+ * the `selection` event show it (the conversation from its `conv` end, see state.js).
+ */
 export function applySelection(sel, { conv = 'start', scrollTree = false, gen = ++state.selGen } = {}) {
   state.selGen = gen;
   state.pending = null;
@@ -230,9 +231,7 @@ export function applySelection(sel, { conv = 'start', scrollTree = false, gen = 
   if (leafRow >= 0) tv.active = leafRow;
   if (scrollTree && sel.leafId) scrollTreeTo(sel.leafId);
   renderTree();
-  renderConvMeta();
-  renderWindow(sel.win, conv);
-  renderInspector(sel.leafId);
+  events.dispatchEvent(new CustomEvent('selection', { detail: { leafId: sel.leafId, win: sel.win, conv } }));
 }
 
 /** Shows an entry in the tree and the inspector without changing the branch. */
@@ -242,7 +241,7 @@ export function inspectEntry(id) {
   tv.active = state.rowIndex.get(id);
   scrollTreeTo(id);
   renderTree();
-  renderInspector(id);
+  events.dispatchEvent(new CustomEvent('inspect', { detail: { id } }));
 }
 
 /** Scrolls to the shown branch's leaf (revealing it) and puts the keyboard on it. */

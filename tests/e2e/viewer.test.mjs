@@ -28,6 +28,7 @@ describe('session viewer', { timeout: 180_000 }, () => {
       ['', 'text/html'],
       ['app.js', 'text/javascript'],
       ['worker.js', 'text/javascript'],
+      ['worker/reply.js', 'text/javascript'],
       ['pkg/memory-storage.mjs', 'text/javascript'],
       ['opfs-source.js', 'text/javascript'],
       ['pkg/xcsh_session.js', 'text/javascript'],

@@ -1,0 +1,152 @@
+// Finding things in the shown branch: the find bar's search over every message (not just
+// the page's window), and the outline (its user prompts and tools).
+import { needView } from './view.js';
+
+const SEARCH_MAX_HITS = 5000;
+const SNIPPET_BEFORE = 48;
+const SNIPPET_AFTER = 90;
+
+/** Tool arguments as the conversation shows them (content.js renderToolCall): pretty JSON. */
+function toolArgsText(args) {
+  let v = args;
+  if (typeof v === 'string') {
+    try {
+      v = JSON.parse(v);
+    } catch {
+      return v;
+    }
+  }
+  return typeof v === 'string' ? v : JSON.stringify(v ?? {}, null, 2);
+}
+
+/**
+ * What search reads of one message: its parts `{kind, text, tool}` (text, thinking, tool
+ * calls with their arguments, tool results, summaries, shell command and output).
+ */
+function searchParts(m) {
+  const parts = [];
+  if (!m || typeof m !== 'object') return parts;
+  const add = (kind, text, tool = null) => {
+    if (text !== undefined && text !== null && text !== '') parts.push({ kind, text: String(text), tool });
+  };
+  const tool = m.role === 'toolResult' ? String(m.toolName ?? 'tool') : null;
+  const blocks = (content, kind) => {
+    if (typeof content === 'string') add(kind, content, tool);
+    else if (Array.isArray(content)) {
+      for (const b of content) {
+        if (!b || typeof b !== 'object') continue;
+        if (b.type === 'text') add(kind, b.text, tool);
+        else if (b.type === 'thinking') add('thinking', b.thinking);
+        else if (b.type === 'toolCall') add('tool call', `${b.name ?? 'tool'}\n${toolArgsText(b.arguments)}`, String(b.name ?? 'tool'));
+      }
+    }
+  };
+  switch (m.role) {
+    case 'toolResult':
+      blocks(m.content, 'tool result');
+      break;
+    case 'bashExecution':
+      add('shell', m.command);
+      add('shell output', m.output);
+      break;
+    case 'branchSummary':
+    case 'compactionSummary':
+      add('summary', m.shortSummary);
+      add('summary', m.summary);
+      break;
+    default:
+      blocks(m.content, 'text');
+      add('error', m.errorMessage);
+  }
+  return parts;
+}
+
+/** The filter group of a role: user, assistant, toolResult or other. */
+const roleGroup = (role) => (role === 'user' || role === 'assistant' || role === 'toolResult' ? role : 'other');
+
+/** The search parts of every message of view `v`'s branch, made once per branch (`select` drops them). */
+function findIndex(v) {
+  if (!v.find) v.find = v.messages.map((m) => ({ role: typeof m?.role === 'string' ? m.role : 'unknown', parts: searchParts(m) }));
+  return v.find;
+}
+
+function oneLine(text, max) {
+  const s = String(text).replace(/\s+/g, ' ').trim();
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+/** The text around a match, in three pieces (the page shows the match marked, as text). */
+function snippet(text, at, len) {
+  const from = Math.max(0, at - SNIPPET_BEFORE);
+  const to = Math.min(text.length, at + len + SNIPPET_AFTER);
+  const clean = (s) => s.replace(/\s+/g, ' ');
+  return {
+    before: (from > 0 ? '…' : '') + clean(text.slice(from, at)).trimStart(),
+    match: clean(text.slice(at, at + len)),
+    after: clean(text.slice(at + len, to)).trimEnd() + (to < text.length ? '…' : ''),
+  };
+}
+
+/**
+ * Searches every message of the shown branch, case-insensitively: hits (one per message,
+ * in order) with the number of matches and a snippet of the first. `role` keeps one group
+ * (user, assistant, toolResult, other); `tool` keeps the calls of that tool and their
+ * results (with no query: every one of them).
+ */
+export function search({ query = '', role = '', tool = '' }) {
+  const v = needView();
+  const t0 = performance.now();
+  const q = String(query ?? '');
+  if (!q.trim() && !tool) return { query: q, hits: [], messages: 0, matches: 0, capped: false, ms: 0 };
+  const re = q.trim() ? new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'giu') : null;
+  const hits = [];
+  let messages = 0;
+  let matches = 0;
+  for (const [index, { role: r, parts }] of findIndex(v).entries()) {
+    if (role && roleGroup(r) !== role) continue;
+    let count = 0;
+    let first = null;
+    for (const part of parts) {
+      if (tool && part.tool !== tool) continue;
+      if (!re) {
+        count++;
+        first ??= { part, at: 0, len: 0 };
+        continue;
+      }
+      re.lastIndex = 0;
+      for (let m = re.exec(part.text); m; m = re.exec(part.text)) {
+        if (!m[0].length) {
+          re.lastIndex++;
+          continue;
+        }
+        count++;
+        first ??= { part, at: m.index, len: m[0].length };
+      }
+    }
+    if (!count) continue;
+    messages++;
+    matches += count;
+    if (hits.length < SEARCH_MAX_HITS) {
+      const s = re ? snippet(first.part.text, first.at, first.len) : { before: '', match: '', after: oneLine(first.part.text, SNIPPET_BEFORE + SNIPPET_AFTER) };
+      hits.push({ index, role: r, kind: first.part.kind, tool: first.part.tool, count, ...s });
+    }
+  }
+  return { query: q, hits, messages, matches, capped: messages > hits.length, ms: performance.now() - t0 };
+}
+
+/** The user prompts of the shown branch (message index, first line) and its tools (name, calls). */
+export function outline() {
+  const v = needView();
+  const prompts = [];
+  const tools = new Map();
+  for (const [index, { role, parts }] of findIndex(v).entries()) {
+    if (role === 'user') {
+      const text = parts.find((p) => p.kind === 'text')?.text;
+      const m = v.messages[index];
+      const images = Array.isArray(m?.content) ? m.content.filter((b) => b?.type === 'image').length : 0;
+      prompts.push({ index, text: text ? oneLine(text, 160) : images ? `(${images === 1 ? 'an image' : `${images} images`})` : '(empty)' });
+    }
+    for (const p of parts) if (p.kind === 'tool call') tools.set(p.tool, (tools.get(p.tool) ?? 0) + 1);
+  }
+  return { count: v.messages.length, prompts, tools: [...tools].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([name, calls]) => ({ name, calls })) };
+}

@@ -1,0 +1,131 @@
+// Opening a session (a sample, a file, a path of a source) and making it the open view
+// once its tree and context are built, with everything the page needs to show it.
+import * as pkg from '../pkg/xcsh_session.js';
+import { baseName } from '../pkg/memory-storage.mjs';
+import { commit, prepare, source } from './sources.js';
+import { isOpen, replaceView } from './view.js';
+import { buildRows } from './rows.js';
+import { select } from './context.js';
+import { checkpoint, fail, progress } from './reply.js';
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/** Opens a session read-only from its text (samples, opened files, large files). */
+async function viewFromText(text, { src = null, path = null, name, size, reqId, t0, origin = 'file' }) {
+  const options = { onProgress: (done, total) => progress(reqId, 'parse', done, total) };
+  if (src) {
+    options.storage = src.storage;
+    options.agentDir = src.agentDir;
+  }
+  await checkpoint(reqId); // cancelled while the file was read
+  const tParse = performance.now();
+  const session = pkg.Session.fromText(text, options);
+  const parse = performance.now() - tParse;
+  // Nothing read as a header and no entry at all: not a session file (a plain text file,
+  // say). Shown as an error, not as a session with an invented id and date.
+  const headerProblem = session.leafId == null ? session.report().headerProblem : null;
+  if (headerProblem) {
+    session.free();
+    throw fail(`${name} is not a session file: ${headerProblem}`, 'invalidInput');
+  }
+  return setView({ session, src, path, name, size, t0, reqId, text: src ? null : text, origin, timings: { parse } });
+}
+
+/** Opens a session of a writable source for editing (migrates an old file: it is a copy). */
+export async function viewWritable(src, path, reqId, t0 = performance.now()) {
+  progress(reqId, 'open', 0, 0);
+  await prepare(src, [{ op: 'read', path }, { op: 'read', path: `${path}.lock` }]);
+  const session = pkg.Session.open(src.storage, path, { agentDir: src.agentDir });
+  session.close(); // release the writer lock between requests (a migration may have taken it)
+  await commit(src);
+  return setView({ session, src, path, name: baseName(path), size: src.storage.stat(path).size, t0, reqId, timings: { parse: performance.now() - t0 } });
+}
+
+/**
+ * Makes `session` the open view once its tree and context are built; until then (and when
+ * the load is cancelled) the previous view stays open and usable.
+ */
+async function setView({ session, src, path, name, size, t0, reqId, text = null, origin = null, timings = {} }) {
+  const loadMs = performance.now() - t0;
+  const next = { session, src, path, name, size, loadMs, text, origin: origin ?? src?.key ?? 'file', rows: null, messages: [], ctxIds: [], bases: [], timings };
+  let out;
+  try {
+    out = await openPayload(next, reqId, 'start');
+  } catch (e) {
+    if (!isOpen(session)) session.free();
+    throw e;
+  }
+  replaceView(next);
+  return out;
+}
+
+/** Everything the page needs to show view `v`, with the leaf's branch selected. */
+export async function openPayload(v, reqId, where = 'start', leafId = undefined) {
+  progress(reqId, 'tree', 0, 0);
+  let t = performance.now();
+  const rows = await buildRows(v, reqId);
+  v.timings.tree = performance.now() - t;
+  await checkpoint(reqId);
+  progress(reqId, 'context', 0, 0);
+  t = performance.now();
+  const leaf = leafId !== undefined ? leafId : v.session.leafId ?? (rows.ids.length ? rows.ids[rows.ids.length - 1] : null);
+  const sel = select(v, leaf, where);
+  v.timings.context = performance.now() - t;
+  const s = v.session;
+  const header = s.header();
+  const report = s.report();
+  const warnings = s.warnings();
+  return {
+    view: {
+      source: v.src?.key ?? null,
+      origin: v.origin,
+      sourceLabel: v.src?.label ?? null,
+      writable: Boolean(v.src?.writable),
+      persistent: Boolean(v.src?.persistent),
+      path: v.path,
+      relPath: v.src && v.path ? v.path.slice(v.src.agentDir.length + 1) : null,
+      name: v.name,
+      size: v.size,
+      loadMs: v.loadMs,
+      timings: { ...v.timings },
+      header,
+      version: s.versionOnDisk,
+      title: s.displayTitle(80),
+      report,
+      warnings,
+      sessionId: s.sessionId,
+      file: s.file ?? null,
+    },
+    rows,
+    sel,
+  };
+}
+
+/** The `openSample` request: a single-file sample, read-only. */
+export async function openSample({ file }, reqId) {
+  const t0 = performance.now();
+  progress(reqId, 'read', 0, 0);
+  const res = await fetch(new URL(`../samples/${encodeURIComponent(file)}`, import.meta.url));
+  if (!res.ok) throw fail(`samples/${file}: HTTP ${res.status}`, 'notFound');
+  const text = await res.text();
+  return viewFromText(text, { name: file, size: enc.encode(text).length, reqId, t0, origin: 'sample' });
+}
+
+/** The `openFile` request: a file the page read from the disk, read-only. */
+export async function openFile({ file, name }, reqId) {
+  const t0 = performance.now();
+  progress(reqId, 'read', 0, file.size);
+  const text = await file.text();
+  return viewFromText(text, { name: name ?? file.name, size: file.size, reqId, t0 });
+}
+
+/** The `openPath` request: a session of a source, for editing when the source is writable. */
+export async function openPath({ source: key, path }, reqId) {
+  const t0 = performance.now();
+  const src = await source(key);
+  if (!src.storage.exists(path)) throw fail(`${path} is not in ${src.label}`, 'notFound');
+  if (src.writable) return viewWritable(src, path, reqId, t0);
+  const text = dec.decode(src.storage.read(path));
+  return viewFromText(text, { src, path, name: baseName(path), size: src.storage.stat(path).size, reqId, t0 });
+}
