@@ -16,18 +16,30 @@ export const picker = {
   refreshing: Promise.resolve(),
   gen: 0,
   timer: 0,
+  /** The search the worker is running ({loadId}), stopped when a newer one is asked. */
+  searching: null,
 };
+let nextSearch = 1;
+
+/** Stops the worker's search in progress, if any (its request then fails as cancelled). */
+function stopSearch() {
+  if (!picker.searching) return;
+  call('cancel', { loadId: picker.searching.loadId }).catch(() => {});
+  picker.searching = null;
+}
 
 export function wirePicker() {
   const dlg = $('picker');
   const q = $('picker-query');
   $('picker-close').addEventListener('click', () => dlg.close());
+  dlg.addEventListener('close', () => stopSearch());
   $('picker-scope').addEventListener('click', () => toggleScope());
   dlg.addEventListener('click', (ev) => {
     if (ev.target === dlg) dlg.close(); // the backdrop
   });
   q.addEventListener('input', () => {
     clearTimeout(picker.timer);
+    stopSearch();
     picker.dirty = true;
     picker.timer = setTimeout(refreshPicker, 120);
   });
@@ -180,15 +192,32 @@ async function doRefreshPicker() {
   if (src?.available) {
     const asked = { source: picker.source, scope: picker.scope, cwd: picker.cwd, query };
     if (state.loading) showWhileBusy(src, query, listCache.get(cacheKey(asked.source, asked.scope, asked.cwd, query)));
+    stopSearch();
+    const searching = query.trim() ? { loadId: `search-${nextSearch++}` } : null;
+    picker.searching = searching;
     try {
-      res = await call('list', asked);
+      const onProgress = (p) => gen === picker.gen && showSearching(p);
+      res = await call('list', searching ? { ...asked, loadId: searching.loadId } : asked, { onProgress });
       remember(asked.source, asked.scope, asked.cwd, query, res);
     } catch (e) {
       error = e;
+    } finally {
+      if (picker.searching === searching) picker.searching = null;
     }
   }
-  if (gen !== picker.gen) return;
+  if (gen !== picker.gen || error?.kind === 'cancelled') return; // a newer list is coming
   renderPicker(src, res, error, query);
+}
+
+/** How far the worker's search has read, in the picker's line of information. */
+function showSearching({ done, total }) {
+  const info = $('picker-info');
+  let el = info.querySelector('[data-testid="picker-searching"]');
+  if (!el) {
+    el = h('span', { class: 'muted', dataset: { testid: 'picker-searching' } });
+    info.append(el);
+  }
+  el.textContent = ` · searching the sessions' text: ${total > 0 ? Math.floor((100 * done) / total) : 0} %`;
 }
 
 /** The list the page has for this place (or a note) while a load keeps the worker busy. */

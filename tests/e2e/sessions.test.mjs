@@ -223,6 +223,39 @@ describe('session picker and browser storage', { timeout: 240_000 }, () => {
     b.assertNoProblems();
   });
 
+  test('a search of a big opened folder shows its progress, and a newer query stops it', async () => {
+    // 30 sessions of 2.4 MB (71 MB of text) beside the demo session: the folder's files
+    // are read only as the search reaches them, a few MiB a step.
+    const agent = join(tmp, 'big-agent');
+    const dir = join(agent, 'sessions', '--work-big--');
+    await mkdir(dir, { recursive: true });
+    for (let i = 0; i < 30; i++) {
+      await copyFile(join(FIXTURES, 'before-compaction.jsonl'), join(dir, `2025-12-09T00-53-${String(i).padStart(2, '0')}-825Z_ffae836b-9420-4060-ac13-7745215f9${String(i).padStart(3, '0')}.jsonl`));
+    }
+    await copyFile(join(ROOT, 'web-demo', 'samples', 'demo-branches.jsonl'), join(dir, '2026-02-16T10-20-30-123Z_1f9d2a6b9c0d1234.jsonl'));
+    await page.setInputFiles('#folder-input', agent);
+    await page.locator('#picker-sources [data-source=opened].active .count', { hasText: '31' }).waitFor();
+    if (await page.locator('#picker-scope[data-scope=project]').count()) await page.locator('#picker-scope').click();
+    await page.locator('#picker-scope[data-scope=all]').waitFor();
+    await page.evaluate(() => {
+      window.__searchSeen = false;
+      new MutationObserver(() => {
+        if (document.querySelector('[data-testid=picker-searching]')) window.__searchSeen = true;
+      }).observe(document.getElementById('picker-info'), { childList: true, subtree: true, characterData: true });
+    });
+    // Found nowhere: every message of every session is read, with progress on the way.
+    await page.locator('#picker-query').fill('qqqzzzxxxwww');
+    await page.waitForFunction(() => window.__searchSeen);
+    assert.match(await page.locator('[data-testid=picker-searching]').innerText(), /searching the sessions' text: \d+ %/);
+    await page.locator('#picker-query').fill('tokenizer');
+    await page.waitForFunction(() => document.querySelector('#picker-list .pi-title')?.textContent.startsWith('Fix the tokenizer bug'));
+    assert.equal(await page.locator('[data-testid=picker-searching]').count(), 0, 'the progress goes with the list');
+    assert.doesNotMatch(await page.locator('#picker').innerText(), /search was stopped/);
+    await page.locator('#picker-close').click();
+    await page.waitForFunction(() => !document.getElementById('picker').open);
+    b.assertNoProblems();
+  });
+
   test('import into browser storage, label, reload: the OPFS copy and its label are still there', async () => {
     await page.locator('#edit-target').selectOption('opfs');
     await page.locator('#open-picker').click();

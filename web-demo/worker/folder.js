@@ -1,8 +1,9 @@
-// An opened folder (directory picker, <input webkitdirectory>, drop) read into the
-// "opened" source: the package decides which files are kept and where they go
-// (`openedFolderTargets`); the worker only reads their bytes.
+// An opened folder (directory picker, <input webkitdirectory>, drop) made the "opened"
+// source: the package decides which files are kept and where they go
+// (`openedFolderTargets`, from each file's path and first 64 KiB); the files are listed in
+// a FileStorage, which reads their bytes only when the package asks for them.
 import * as pkg from '../pkg/xcsh_session.js';
-import { MemoryStorage } from '../pkg/memory-storage.mjs';
+import { FileStorage } from './file-storage.js';
 import { sources, sourceInfo } from './sources.js';
 import { progress } from './reply.js';
 
@@ -14,6 +15,9 @@ async function filesOfHandle(handle, prefix = '') {
   }
   return out;
 }
+
+/** How much of each file the placement reads. */
+const START = 65536;
 
 /** The `loadFolder` request: the folder's session files become the "opened" source. */
 export async function loadFolder({ handle, files, name }, reqId) {
@@ -32,26 +36,26 @@ export async function loadFolder({ handle, files, name }, reqId) {
       return { rel: parts.length > 1 ? parts.slice(1).join('/') : parts[0], file };
     });
   }
-  const storage = new MemoryStorage({ readOnly: true });
+  const storage = new FileStorage();
   const A = sources.get('opened').agentDir;
   storage.putDir(`${A}/sessions`, 0);
-  // Which files are kept (the package knows the layouts), then read those; a loose folder's
-  // sessions are placed by their header, so the files are placed again with their start.
+  // Which files are kept (the package knows the layouts), then the start of those; a loose
+  // folder's sessions are placed by their header, so the files are placed again with it.
   const kept = pkg.openedFolderTargets(A, rootName, list.map((f) => ({ rel: f.rel })));
-  const total = list.reduce((n, f, i) => n + (kept[i].length ? f.file.size : 0), 0);
+  const total = list.reduce((n, f, i) => n + (kept[i].length ? Math.min(f.file.size, START) : 0), 0);
   let done = 0;
-  const data = [];
+  const starts = [];
   for (const [i, f] of list.entries()) {
     if (!kept[i].length) continue;
-    data[i] = new Uint8Array(await f.file.arrayBuffer());
-    done += f.file.size;
+    starts[i] = new Uint8Array(await f.file.slice(0, START).arrayBuffer());
+    done += starts[i].length;
     progress(reqId, 'read', done, total);
   }
-  const targets = pkg.openedFolderTargets(A, rootName, list.map((f, i) => ({ rel: f.rel, start: data[i]?.subarray(0, 65536) ?? null })));
+  const targets = pkg.openedFolderTargets(A, rootName, list.map((f, i) => ({ rel: f.rel, start: starts[i] ?? null })));
   let placed = 0;
   for (const [i, f] of list.entries()) {
     for (const target of targets[i]) {
-      storage.put(target, data[i], f.file.lastModified);
+      storage.putFile(target, f.file);
       placed++;
     }
   }

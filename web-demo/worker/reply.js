@@ -62,10 +62,11 @@ export function untrackLoad(id) {
 }
 
 /**
- * Lets waiting messages in (a cancel), then stops load `reqId` if the page cancelled it.
- * The parse itself is one call into the package and cannot be stopped halfway.
+ * Lets waiting messages in (a cancel), then stops load `reqId` if the page cancelled it
+ * (`why`: the error's message). A parse is one call into the package and cannot be
+ * stopped halfway; a search stops between its steps.
  */
-export async function checkpoint(reqId) {
+export async function checkpoint(reqId, why = 'The opening was cancelled.') {
   await new Promise((resolve) => setTimeout(resolve, 0));
-  if (loadOf.has(reqId) && cancelled.has(loadOf.get(reqId))) throw fail('The opening was cancelled.', 'cancelled');
+  if (loadOf.has(reqId) && cancelled.has(loadOf.get(reqId))) throw fail(why, 'cancelled');
 }
