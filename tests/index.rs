@@ -29,7 +29,31 @@ fn whole(storage: &Rc<MemoryStorage>, file: &str, leaf: Option<&str>) -> Result<
     if let Some(id) = leaf {
         s.entry(id).map_err(|e| e.to_string())?;
     }
-    Ok(s.context_at(leaf.map_or(Leaf::Last, Leaf::Id)).to_json())
+    let at = || leaf.map_or(Leaf::Last, Leaf::Id);
+    let ctx = s.context_at(at());
+    // Any window of its messages is that slice, each made alone.
+    let n = ctx.messages.len();
+    assert_eq!(s.context_message_count(at()), n);
+    for (a, b) in [(0, n), (1, 2), (n / 2, n + 3), (n + 1, n + 2), (2, 1)] {
+        let w = s.context_window(at(), a, b);
+        let (a, b) = (a.min(b.min(n)), b.min(n));
+        assert_eq!(w.start, a);
+        assert_eq!(
+            w.messages,
+            ctx.messages[a..b]
+                .iter()
+                .map(|m| m.to_string())
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(
+            w.ids,
+            ctx.entry_ids[a..b]
+                .iter()
+                .map(|m| m.to_string())
+                .collect::<Vec<_>>()
+        );
+    }
+    Ok(ctx.to_json())
 }
 
 /// The context through `open_for_context`, and whether the index was used.

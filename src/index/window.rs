@@ -7,6 +7,7 @@ use crate::context::{compaction_parts, entry_message, SessionContext};
 use crate::entry::{Entry, Payload};
 use crate::error::Result;
 use crate::json::push_quoted;
+use std::borrow::Cow;
 
 /// Messages `start..` of a context, each with the id of the entry it comes from (a
 /// compaction's summary: the compaction's id), as the context's `messages` and
@@ -40,7 +41,7 @@ impl ContextWindow {
         out
     }
 
-    fn of(ctx: &SessionContext<'_>, start: usize, end: usize) -> ContextWindow {
+    pub(crate) fn of(ctx: &SessionContext<'_>, start: usize, end: usize) -> ContextWindow {
         let (start, end) = clamp(start, end, ctx.messages.len());
         ContextWindow {
             start,
@@ -57,7 +58,7 @@ impl ContextWindow {
 }
 
 /// `start..end` within `0..len`.
-fn clamp(start: usize, end: usize, len: usize) -> (usize, usize) {
+pub(crate) fn clamp(start: usize, end: usize, len: usize) -> (usize, usize) {
     let end = end.min(len);
     (start.min(end), end)
 }
@@ -73,12 +74,16 @@ pub(crate) fn makes_message(e: &Entry) -> bool {
     }
 }
 
-/// The message of an entry of the context: a compaction's is its summary (a compaction
-/// is only ever the context's first message), any other's as [`entry_message`] makes it.
-fn message_of(pc: &PathContext, e: &Entry) -> Option<String> {
+/// The message an entry of a context puts there: a compaction's is its summary (a
+/// compaction is only ever the context's first message), any other's as
+/// [`entry_message`] makes it with `finish`.
+pub(crate) fn message_of<'e>(
+    e: &'e Entry,
+    finish: &dyn Fn(&'e Entry, Cow<'e, str>) -> Cow<'e, str>,
+) -> Option<String> {
     match &e.payload {
         Payload::Compaction { .. } => Some(compaction_parts(e).0),
-        _ => entry_message(e, &|e, m| pc.finish(e, m)).map(|m| m.into_owned()),
+        _ => entry_message(e, finish).map(Cow::into_owned),
     }
 }
 
@@ -105,8 +110,9 @@ impl PathContext {
             None => {
                 for &k in wanted {
                     let e = &self.kept_entries()[k as usize];
-                    out.messages
-                        .push(message_of(self, e).ok_or_else(|| self.changed())?);
+                    out.messages.push(
+                        message_of(e, &|e, m| self.finish(e, m)).ok_or_else(|| self.changed())?,
+                    );
                     out.ids.push(e.id.clone());
                 }
             }
@@ -130,8 +136,9 @@ impl PathContext {
                     }
                     let p = shown[k as usize];
                     let e = by_position.get(&p).ok_or_else(|| self.changed())?;
-                    out.messages
-                        .push(message_of(self, e).ok_or_else(|| self.changed())?);
+                    out.messages.push(
+                        message_of(e, &|e, m| self.finish(e, m)).ok_or_else(|| self.changed())?,
+                    );
                     out.ids.push(e.id.clone());
                 }
             }

@@ -17,6 +17,7 @@ mod load;
 mod parse;
 mod tree;
 mod usage;
+mod window;
 mod write;
 use write::Pins;
 
@@ -376,10 +377,15 @@ impl Session {
     /// `buildSessionContext` for the current leaf (`Leaf::Last` when there is none yet
     /// because nothing was appended, `Leaf::Null` after `reset_leaf`).
     pub fn context(&self) -> SessionContext<'_> {
+        self.context_at(self.current_leaf())
+    }
+
+    /// The leaf [`Session::context`] builds at: the current one, else none (the empty
+    /// context).
+    pub fn current_leaf(&self) -> Leaf<'_> {
         match &self.leaf {
-            Some(id) => self.context_at(Leaf::Id(id)),
-            None if self.entries.is_empty() => SessionContext::empty(),
-            None => self.context_at(Leaf::Null),
+            Some(id) => Leaf::Id(id),
+            None => Leaf::Null,
         }
     }
 

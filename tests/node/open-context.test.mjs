@@ -122,3 +122,30 @@ test('a window of the messages is that slice of the context, and reads no more t
   assert.throws(() => opened.window(-1, 2), (e) => e.kind === 'invalidInput' && /start/.test(e.message));
   assert.throws(() => opened.window(0, NaN), (e) => e.kind === 'invalidInput' && /end/.test(e.message));
 });
+
+test('Session.contextWindow: that slice of the context at any leaf, whole or lazy', (t) => {
+  const agentDir = agentHome(t);
+  const s = written(agentDir, 40);
+  const entries = s.entries();
+  const side = entries[30].id;
+  for (const leaf of [undefined, side, null]) {
+    const want = JSON.parse(s.contextJson(leaf)).messages;
+    const ids = s.contextEntryIds(leaf);
+    assert.equal(s.contextMessageCount(leaf), want.length);
+    for (const [a, b] of [[0, 5], [10, 31], [70, 200], [3, 1]]) {
+      const w = s.contextWindow(a, b, leaf);
+      const start = Math.min(a, b, want.length);
+      assert.equal(w.start, start, `leaf ${leaf}, [${a}, ${b})`);
+      assert.deepEqual(w.messages, want.slice(start, Math.min(b, want.length)));
+      assert.deepEqual(w.ids, ids.slice(start, Math.min(b, want.length)));
+    }
+  }
+  assert.equal(s.contextMessageCount(null), 0);
+  const want = JSON.parse(s.contextJson()).messages;
+  const lazy = Session.open(nodeStorage(), s.file, { agentDir, lazy: true, readOnly: true });
+  assert.equal(lazy.contextMessageCount(), 80);
+  assert.deepEqual(lazy.contextWindow(75, 80).messages, want.slice(75));
+  assert.ok(lazy.deferred, 'a window of the current leaf reads no entries');
+  assert.deepEqual(lazy.contextWindow(0, 2, side).ids, s.contextEntryIds(side).slice(0, 2));
+  assert.throws(() => lazy.contextWindow(-1, 2), (e) => e.kind === 'invalidInput');
+});

@@ -252,3 +252,17 @@ fn utf8_of(s: &js_sys::JsString) -> Result<String, JsValue> {
     Ok(xcsh_session::session::utf8(buf)
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
+
+/// The `start` and `end` of a window of messages: non-negative numbers (`end` may pass
+/// the last message: the window is cut there).
+pub fn window_bounds(start: f64, end: f64) -> Result<(usize, usize), JsValue> {
+    let index = |n: f64, what: &str| {
+        if n.is_nan() || n < 0.0 {
+            return Err(invalid(format!(
+                "window(start, end): {what} must be a non-negative number"
+            )));
+        }
+        Ok(n.min(usize::MAX as f64) as usize)
+    };
+    Ok((index(start, "start")?, index(end, "end")?))
+}

@@ -4,7 +4,7 @@
 //! `writeJson` hands it on. Files the index cannot describe are read whole, with the same
 //! result.
 
-use crate::convert::{api_error, index_cache, invalid, js_error, opt_string, parse};
+use crate::convert::{api_error, index_cache, invalid, js_error, opt_string, parse, window_bounds};
 use crate::storage::{JsPort, JsStorage};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -76,18 +76,8 @@ impl JsFileContext {
     /// lines of those messages are read. What a viewer shows of a long conversation.
     #[wasm_bindgen(unchecked_return_type = "ContextWindow")]
     pub fn window(&self, start: f64, end: f64) -> JsResult<JsValue> {
-        let index = |n: f64, what: &str| {
-            if n.is_nan() || n < 0.0 {
-                return Err(invalid(format!(
-                    "window(start, end): {what} must be a non-negative number"
-                )));
-            }
-            Ok(n.min(usize::MAX as f64) as usize)
-        };
-        let w = self
-            .opened
-            .window(index(start, "start")?, index(end, "end")?)
-            .map_err(js_error)?;
+        let (start, end) = window_bounds(start, end)?;
+        let w = self.opened.window(start, end).map_err(js_error)?;
         parse(&w.to_json())
     }
 

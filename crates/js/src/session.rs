@@ -1,7 +1,8 @@
 //! The `Session` class: one core [`xcsh_session::Session`] behind a JS object.
 
 use crate::convert::{
-    self, js_error, opt_bool, opt_string, parse, string, stringify, stringify_opt, LeafArg,
+    self, js_error, opt_bool, opt_string, parse, string, stringify, stringify_opt, window_bounds,
+    LeafArg,
 };
 use crate::storage::{JsPort, JsStorage, LocalStorage};
 use std::rc::Rc;
@@ -746,6 +747,41 @@ impl JsSession {
         })
     }
 
+    /// How many messages the context at `leafId` has (as `contextEntryIds`): a lazy
+    /// session's current context answers through its index.
+    #[wasm_bindgen(js_name = contextMessageCount)]
+    pub fn context_message_count(
+        &mut self,
+        #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
+    ) -> JsResult<f64> {
+        let leaf = LeafArg::from_js(&leaf_id)?;
+        if let (LeafArg::Default, Some(opened)) = (&leaf, self.inner.deferred_context()) {
+            return Ok(opened.message_count() as f64);
+        }
+        let s = self.read()?;
+        Ok(s.context_message_count(leaf_of(s, &leaf)) as f64)
+    }
+
+    /// Messages `start..end` (cut to its length) of the context at `leafId`, each with
+    /// its entry's id: that slice of `context(leafId).messages` and `contextEntryIds`,
+    /// with only those messages made (a lazy session's current context reads only their
+    /// lines). What a viewer shows of a long conversation.
+    #[wasm_bindgen(js_name = contextWindow, unchecked_return_type = "ContextWindow")]
+    pub fn context_window(
+        &mut self,
+        start: f64,
+        end: f64,
+        #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
+    ) -> JsResult<JsValue> {
+        let (start, end) = window_bounds(start, end)?;
+        let leaf = LeafArg::from_js(&leaf_id)?;
+        if let (LeafArg::Default, Some(opened)) = (&leaf, self.inner.deferred_context()) {
+            return parse(&core(opened.window(start, end))?.to_json());
+        }
+        let s = self.read()?;
+        parse(&s.context_window(leaf_of(s, &leaf), start, end).to_json())
+    }
+
     /// Continue in a copy under a new id in the same directory (artifacts copied);
     /// returns `{oldFile, newFile, warnings}`.
     #[wasm_bindgen(
@@ -793,9 +829,14 @@ impl JsSession {
 /// The context at `leaf` of a session whose entries are read: `Default` → its leaf,
 /// `Null` → the empty context, an id → that entry (unknown: the last entry).
 fn context_of<'s>(s: &'s CoreSession, leaf: &LeafArg) -> SessionContext<'s> {
+    s.context_at(leaf_of(s, leaf))
+}
+
+/// The leaf a context is built at: `undefined` the session's current one.
+fn leaf_of<'a>(s: &'a CoreSession, leaf: &'a LeafArg) -> Leaf<'a> {
     match leaf {
-        LeafArg::Default => s.context(),
-        other => s.context_at(other.leaf(Leaf::Last)),
+        LeafArg::Default => s.current_leaf(),
+        other => other.leaf(Leaf::Last),
     }
 }
 

@@ -1,0 +1,45 @@
+//! A window of a context's messages from a session read whole: the path is walked (cheap),
+//! and only the window's messages are made as the model sees them (blob references
+//! resolved, stale replay data dropped), not every message of the path.
+
+use super::Session;
+use crate::context::{build_session_context, Leaf};
+use crate::index::window::{clamp, message_of, ContextWindow};
+
+impl Session {
+    /// How many messages the context of `leaf` has (as [`Session::context_at`]'s).
+    pub fn context_message_count(&self, leaf: Leaf) -> usize {
+        self.assert_read();
+        build_session_context(&self.entries, &self.by_id, leaf, &|_, m| m)
+            .messages
+            .len()
+    }
+
+    /// Messages `start..end` (cut to its length) of the context of `leaf`, each with its
+    /// entry's id: equal to that slice of [`Session::context_at`]'s.
+    pub fn context_window(&self, leaf: Leaf, start: usize, end: usize) -> ContextWindow {
+        self.assert_read();
+        // The path's messages as they are in the entries (nothing resolved yet): each
+        // message's entry is the one its id names (the path was walked by id).
+        let raw = build_session_context(&self.entries, &self.by_id, leaf, &|_, m| m);
+        let (start, end) = clamp(start, end, raw.messages.len());
+        let store = self.blob_store();
+        let mut out = ContextWindow {
+            start,
+            messages: Vec::with_capacity(end - start),
+            ids: Vec::with_capacity(end - start),
+        };
+        for &id in &raw.entry_ids[start..end] {
+            let e = self
+                .by_id
+                .get(&self.entries, id)
+                .map(|i| &self.entries[i])
+                .expect("a context's entry is in the session");
+            let finish = |e, m| self.message_text(e, m, &store);
+            out.messages
+                .push(message_of(e, &finish).expect("a context's entry makes its message"));
+            out.ids.push(id.to_string());
+        }
+        out
+    }
+}
