@@ -385,6 +385,21 @@ pub(crate) fn build_session_context<'a>(
     context_along(&path, cycle, finish)
 }
 
+/// The state [`build_session_context`] leaves at `leaf` (thinking level, models, mode...),
+/// without its messages: the path walked, no message made.
+pub(crate) fn build_session_state<'a>(
+    entries: &'a [Entry],
+    by_id: &IdIndex,
+    leaf: Leaf,
+) -> SessionContext<'a> {
+    let Some(leaf) = resolve_leaf(entries, by_id, leaf) else {
+        return SessionContext::empty();
+    };
+    let (path, cycle) = path_to_root(entries, by_id, leaf);
+    let path: Vec<&'a Entry> = path.iter().map(|&i| &entries[i]).collect();
+    state_along(&path, cycle).0
+}
+
 /// The context of a path, root first (`cycle`: where a parent loop stopped the walk).
 /// The path may leave out entries the context does not read (an open through the index
 /// reads only those): messages before the compaction's kept ones other than the first

@@ -27,6 +27,7 @@ const find = {
   pushed: false, // the first jump of a search is a new history entry, the next ones replace it
   timer: 0,
   returnFocus: null,
+  running: null, // the loadId of the worker's search in progress
 };
 
 const bar = () => $('find-bar');
@@ -39,6 +40,7 @@ export function wireFind() {
   bar().addEventListener('submit', (ev) => ev.preventDefault());
   field().addEventListener('input', () => {
     clearTimeout(find.timer);
+    stopSearch(); // the worker is free for the next one at once
     find.timer = setTimeout(runSearch, DEBOUNCE_MS);
   });
   field().addEventListener('keydown', (ev) => {
@@ -127,6 +129,7 @@ async function runSearch() {
   const query = field().value;
   const role = $('find-role').value;
   const tool = $('find-tool').value;
+  stopSearch();
   const gen = ++find.gen;
   find.current = -1;
   find.pushed = false;
@@ -144,8 +147,11 @@ async function runSearch() {
     return;
   }
   setStatus('Searching…');
+  const loadId = `find-${gen}`;
+  find.running = loadId;
   try {
-    const res = await call('search', { query, role, tool });
+    const onProgress = ({ done, total }) => gen === find.gen && total && setStatus(`Searching… ${Math.floor((100 * done) / total)} %`);
+    const res = await call('search', { query, role, tool, loadId }, { onProgress });
     if (gen !== find.gen) return;
     find.result = res;
     find.ctx = state.selGen;
@@ -155,7 +161,15 @@ async function runSearch() {
     $('find-status').title = `searched in ${Math.round(res.ms)} ms`;
   } catch (e) {
     if (gen === find.gen) setStatus(`Search failed: ${errMsg(e)}`);
+  } finally {
+    if (find.running === loadId) find.running = null;
   }
+}
+
+/** Stops the worker's search in progress, if any: a newer one is coming. */
+function stopSearch() {
+  if (find.running) call('cancel', { loadId: find.running }).catch(() => {});
+  find.running = null;
 }
 
 /** Enter / Shift+Enter / the arrows: the next (`dir` 1) or previous (-1) hit, or the `#n` message. */

@@ -159,6 +159,19 @@ impl OpenedContext {
         }
     }
 
+    /// The context without its messages (see [`crate::Session::context_state`]).
+    pub fn state(&self) -> Result<SessionContext<'_>> {
+        match self {
+            OpenedContext::Path(p) => Ok(p.state()),
+            OpenedContext::Whole(..) => {
+                let mut ctx = self.context()?;
+                ctx.messages.clear();
+                ctx.entry_ids.clear();
+                Ok(ctx)
+            }
+        }
+    }
+
     /// Messages `start..end` of the context (see [`PathContext::window`]).
     pub fn window(&self, start: usize, end: usize) -> Result<ContextWindow> {
         match self {

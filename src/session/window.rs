@@ -3,7 +3,7 @@
 //! resolved, stale replay data dropped), not every message of the path.
 
 use super::Session;
-use crate::context::{build_session_context, Leaf};
+use crate::context::{build_session_context, build_session_state, Leaf, SessionContext};
 use crate::index::window::{clamp, message_of, ContextWindow};
 
 impl Session {
@@ -13,6 +13,13 @@ impl Session {
         build_session_context(&self.entries, &self.by_id, leaf, &|_, m| m)
             .messages
             .len()
+    }
+
+    /// The context of `leaf` without its messages (its thinking level, models, mode and
+    /// the rest): what a viewer's header shows, with no message made.
+    pub fn context_state(&self, leaf: Leaf) -> SessionContext<'_> {
+        self.assert_read();
+        build_session_state(&self.entries, &self.by_id, leaf)
     }
 
     /// Messages `start..end` (cut to its length) of the context of `leaf`, each with its

@@ -1,6 +1,13 @@
 // Finding things in the shown branch: the find bar's search over every message (not just
-// the page's window), and the outline (its user prompts and tools).
+// the page's window), and the outline (its user prompts and tools). Both read the branch a
+// window of messages at a time from the package (nothing holds it whole), report their
+// progress, and stop between windows when the page cancels them (a newer query).
 import { needView } from './view.js';
+import { checkpoint, progress } from './reply.js';
+
+/** Messages per window the search reads, and how long it runs before it lets a cancel in. */
+const FIND_WINDOW = 1000;
+const FIND_SLICE_MS = 30;
 
 const SEARCH_MAX_HITS = 5000;
 const SNIPPET_BEFORE = 48;
@@ -64,10 +71,24 @@ function searchParts(m) {
 /** The filter group of a role: user, assistant, toolResult or other. */
 const roleGroup = (role) => (role === 'user' || role === 'assistant' || role === 'toolResult' ? role : 'other');
 
-/** The search parts of every message of view `v`'s branch, made once per branch (`select` drops them). */
-function findIndex(v) {
-  if (!v.find) v.find = v.messages.map((m) => ({ role: typeof m?.role === 'string' ? m.role : 'unknown', parts: searchParts(m) }));
-  return v.find;
+/**
+ * Calls `each(index, role, parts, message)` for every message of view `v`'s branch, in
+ * order, a window at a time; between windows it reports progress and, every
+ * FIND_SLICE_MS, lets a cancel in (a cancelled search throws).
+ */
+async function eachMessage(v, reqId, each) {
+  const count = v.session.contextMessageCount();
+  let slice = performance.now();
+  for (let start = 0; start < count; start += FIND_WINDOW) {
+    const { messages } = v.session.contextWindow(start, start + FIND_WINDOW);
+    messages.forEach((m, i) => each(start + i, typeof m?.role === 'string' ? m.role : 'unknown', searchParts(m), m));
+    progress(reqId, 'find', Math.min(count, start + FIND_WINDOW), count);
+    if (performance.now() - slice > FIND_SLICE_MS) {
+      await checkpoint(reqId, 'The search was stopped.');
+      slice = performance.now();
+    }
+  }
+  return count;
 }
 
 function oneLine(text, max) {
@@ -93,7 +114,7 @@ function snippet(text, at, len) {
  * (user, assistant, toolResult, other); `tool` keeps the calls of that tool and their
  * results (with no query: every one of them).
  */
-export function search({ query = '', role = '', tool = '' }) {
+export async function search({ query = '', role = '', tool = '' }, reqId) {
   const v = needView();
   const t0 = performance.now();
   const q = String(query ?? '');
@@ -102,8 +123,8 @@ export function search({ query = '', role = '', tool = '' }) {
   const hits = [];
   let messages = 0;
   let matches = 0;
-  for (const [index, { role: r, parts }] of findIndex(v).entries()) {
-    if (role && roleGroup(r) !== role) continue;
+  await eachMessage(v, reqId, (index, r, parts) => {
+    if (role && roleGroup(r) !== role) return;
     let count = 0;
     let first = null;
     for (const part of parts) {
@@ -123,30 +144,34 @@ export function search({ query = '', role = '', tool = '' }) {
         first ??= { part, at: m.index, len: m[0].length };
       }
     }
-    if (!count) continue;
+    if (!count) return;
     messages++;
     matches += count;
     if (hits.length < SEARCH_MAX_HITS) {
       const s = re ? snippet(first.part.text, first.at, first.len) : { before: '', match: '', after: oneLine(first.part.text, SNIPPET_BEFORE + SNIPPET_AFTER) };
       hits.push({ index, role: r, kind: first.part.kind, tool: first.part.tool, count, ...s });
     }
-  }
+  });
   return { query: q, hits, messages, matches, capped: messages > hits.length, ms: performance.now() - t0 };
 }
 
-/** The user prompts of the shown branch (message index, first line) and its tools (name, calls). */
-export function outline() {
+/**
+ * The user prompts of the shown branch (message index, first line) and its tools (name,
+ * calls); kept until another branch is shown (`select` drops it).
+ */
+export async function outline(_args, reqId) {
   const v = needView();
+  if (v.outline) return v.outline;
   const prompts = [];
   const tools = new Map();
-  for (const [index, { role, parts }] of findIndex(v).entries()) {
+  const count = await eachMessage(v, reqId, (index, role, parts, m) => {
     if (role === 'user') {
       const text = parts.find((p) => p.kind === 'text')?.text;
-      const m = v.messages[index];
       const images = Array.isArray(m?.content) ? m.content.filter((b) => b?.type === 'image').length : 0;
       prompts.push({ index, text: text ? oneLine(text, 160) : images ? `(${images === 1 ? 'an image' : `${images} images`})` : '(empty)' });
     }
     for (const p of parts) if (p.kind === 'tool call') tools.set(p.tool, (tools.get(p.tool) ?? 0) + 1);
-  }
-  return { count: v.messages.length, prompts, tools: [...tools].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([name, calls]) => ({ name, calls })) };
+  });
+  v.outline = { count, prompts, tools: [...tools].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([name, calls]) => ({ name, calls })) };
+  return v.outline;
 }

@@ -88,7 +88,6 @@ export async function buildRows(v, reqId) {
   }
   const kindArr = Uint16Array.from(kind);
   v.rows = { ids, digests, parent: Int32Array.from(parent), kind: kindArr, tags: kindTable.map(([tag]) => tag), index: new Map(ids.map((id, i) => [id, i])) };
-  v.bases = []; // contexts of the old rows no longer apply
   return {
     ids,
     texts,

@@ -1,5 +1,5 @@
 // The open session ("view") and what the page has been told about it: {session, src, path,
-// name, size, loadMs, text, origin, rows, messages, ctxIds, bases, find, timings}. One at a
+// name, size, loadMs, text, origin, rows, outline, timings}. One at a
 // time; a session being opened becomes the view only once it is built (open.js).
 import { fail } from './reply.js';
 

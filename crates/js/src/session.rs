@@ -762,6 +762,22 @@ impl JsSession {
         Ok(s.context_message_count(leaf_of(s, &leaf)) as f64)
     }
 
+    /// The context at `leafId` without its messages (`messages` is empty): its thinking
+    /// level, models, mode and the rest, as `context(leafId)` has them, with no message
+    /// made. What a viewer's header shows.
+    #[wasm_bindgen(js_name = contextState, unchecked_return_type = "SessionContext")]
+    pub fn context_state(
+        &mut self,
+        #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
+    ) -> JsResult<JsValue> {
+        let leaf = LeafArg::from_js(&leaf_id)?;
+        if let (LeafArg::Default, Some(opened)) = (&leaf, self.inner.deferred_context()) {
+            return parse(&core(opened.state())?.to_json());
+        }
+        let s = self.read()?;
+        parse(&s.context_state(leaf_of(s, &leaf)).to_json())
+    }
+
     /// Messages `start..end` (cut to its length) of the context at `leafId`, each with
     /// its entry's id: that slice of `context(leafId).messages` and `contextEntryIds`,
     /// with only those messages made (a lazy session's current context reads only their
