@@ -53,6 +53,11 @@ fn whole(storage: &Rc<MemoryStorage>, file: &str, leaf: Option<&str>) -> Result<
                 .collect::<Vec<_>>()
         );
     }
+    // Its state alone (no message made) is the context without its messages.
+    let mut bare = s.context_at(at());
+    bare.messages.clear();
+    bare.entry_ids.clear();
+    assert_eq!(s.context_state(at()).to_json(), bare.to_json());
     Ok(ctx.to_json())
 }
 
@@ -140,6 +145,10 @@ fn checked_once(
         let parsed: serde_json::Value = serde_json::from_str(&w.to_json()).unwrap();
         assert_eq!(parsed["messages"].as_array().unwrap().len(), b - a);
     }
+    let mut bare = o.context().map_err(|e| e.to_string())?;
+    bare.messages.clear();
+    bare.entry_ids.clear();
+    assert_eq!(o.state().unwrap().to_json(), bare.to_json());
     // Streamed or built, the reader hands out the same bytes, and says how many first.
     let mut reader = o.json_reader();
     let total = reader.total_bytes().unwrap();
