@@ -355,11 +355,16 @@ pub(crate) fn read_path_context(
         // reads only its own lines).
         let mut checked = Vec::new();
         let mut sources: Vec<u32> = summary.iter().map(|_| SUMMARY).collect();
-        let place: HashMap<usize, u32> = (0..shown.len()).map(|k| (shown[k], k as u32)).collect();
+        let mut first = 0;
         for batch in batches(&pc.index, &shown) {
             let Some(read) = pc.lines().read(batch)? else {
                 return Ok(None);
             };
+            // Each line's place in `shown`, for this batch only (a map of the whole path
+            // would cost a 1 GB session tens of megabytes).
+            let place: HashMap<usize, u32> = (0..batch.len())
+                .map(|i| (batch[i], (first + i) as u32))
+                .collect();
             let mut made: Vec<u32> = read
                 .iter()
                 .filter(|(_, e)| makes_message(e))
@@ -368,6 +373,7 @@ pub(crate) fn read_path_context(
             made.sort_unstable();
             sources.extend(made);
             checked.extend(batch.iter().map(|&p| pc.index.offsets[p]));
+            first += batch.len();
         }
         pc.offsets.extend(checked);
         crate::sort::sort_by(&mut pc.offsets, Ord::cmp);
