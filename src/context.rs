@@ -377,12 +377,22 @@ pub(crate) fn build_session_context<'a>(
     leaf: Leaf,
     finish: &dyn Fn(&'a Entry, Cow<'a, str>) -> Cow<'a, str>,
 ) -> SessionContext<'a> {
+    let (path, cycle) = branch_of(entries, by_id, leaf);
+    context_along(&path, cycle, finish)
+}
+
+/// The entries of `leaf`'s branch, root first (none for [`Leaf::Null`]), and where a parent
+/// cycle stopped the walk.
+pub(crate) fn branch_of<'a>(
+    entries: &'a [Entry],
+    by_id: &IdIndex,
+    leaf: Leaf,
+) -> (Vec<&'a Entry>, Option<String>) {
     let Some(leaf) = resolve_leaf(entries, by_id, leaf) else {
-        return SessionContext::empty();
+        return (Vec::new(), None);
     };
     let (path, cycle) = path_to_root(entries, by_id, leaf);
-    let path: Vec<&'a Entry> = path.iter().map(|&i| &entries[i]).collect();
-    context_along(&path, cycle, finish)
+    (path.iter().map(|&i| &entries[i]).collect(), cycle)
 }
 
 /// The state [`build_session_context`] leaves at `leaf` (thinking level, models, mode...),
@@ -392,11 +402,7 @@ pub(crate) fn build_session_state<'a>(
     by_id: &IdIndex,
     leaf: Leaf,
 ) -> SessionContext<'a> {
-    let Some(leaf) = resolve_leaf(entries, by_id, leaf) else {
-        return SessionContext::empty();
-    };
-    let (path, cycle) = path_to_root(entries, by_id, leaf);
-    let path: Vec<&'a Entry> = path.iter().map(|&i| &entries[i]).collect();
+    let (path, cycle) = branch_of(entries, by_id, leaf);
     state_along(&path, cycle).0
 }
 

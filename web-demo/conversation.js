@@ -5,7 +5,7 @@
 import { MSG_CHUNK, events, state } from './state.js';
 import { call } from './rpc.js';
 import { $, fmtCount, fmtNum, fmtTime, fmtTok, h, shortId } from './dom.js';
-import { inspectEntry, selectEntry } from './tree.js';
+import { applySelection, inspectEntry, selectEntry } from './tree.js';
 import { clampBlock, copyText, jsonDetails, renderContent, renderText } from './content.js';
 import { attachToolResult, renderLoneToolResult, renderToolCall, resetToolCards } from './tools.js';
 import { messageTitle, messageToMarkdown } from './to-markdown.js';
@@ -81,6 +81,19 @@ export async function showWindow(where) {
   const gen = state.selGen;
   const win = await call('messages', { start, end });
   if (gen === state.selGen) renderWindow(win, where);
+}
+
+/**
+ * Shows the branch's whole history (`on`: every message from its root, compactions where
+ * they happened) or the model's context again, at the compaction `at` when it is in the
+ * new list.
+ */
+export async function showHistory(on, at = null) {
+  const gen = ++state.selGen;
+  const sel = await call('history', { on, at });
+  if (gen !== state.selGen) return;
+  applySelection(sel, { conv: sel.index === null ? 'end' : 'start', gen });
+  if (sel.index !== null) await showMessage(sel.index, { focus: false });
 }
 
 /** Messages before the target when a jump loads the window holding it. */
@@ -263,7 +276,18 @@ export function renderMessage(m, index, entryId) {
     case 'compactionSummary':
       if (m.tokensBefore) meta.append(h('span', null, `${fmtCount(m.tokensBefore, 'token')} compacted`));
       if (m.shortSummary) body.append(h('div', { class: 'short-summary' }, String(m.shortSummary)));
-      body.append(h('div', { class: 'compaction-note' }, 'Earlier messages were replaced by this summary in the model’s context.'));
+      body.append(
+        h(
+          'div',
+          { class: 'compaction-note' },
+          state.history ? 'Here the messages above were replaced by this summary in the model’s context. ' : 'Earlier messages were replaced by this summary in the model’s context. ',
+          h(
+            'button',
+            { type: 'button', class: 'link', dataset: { testid: state.history ? 'history-collapse' : 'history-expand' }, onclick: () => showHistory(!state.history, entryId) },
+            state.history ? 'Show the model’s context' : 'Show the messages it replaced',
+          ),
+        ),
+      );
       body.append(clampBlock(String(m.summary ?? ''), { markdown: true }));
       if (m.providerPayload) body.append(jsonDetails('provider payload', m.providerPayload));
       break;

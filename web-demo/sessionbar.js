@@ -156,8 +156,8 @@ function collectWarnings(report, extra) {
 /** The conversation's header line: messages, thinking level, model, mode; and the totals. */
 function renderConvMeta() {
   const ctx = state.meta ?? {};
-  const parts = [fmtCount(state.count, 'message')];
-  const said = [`${fmtCount(state.count, 'message')} in the branch shown`];
+  const parts = [state.history ? `${fmtCount(state.count, 'message')} (whole history)` : fmtCount(state.count, 'message')];
+  const said = [`${fmtCount(state.count, 'message')} in the branch shown${state.history ? ': its whole history, every compaction where it happened' : ''}`];
   if (ctx.thinkingLevel) {
     parts.push(`thinking ${ctx.thinkingLevel}`);
     said.push(`thinking level: ${ctx.thinkingLevel}`);

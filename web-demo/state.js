@@ -20,7 +20,8 @@ export const state = {
   inspected: null, // the entry shown in the inspector
   pathMask: new Uint8Array(0), // 1 for rows on the root..selected path
   onPath: 0,
-  count: 0, // messages in the shown context
+  count: 0, // messages shown of the branch (its context, or its whole history)
+  history: false, // showing the branch's whole history (compactions inline), not the model's context
   meta: {},
   win: { start: 0, end: 0 }, // rendered message window [start, end)
   selGen: 0, // bumps on each selection, so late answers are dropped

@@ -222,6 +222,7 @@ export function applySelection(sel, { conv = 'start', scrollTree = false, gen = 
   state.pathMask = sel.pathMask;
   state.onPath = sel.onPath;
   state.count = sel.count;
+  state.history = Boolean(sel.history);
   state.meta = sel.meta ?? {};
   // How the worker built the context and how long it took (read by the e2e tests).
   $('tree').dataset.selectMs = String(Math.round(sel.ms ?? 0));

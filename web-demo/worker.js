@@ -26,7 +26,7 @@ import { commit, listSources, sources, startSources } from './worker/sources.js'
 import { loadFolder } from './worker/folder.js';
 import { list } from './worker/listing.js';
 import { openFile, openPath, openSample } from './worker/open.js';
-import { messages, selectBranch } from './worker/context.js';
+import { messages, selectBranch, showHistory } from './worker/context.js';
 import { entry, exportBranch, resolveUrl } from './worker/entries.js';
 import { branchWithSummary, fork, label, newSessionFromBranch } from './worker/edits.js';
 import { deleteSession, importAll, importCurrent } from './worker/copies.js';
@@ -47,7 +47,7 @@ self.onmessage = (ev) => {
 };
 
 /** Requests that write nothing: run again when they needed browser storage not loaded yet. */
-const RERUNNABLE = new Set(['sources', 'list', 'openPath', 'resolveUrl', 'entry', 'select', 'messages']);
+const RERUNNABLE = new Set(['sources', 'list', 'openPath', 'resolveUrl', 'entry', 'select', 'messages', 'history']);
 
 async function run(id, op, args) {
   const handler = HANDLERS[op];
@@ -98,6 +98,7 @@ const HANDLERS = {
   list,
   select: selectBranch,
   messages,
+  history: showHistory,
   search,
   outline,
   exportBranch,

@@ -3,8 +3,9 @@
 //! resolved, stale replay data dropped), not every message of the path.
 
 use super::Session;
-use crate::context::{build_session_context, build_session_state, Leaf, SessionContext};
-use crate::index::window::{clamp, message_of, ContextWindow};
+use crate::context::{branch_of, build_session_context, build_session_state, Leaf, SessionContext};
+use crate::entry::{Entry, Payload};
+use crate::index::window::{clamp, makes_message, message_of, ContextWindow};
 
 impl Session {
     /// How many messages the context of `leaf` has (as [`Session::context_at`]'s).
@@ -48,5 +49,42 @@ impl Session {
             out.ids.push(id.to_string());
         }
         out
+    }
+
+    /// How many messages the whole history of `leaf`'s branch has (see
+    /// [`Session::history_window`]).
+    pub fn history_message_count(&self, leaf: Leaf) -> usize {
+        self.assert_read();
+        self.history_of(leaf).len()
+    }
+
+    /// Messages `start..end` (cut to its length) of the whole history of `leaf`'s branch,
+    /// each with its entry's id: every entry of the branch, root first, that makes a
+    /// message, and each compaction as its summary where it happened. The context is what
+    /// the model sees (the last compaction's summary, then what it kept and what came
+    /// after); the history is what a reader scrolls through, the messages every compaction
+    /// replaced included, as the agent's own export shows them.
+    pub fn history_window(&self, leaf: Leaf, start: usize, end: usize) -> ContextWindow {
+        self.assert_read();
+        let history = self.history_of(leaf);
+        let (start, end) = clamp(start, end, history.len());
+        let store = self.blob_store();
+        let finish = |e, m| self.message_text(e, m, &store);
+        let history = &history[start..end];
+        ContextWindow {
+            start,
+            messages: history
+                .iter()
+                .map(|e| message_of(e, &finish).expect("a history entry makes a message"))
+                .collect(),
+            ids: history.iter().map(|e| e.id.clone()).collect(),
+        }
+    }
+
+    /// The entries of `leaf`'s branch that put a message in its history.
+    fn history_of(&self, leaf: Leaf) -> Vec<&Entry> {
+        let (mut branch, _) = branch_of(&self.entries, &self.by_id, leaf);
+        branch.retain(|e| makes_message(e) || matches!(e.payload, Payload::Compaction { .. }));
+        branch
     }
 }

@@ -281,4 +281,40 @@ describe('session viewer', { timeout: 180_000 }, () => {
     assert.ok(imgSrc.startsWith('data:image/'), `an image is only ever an image data URL: ${imgSrc}`);
     assertNoProblems();
   });
+
+  test('a compaction expands in place to the messages it replaced; find searches them; it collapses back', async () => {
+    const text = await readFile(join(FIXTURES, 'historical-compact.jsonl'), 'utf8');
+    await dropFile(page, 'compacted.jsonl', text);
+    await fileChip(page, 'compacted.jsonl');
+    const shown = async () => Number((await page.locator('#conv-meta').innerText()).match(/([\d,]+) messages?/)[1].replace(/,/g, ''));
+    const inContext = await shown();
+    const summary = page.locator('#conversation .msg[data-role=compactionSummary]').first();
+    const compactionId = await summary.getAttribute('data-entry');
+    await summary.locator('[data-testid=history-expand]').click();
+    await page.locator('#conv-meta', { hasText: 'whole history' }).waitFor();
+    const inHistory = await shown();
+    assert.ok(inHistory > inContext, `the history (${inHistory}) holds more than the context (${inContext})`);
+    // In place: the same compaction, with the messages it replaced before it.
+    const target = page.locator('#conversation .msg.msg-target');
+    await target.waitFor();
+    assert.equal(await target.getAttribute('data-entry'), compactionId);
+    assert.ok(Number(await target.getAttribute('data-index')) > 0, 'the replaced messages come before it');
+    await page.screenshot({ path: join(SCREENSHOTS, 'history-expanded.png') });
+
+    // Find reads the history: the first prompt, replaced by the compaction, is found.
+    await page.locator('#conversation').click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press('Control+f');
+    await page.locator('#find-query').fill('pi-mono/issues/288');
+    await page.locator('#find-status').filter({ hasText: /messages? ·/ }).waitFor();
+    const hits = await page.locator('#find-hits .fh-idx').allInnerTexts();
+    assert.ok(hits.includes('#1'), `the first message of the history is a hit: ${hits.join(' ')}`);
+    await page.keyboard.press('Escape');
+
+    // Collapsed: the model's context again, its summary first.
+    await page.locator(`#conversation .msg[data-entry="${compactionId}"] [data-testid=history-collapse]`).click();
+    await page.waitForFunction(() => !document.querySelector('#conv-meta').textContent.includes('whole history'));
+    assert.equal(await shown(), inContext);
+    assert.equal(await page.locator('#conversation .msg[data-role=compactionSummary] [data-testid=history-expand]').count() > 0, true);
+    assertNoProblems();
+  });
 });

@@ -149,3 +149,18 @@ test('Session.contextWindow: that slice of the context at any leaf, whole or laz
   assert.deepEqual(lazy.contextWindow(0, 2, side).ids, s.contextEntryIds(side).slice(0, 2));
   assert.throws(() => lazy.contextWindow(-1, 2), (e) => e.kind === 'invalidInput');
 });
+
+test('Session.historyWindow: every message of the branch, compactions where they happened', () => {
+  const s = Session.open(nodeStorage(), fixturePath('historical-compact'), { readOnly: true });
+  const n = s.historyMessageCount();
+  const all = s.historyWindow(0, n);
+  assert.equal(all.messages.length, n);
+  assert.ok(n > s.contextMessageCount() * 3, `${n} messages in the history, ${s.contextMessageCount()} in the context`);
+  const compactions = all.messages.filter((m) => m.role === 'compactionSummary').length;
+  assert.ok(compactions >= 1);
+  // The context's summary is one of them, where its compaction is.
+  const [summaryId] = s.contextEntryIds();
+  assert.deepEqual(all.messages[all.ids.indexOf(summaryId)], JSON.parse(s.contextJson()).messages[0]);
+  assert.deepEqual(s.historyWindow(n - 3, n + 10).ids, all.ids.slice(n - 3));
+  assert.throws(() => s.historyWindow(NaN, 1), (e) => e.kind === 'invalidInput');
+});

@@ -1,7 +1,9 @@
 // The shown branch of the open session: its number of messages, its header (thinking
 // level, models, mode, service tier), its totals, and the windows of its messages the page
 // asks for as the reader scrolls, each made by the package when asked (nothing holds the
-// branch's messages in JavaScript).
+// branch's messages in JavaScript). The messages shown are the model's context, or the
+// branch's whole history (`v.history`: every message from the root, each compaction where
+// it happened, the messages it replaced included).
 import { sumDigests } from '../totals.js';
 import { needView } from './view.js';
 
@@ -17,7 +19,7 @@ export function select(v, leafId, where = 'start') {
   if (leafId) s.branch(leafId);
   const leaf = s.leafId ?? null;
   const t0 = performance.now();
-  const count = s.contextMessageCount();
+  const count = countOf(v);
   v.outline = null; // the outline of the branch shown before
   const n = v.rows.ids.length;
   const row = leaf === null ? -1 : v.rows.index.get(leaf) ?? -1;
@@ -36,6 +38,7 @@ export function select(v, leafId, where = 'start') {
     onPath,
     meta: { ...metaOf(s.contextState()), totals: sumDigests(path.reverse()) },
     how: 'window',
+    history: Boolean(v.history),
     ms: performance.now() - t0,
     pathMask: mask,
     win: { start: win[0], end: win[1], items: windowOf(v, win[0], win[1]) },
@@ -44,10 +47,35 @@ export function select(v, leafId, where = 'start') {
 
 const metaOf = (ctx) => ({ thinkingLevel: ctx.thinkingLevel, models: ctx.models, mode: ctx.mode, serviceTier: ctx.serviceTier });
 
-/** Messages `start`..`end` of view `v`'s branch, each with its entry id, made by the package. */
+/** How many messages view `v` shows of its branch (its context, or its whole history). */
+export function countOf(v) {
+  return v.history ? v.session.historyMessageCount() : v.session.contextMessageCount();
+}
+
+/** Messages `start`..`end` of what view `v` shows, each with its entry id, made by the package. */
 export function windowOf(v, start, end) {
-  const w = v.session.contextWindow(Math.max(0, start), Math.max(0, end));
+  const [a, b] = [Math.max(0, start), Math.max(0, end)];
+  const w = v.history ? v.session.historyWindow(a, b) : v.session.contextWindow(a, b);
   return w.messages.map((m, i) => ({ m, id: w.ids[i] ?? null }));
+}
+
+/**
+ * The `history` request: shows the branch's whole history (`on`) or the model's context
+ * again; `index` is where entry `at` (a compaction) is in the new list (null: not in it).
+ */
+export function showHistory({ on, at = null }) {
+  const v = needView();
+  v.history = Boolean(on);
+  const sel = select(v, null, 'end');
+  let index = null;
+  if (at && v.history) {
+    // The history before the compaction is the history of the branch ending at its parent.
+    const parent = v.session.entry(at)?.parentId ?? null;
+    index = parent === null ? 0 : v.session.historyMessageCount(parent);
+  } else if (at) {
+    index = v.session.contextWindow(0, 1).ids[0] === at ? 0 : null;
+  }
+  return { ...sel, index };
 }
 
 /** The `select` request: shows the branch ending at entry `id`, its last window of messages by default. */

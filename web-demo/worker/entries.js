@@ -18,9 +18,14 @@ export function resolveUrl({ url }) {
   return pkg.resolveUrl(new MemoryStorage({ readOnly: true }), `/single/${v.name || 'session.jsonl'}`, url);
 }
 
-/** The `exportBranch` request: the whole shown branch, the package's context JSON untouched, and names. */
+/**
+ * The `exportBranch` request: the whole shown branch (the package's context JSON untouched;
+ * showing the whole history, the context's state with every message of the history), and
+ * names.
+ */
 export function exportBranch() {
   const v = needView();
   const s = v.session;
-  return { json: s.contextJson(), name: v.name, title: s.displayTitle(80), sessionId: s.sessionId, leafId: s.leafId ?? null, cwd: s.header()?.cwd ?? null };
+  const json = v.history ? JSON.stringify({ ...s.contextState(), messages: s.historyWindow(0, s.historyMessageCount()).messages }) : s.contextJson();
+  return { json, history: Boolean(v.history), name: v.name, title: s.displayTitle(80), sessionId: s.sessionId, leafId: s.leafId ?? null, cwd: s.header()?.cwd ?? null };
 }

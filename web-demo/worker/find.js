@@ -3,6 +3,7 @@
 // window of messages at a time from the package (nothing holds it whole), report their
 // progress, and stop between windows when the page cancels them (a newer query).
 import { needView } from './view.js';
+import { countOf, windowOf } from './context.js';
 import { checkpoint, progress } from './reply.js';
 
 /** Messages per window the search reads, and how long it runs before it lets a cancel in. */
@@ -77,11 +78,10 @@ const roleGroup = (role) => (role === 'user' || role === 'assistant' || role ===
  * FIND_SLICE_MS, lets a cancel in (a cancelled search throws).
  */
 async function eachMessage(v, reqId, each) {
-  const count = v.session.contextMessageCount();
+  const count = countOf(v);
   let slice = performance.now();
   for (let start = 0; start < count; start += FIND_WINDOW) {
-    const { messages } = v.session.contextWindow(start, start + FIND_WINDOW);
-    messages.forEach((m, i) => each(start + i, typeof m?.role === 'string' ? m.role : 'unknown', searchParts(m), m));
+    windowOf(v, start, start + FIND_WINDOW).forEach(({ m }, i) => each(start + i, typeof m?.role === 'string' ? m.role : 'unknown', searchParts(m), m));
     progress(reqId, 'find', Math.min(count, start + FIND_WINDOW), count);
     if (performance.now() - slice > FIND_SLICE_MS) {
       await checkpoint(reqId, 'The search was stopped.');

@@ -798,6 +798,36 @@ impl JsSession {
         parse(&s.context_window(leaf_of(s, &leaf), start, end).to_json())
     }
 
+    /// How many messages the whole history of the branch at `leafId` has (see
+    /// `historyWindow`).
+    #[wasm_bindgen(js_name = historyMessageCount)]
+    pub fn history_message_count(
+        &mut self,
+        #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
+    ) -> JsResult<f64> {
+        let leaf = LeafArg::from_js(&leaf_id)?;
+        let s = self.read()?;
+        Ok(s.history_message_count(leaf_of(s, &leaf)) as f64)
+    }
+
+    /// Messages `start..end` (cut to its length) of the whole history of the branch at
+    /// `leafId`, each with its entry's id: every message of the branch from its root,
+    /// each compaction as its summary where it happened, the messages it replaced
+    /// included (the context holds only what the model sees). What a reader scrolls
+    /// through, as the agent's export shows it.
+    #[wasm_bindgen(js_name = historyWindow, unchecked_return_type = "ContextWindow")]
+    pub fn history_window(
+        &mut self,
+        start: f64,
+        end: f64,
+        #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
+    ) -> JsResult<JsValue> {
+        let (start, end) = window_bounds(start, end)?;
+        let leaf = LeafArg::from_js(&leaf_id)?;
+        let s = self.read()?;
+        parse(&s.history_window(leaf_of(s, &leaf), start, end).to_json())
+    }
+
     /// Continue in a copy under a new id in the same directory (artifacts copied);
     /// returns `{oldFile, newFile, warnings}`.
     #[wasm_bindgen(
