@@ -37,21 +37,7 @@ fn whole(storage: &Rc<MemoryStorage>, file: &str, leaf: Option<&str>) -> Result<
     for (a, b) in [(0, n), (1, 2), (n / 2, n + 3), (n + 1, n + 2), (2, 1)] {
         let w = s.context_window(at(), a, b);
         let (a, b) = (a.min(b.min(n)), b.min(n));
-        assert_eq!(w.start, a);
-        assert_eq!(
-            w.messages,
-            ctx.messages[a..b]
-                .iter()
-                .map(|m| m.to_string())
-                .collect::<Vec<_>>()
-        );
-        assert_eq!(
-            w.ids,
-            ctx.entry_ids[a..b]
-                .iter()
-                .map(|m| m.to_string())
-                .collect::<Vec<_>>()
-        );
+        assert_is_slice(&w, &ctx, a, b);
     }
     // Its state alone (no message made) is the context without its messages.
     let mut bare = s.context_at(at());
@@ -59,6 +45,25 @@ fn whole(storage: &Rc<MemoryStorage>, file: &str, leaf: Option<&str>) -> Result<
     bare.entry_ids.clear();
     assert_eq!(s.context_state(at()).to_json(), bare.to_json());
     Ok(ctx.to_json())
+}
+
+/// `w` is messages `a..b` of `ctx`, with their entries' ids.
+fn assert_is_slice(
+    w: &xcsh_session::ContextWindow,
+    ctx: &xcsh_session::context::SessionContext,
+    a: usize,
+    b: usize,
+) {
+    assert_eq!(w.start, a);
+    let strings = |v: &[std::borrow::Cow<str>]| v.iter().map(|m| m.to_string()).collect::<Vec<_>>();
+    assert_eq!(w.messages, strings(&ctx.messages[a..b]));
+    assert_eq!(
+        w.ids,
+        ctx.entry_ids[a..b]
+            .iter()
+            .map(|m| m.to_string())
+            .collect::<Vec<_>>()
+    );
 }
 
 /// The context through `open_for_context`, and whether the index was used.
@@ -127,21 +132,7 @@ fn checked_once(
     ] {
         let w = o.window(a, b).map_err(|e| e.to_string())?;
         let (a, b) = (a.min(b.min(n)), b.min(n));
-        assert_eq!(w.start, a);
-        assert_eq!(
-            w.messages,
-            ctx.messages[a..b]
-                .iter()
-                .map(|m| m.to_string())
-                .collect::<Vec<_>>()
-        );
-        assert_eq!(
-            w.ids,
-            ctx.entry_ids[a..b]
-                .iter()
-                .map(|m| m.to_string())
-                .collect::<Vec<_>>()
-        );
+        assert_is_slice(&w, &ctx, a, b);
         let parsed: serde_json::Value = serde_json::from_str(&w.to_json()).unwrap();
         assert_eq!(parsed["messages"].as_array().unwrap().len(), b - a);
     }
