@@ -53,7 +53,9 @@ pub fn show_json(session: &Session) -> String {
 
 /// An existing session file, opened: a missing file is [`ErrorKind::NotFound`] instead of
 /// a new, empty session (the file commands other than `append` never invent one, and
-/// `migrate` creates nothing). An empty file exists and opens.
+/// `migrate` creates nothing). An empty file exists and opens. A file of which nothing
+/// reads as a session (no header and no entry: a text file, say) is
+/// [`ErrorKind::InvalidInput`], not a session with an invented header.
 fn open_existing(
     storage: Rc<dyn Storage>,
     path: &str,
@@ -65,6 +67,12 @@ fn open_existing(
         return Err(ApiError::new(
             ErrorKind::NotFound,
             format!("Session file {path} not found"),
+        ));
+    }
+    if let (true, Some(problem)) = (s.entries().is_empty(), &s.report().header_problem) {
+        return Err(ApiError::new(
+            ErrorKind::InvalidInput,
+            format!("{path} is not a session file: {problem}"),
         ));
     }
     Ok(s)

@@ -606,3 +606,55 @@ fn the_typed_facade_is_what_the_json_facade_serializes() {
         api::migrate_file(storage.clone(), &file, "/agent").unwrap()
     );
 }
+
+/// A file of which nothing reads as a session (a text file) is refused by every file
+/// command, as the viewer refuses it, and left as it was; an empty file, or a file whose
+/// entries survive a broken header, still opens.
+#[test]
+fn a_file_that_is_not_a_session_is_refused_and_left_alone() {
+    let storage = mem();
+    for (text, why) in [
+        ("my-laptop\n", "nothing in the file could be read as JSON"),
+        (
+            "{\"a\":1}\n[1,2]\n",
+            "the first record is not a session header",
+        ),
+    ] {
+        put(&storage, "/notes.txt", text);
+        let errors = [
+            api::show_file(storage.clone(), "/notes.txt", "/agent").unwrap_err(),
+            api::tree_file(storage.clone(), "/notes.txt", "/agent").unwrap_err(),
+            api::open_for_context(
+                storage.clone(),
+                "/notes.txt",
+                "/agent",
+                None,
+                xcsh_session::IndexCache::Off,
+            )
+            .err()
+            .unwrap(),
+            api::migrate_session(storage.clone(), "/notes.txt", "/agent")
+                .err()
+                .unwrap(),
+        ];
+        for e in errors {
+            assert_eq!(e.kind, ErrorKind::InvalidInput);
+            assert!(
+                e.message.starts_with("/notes.txt is not a session file: "),
+                "{}",
+                e.message
+            );
+            assert!(e.message.contains(why), "{}", e.message);
+        }
+        assert_eq!(read(&storage, "/notes.txt"), text, "nothing written");
+        assert!(!storage.exists("/notes.txt.lock"), "no lock left");
+    }
+    put(&storage, "/empty.jsonl", "");
+    assert!(api::show_file(storage.clone(), "/empty.jsonl", "/agent").is_ok());
+    let salvaged = "{\"type\":\"message\",\"id\":\"a1\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1}}\n";
+    put(&storage, "/headless.jsonl", salvaged);
+    assert_eq!(
+        json(&api::show_file(storage.clone(), "/headless.jsonl", "/agent").unwrap())["entryCount"],
+        1
+    );
+}

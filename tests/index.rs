@@ -16,6 +16,8 @@ use xcsh_session::{IndexCache, Leaf, MemoryStorage, OpenedContext};
 
 /// The context the full reader builds, as JSON (`Err`: its error).
 fn whole(storage: &Rc<MemoryStorage>, file: &str, leaf: Option<&str>) -> Result<String, String> {
+    // A file of which nothing reads as a session is refused by every reader.
+    xcsh_session::api::show_session(storage.clone(), file, AGENT).map_err(|e| e.message)?;
     let s = Session::open(
         storage.clone(),
         file,

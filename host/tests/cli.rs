@@ -231,6 +231,32 @@ fn read_commands_write_nothing() {
     );
 }
 
+/// A file that is not a session (a text file, as /etc/hostname) is refused by `show`,
+/// `context`, `tree` and `migrate` with exit 1 and the reason, and left as it was.
+#[test]
+fn a_file_that_is_not_a_session_is_refused_with_exit_1() {
+    let cli = Cli::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("hostname");
+    fs::write(&path, "my-laptop\n").expect("write");
+    for cmd in ["show", "context", "tree", "migrate"] {
+        let out = cli.run([cmd, path_str(&path), "--json"]);
+        assert_eq!(out.status.code(), Some(1), "{cmd}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("is not a session file: no session header found"),
+            "{cmd}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{cmd} printed a session");
+    }
+    assert_eq!(fs::read(&path).expect("read"), b"my-laptop\n");
+    assert_eq!(
+        fs::read_dir(dir.path()).expect("ls").count(),
+        1,
+        "nothing beside it"
+    );
+}
+
 /// A current (v3) session of `n` user and assistant messages, written by the core.
 fn small_v3_session(dir: &Path, agent: &Path, n: usize) -> PathBuf {
     let path = dir.join("v3.jsonl");

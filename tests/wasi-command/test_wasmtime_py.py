@@ -209,16 +209,20 @@ class Refusals(Sandbox):
         self.assertRegex(err, r"(?i)json")
         self.assertEqual(err.count("\n"), 1, err)
         self.assertEqual(read(os.path.join(self.box, "s.jsonl")), before)
-        # A session file that is not JSON at all: read leniently, every bad line reported,
-        # exactly as the native core reports it (the header it stands in for the missing
-        # one has a fresh id and time, so that part differs).
+        # A file of which nothing reads as a session (no header, no entry): refused as the
+        # native core and the viewer refuse it, not shown with an invented header.
         with open(os.path.join(self.box, "junk.jsonl"), "w") as f:
             f.write("not json\n{\"type\":\n")
-        show = json.loads(self.ok("show", "/data/junk.jsonl"))
-        reference = json.loads(native("show", os.path.join(self.box, "junk.jsonl")))
-        del show["header"], reference["header"]
-        self.assertEqual(show, reference)
-        self.assertEqual([i["line"] for i in show["report"]["issues"]], [1, 2])
+        self.refused("show", "/data/junk.jsonl",
+                     says=["/data/junk.jsonl is not a session file: no session header found"])
+        # A session whose lines are damaged after its header: read leniently, every bad
+        # line reported, exactly as the native core reports it.
+        with open(os.path.join(self.box, "damaged.jsonl"), "wb") as f:
+            f.write(read(os.path.join(self.box, "s.jsonl")) + b"not json\n{\"type\":\n")
+        show = json.loads(self.ok("show", "/data/damaged.jsonl"))
+        reference = json.loads(native("show", os.path.join(self.box, "damaged.jsonl")))
+        self.assertEqual(show["report"], reference["report"])
+        self.assertEqual(len(show["report"]["issues"]), 2)
 
     def test_a_lock_left_behind_is_reported_and_not_taken_over(self):
         self.ok("append", "/data/s.jsonl", "--json", user("hello"), "--cwd", PROJECT)
