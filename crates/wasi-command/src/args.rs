@@ -392,6 +392,45 @@ mod tests {
         }
     }
 
+    /// The README names the subcommands `--help` lists, at its top and in "Subcommands",
+    /// and says of none of them that it is not here.
+    #[test]
+    fn the_readme_names_every_subcommand_and_denies_none() {
+        let readme = include_str!("../README.md");
+        let top = &readme[..readme.find("command component").expect("the opening")];
+        let here = readme
+            .split("- **Subcommands.**")
+            .nth(1)
+            .expect("the Subcommands point");
+        let (listed, not_here) = here.split_once("Not").expect("what is not here");
+        let not_here = &not_here[..not_here.find("- **").unwrap_or(not_here.len())];
+        let commands: Vec<&str> = USAGE
+            .lines()
+            .skip_while(|l| !l.starts_with("Commands:"))
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .filter(|l| !l.starts_with("   ")) // a command's, not a description's line
+            .filter_map(|l| l.strip_prefix("  ")?.split_whitespace().next())
+            .filter(|w| w.chars().all(|c| c.is_ascii_lowercase()))
+            .collect();
+        assert!(commands.len() >= 12, "{commands:?}");
+        for c in commands {
+            let named = format!("`{c}`");
+            assert!(
+                top.contains(&named),
+                "{c} is not in the README's opening list"
+            );
+            assert!(
+                listed.contains(&named),
+                "{c} is not in its Subcommands point"
+            );
+            assert!(
+                !not_here.contains(&named),
+                "the README says {c} is not here"
+            );
+        }
+    }
+
     #[test]
     fn subcommands_and_their_options_parse_as_the_cli_host_takes_them() {
         assert_eq!(
