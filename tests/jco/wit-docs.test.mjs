@@ -1,5 +1,6 @@
 // Every item of the WIT package has a doc comment: interfaces, worlds, types (records,
-// variants, enums, resources), functions, constructors and resource methods. The docs are
+// variants, enums, resources), functions, constructors, resource methods, and each import
+// and export of a world. The docs are
 // what host authors read (wasmtime's bindgen and jco's types carry them), so an item
 // without one fails here. The world's docs are also in the built component (checked by
 // scripts/build-component).
@@ -16,7 +17,7 @@ const WIT_DIR = path.join(ROOT, 'wit');
 const files = fs.readdirSync(WIT_DIR).filter((f) => f.endsWith('.wit'))
   .map((f) => ({ file: f, lines: fs.readFileSync(path.join(WIT_DIR, f), 'utf8').split('\n') }));
 
-const ITEM = /^\s*(?:(interface|world|record|variant|enum|flags|resource|type)\s+(%?[a-z][a-z0-9-]*)|(%?[a-z][a-z0-9-]*)\s*:\s*(?:static\s+)?func\b|(constructor)\s*\()/;
+const ITEM = /^\s*(?:(interface|world|record|variant|enum|flags|resource|type)\s+(%?[a-z][a-z0-9-]*)|(%?[a-z][a-z0-9-]*)\s*:\s*(?:static\s+)?func\b|(constructor)\s*\(|(?:import|export)\s+([a-z][a-z0-9:/@.-]*)\s*;)/;
 
 /** The undocumented items: `file:line name`. */
 function undocumented() {
@@ -27,7 +28,7 @@ function undocumented() {
       if (!m) return;
       let j = i - 1;
       while (j >= 0 && /^\s*@/.test(lines[j])) j--; // feature gates sit between
-      if (!/^\s*\/\/\//.test(lines[j] ?? '')) missing.push(`${file}:${i + 1} ${m[2] ?? m[3] ?? m[5]}`);
+      if (!/^\s*\/\/\//.test(lines[j] ?? '')) missing.push(`${file}:${i + 1} ${m[2] ?? m[3] ?? m[5] ?? m[6]}`);
     });
   }
   return missing;
