@@ -626,14 +626,20 @@ fn print_context(
 /// How much of the store one step of `search` reads between two progress updates.
 const SEARCH_STEP: u64 = 8 << 20;
 
-/// Run a search to its end, with a progress bar on stderr when it is a terminal
-/// (indicatif draws nothing otherwise); its hits' JSON.
+/// Run a search to its end, with a progress bar on stderr when both stdout and stderr
+/// are a terminal (output piped or redirected shows none); its hits' JSON.
 fn search_with_progress(
     store: &mut Store<fshost::FsHost>,
     api: &GuestSessionSearch,
     search: ResourceAny,
 ) -> Result<String> {
-    let bar = indicatif::ProgressBar::new(0).with_style(
+    use std::io::IsTerminal;
+    let bar = match std::io::stdout().is_terminal() {
+        // indicatif itself draws nothing when stderr is not a terminal.
+        true => indicatif::ProgressBar::new(0),
+        false => indicatif::ProgressBar::hidden(),
+    }
+    .with_style(
         indicatif::ProgressStyle::with_template(
             "{msg} {wide_bar} {binary_bytes}/{binary_total_bytes} ({eta})",
         )

@@ -257,6 +257,52 @@ fn a_file_that_is_not_a_session_is_refused_with_exit_1() {
     );
 }
 
+/// `search` shows its progress on stderr when it runs on a terminal, and none when its
+/// output goes to a pipe (a pseudo-terminal from util-linux's `script`).
+#[test]
+fn search_shows_a_progress_bar_on_a_terminal_only() {
+    let cli = Cli::new();
+    let mut s = xcsh_session::Session::create(
+        Rc::new(FsStorage::new()),
+        &xcsh_session::session::CreateOptions {
+            agent_dir: path_str(cli.agent.path()).to_string(),
+            cwd: "/w".into(),
+            ..Default::default()
+        },
+    );
+    s.append_message(r#"{"role":"user","content":"a question","timestamp":1}"#)
+        .expect("user");
+    s.append_message(r#"{"role":"assistant","provider":"p","model":"m","content":[{"type":"text","text":"an answer"}],"timestamp":2}"#)
+        .expect("assistant");
+    drop(s);
+    let run = |pipe: &str| {
+        let line = format!(
+            "XCSH_SESSION_CACHE_DIR='{}' '{BIN}' --agent-dir '{}' search question --all{pipe}",
+            cli.cache.display(),
+            cli.agent.path().display()
+        );
+        let out = Command::new("script")
+            .args(["-qfec", &line, "/dev/null"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run script (util-linux)");
+        assert!(out.status.success(), "{line}: {:?}", out.status);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let tty = run("");
+    assert!(tty.contains("\"score\""), "the hits: {tty:?}");
+    assert!(
+        tty.contains("sessions, "),
+        "a progress bar on a terminal: {tty:?}"
+    );
+    let piped = run(" | cat");
+    assert!(piped.contains("\"score\""), "the hits: {piped:?}");
+    assert!(
+        !piped.contains("sessions, "),
+        "no bar when the output is piped: {piped:?}"
+    );
+}
+
 /// A current (v3) session of `n` user and assistant messages, written by the core.
 fn small_v3_session(dir: &Path, agent: &Path, n: usize) -> PathBuf {
     let path = dir.join("v3.jsonl");
