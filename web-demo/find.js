@@ -150,14 +150,28 @@ async function runSearch() {
   const loadId = `find-${gen}`;
   find.running = loadId;
   try {
-    const onProgress = ({ done, total }) => gen === find.gen && total && setStatus(`Searching… ${Math.floor((100 * done) / total)} %`);
+    const onProgress = ({ done, total, found, matches, first }) => {
+      if (gen !== find.gen) return;
+      if (first?.length) {
+        // The hits so far: listed at once, and Enter already steps through them.
+        find.result = { query, hits: first, messages: found, matches, capped: found > first.length, partial: true };
+        find.ctx = state.selGen;
+        renderHits();
+        markCurrentRow();
+      }
+      if (total) setStatus(`Searching… ${Math.floor((100 * done) / total)} %${found ? ` · ${fmtCount(found, 'message')} so far` : ''}`);
+    };
     const res = await call('search', { query, role, tool, loadId }, { onProgress });
     if (gen !== find.gen) return;
     find.result = res;
     find.ctx = state.selGen;
     renderHits();
     if (!res.messages) setStatus('No matches in this branch');
-    else setStatus(`${fmtCount(res.messages, 'message')}${query.trim() ? ` · ${fmtCount(res.matches, 'match', 'matches')}` : ''} · Enter for the first`);
+    else if (find.current >= 0 && res.hits[find.current]) {
+      // The reader already stepped to a hit while the search ran: it stays the current one.
+      markCurrentRow();
+      setStatus(`${fmtNum(find.current + 1)} of ${fmtNum(res.messages)}`);
+    } else setStatus(`${fmtCount(res.messages, 'message')}${query.trim() ? ` · ${fmtCount(res.matches, 'match', 'matches')}` : ''} · Enter for the first`);
     $('find-status').title = `searched in ${Math.round(res.ms)} ms`;
   } catch (e) {
     if (gen === find.gen) setStatus(`Search failed: ${errMsg(e)}`);

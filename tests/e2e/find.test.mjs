@@ -88,10 +88,18 @@ describe('finding things in a session', { timeout: 240_000 }, () => {
     await page.keyboard.press('Control+f');
     await page.locator('#find-bar').waitFor();
     assert.equal(await page.evaluate(() => document.activeElement.id), 'find-query', 'the field has the focus');
+    // The hits found so far are listed while the search goes on (the status says so).
+    await page.evaluate(() => {
+      window.__soFar = false;
+      new MutationObserver(() => {
+        if (/so far/.test(document.getElementById('find-status').textContent) && document.querySelector('#find-hits .find-hit-row')) window.__soFar = true;
+      }).observe(document.getElementById('find-status'), { childList: true, subtree: true, characterData: true });
+    });
     const started = Date.now();
     await page.locator('#find-query').fill(TYPED);
     const status = page.locator('#find-status');
     await status.filter({ hasText: /messages? ·/ }).waitFor();
+    assert.equal(await page.evaluate(() => window.__soFar), true, 'the first hits were listed before the search ended');
     t.diagnostic(`search answered ${Date.now() - started} ms after the first key (${await status.getAttribute('title')})`);
     const matches = expected.reduce((n, [, c]) => n + c, 0);
     assert.match(await status.innerText(), new RegExp(`^${expected.length} messages · ${matches} match`), 'every hit of the branch is counted');

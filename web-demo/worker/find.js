@@ -11,6 +11,8 @@ const FIND_WINDOW = 1000;
 const FIND_SLICE_MS = 30;
 
 const SEARCH_MAX_HITS = 5000;
+/** How many of the hits found so far a progress report carries (the page lists them). */
+const FIRST_HITS = 200;
 const SNIPPET_BEFORE = 48;
 const SNIPPET_AFTER = 90;
 
@@ -74,15 +76,15 @@ const roleGroup = (role) => (role === 'user' || role === 'assistant' || role ===
 
 /**
  * Calls `each(index, role, parts, message)` for every message of view `v`'s branch, in
- * order, a window at a time; between windows it reports progress and, every
- * FIND_SLICE_MS, lets a cancel in (a cancelled search throws).
+ * order, a window at a time; between windows it reports progress (with `extra()`'s
+ * fields) and, every FIND_SLICE_MS, lets a cancel in (a cancelled search throws).
  */
-async function eachMessage(v, reqId, each) {
+async function eachMessage(v, reqId, each, extra = null) {
   const count = countOf(v);
   let slice = performance.now();
   for (let start = 0; start < count; start += FIND_WINDOW) {
     windowOf(v, start, start + FIND_WINDOW).forEach(({ m }, i) => each(start + i, typeof m?.role === 'string' ? m.role : 'unknown', searchParts(m), m));
-    progress(reqId, 'find', Math.min(count, start + FIND_WINDOW), count);
+    progress(reqId, 'find', Math.min(count, start + FIND_WINDOW), count, extra);
     if (performance.now() - slice > FIND_SLICE_MS) {
       await checkpoint(reqId, 'The search was stopped.');
       slice = performance.now();
@@ -151,7 +153,7 @@ export async function search({ query = '', role = '', tool = '' }, reqId) {
       const s = re ? snippet(first.part.text, first.at, first.len) : { before: '', match: '', after: oneLine(first.part.text, SNIPPET_BEFORE + SNIPPET_AFTER) };
       hits.push({ index, role: r, kind: first.part.kind, tool: first.part.tool, count, ...s });
     }
-  });
+  }, () => ({ found: messages, matches, first: hits.slice(0, FIRST_HITS) }));
   return { query: q, hits, messages, matches, capped: messages > hits.length, ms: performance.now() - t0 };
 }
 

@@ -31,14 +31,17 @@ export function fail(message, kind) {
   return e;
 }
 
-/** Progress reports for request `id`, at most every 40 ms (and always the last). */
-export function progress(id, phase, done = 0, total = 0) {
+/**
+ * Progress reports for request `id`, at most every 40 ms (and always the last); `extra()`
+ * adds fields to a report that is sent (a search's hits so far).
+ */
+export function progress(id, phase, done = 0, total = 0, extra = null) {
   const now = performance.now();
   const p = progress.last ?? (progress.last = { t: 0, phase: '' });
   if (phase === p.phase && now - p.t < 40 && done < total) return;
   p.t = now;
   p.phase = phase;
-  self.postMessage({ type: 'progress', id, phase, done, total });
+  self.postMessage({ type: 'progress', id, phase, done, total, ...extra?.() });
 }
 
 /** The page's ids of the loads it cancelled, and the load id of each request; a load looks between its phases. */
