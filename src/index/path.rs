@@ -427,8 +427,11 @@ impl OpenedContext {
 
 /// The context of a file read whole, at `leaf` (default: its last entry).
 fn whole_context<'s>(s: &'s crate::session::Session, leaf: &Option<String>) -> SessionContext<'s> {
-    s.context_at(
-        leaf.as_deref()
-            .map_or(crate::context::Leaf::Last, crate::context::Leaf::Id),
-    )
+    s.context_at(whole_leaf(leaf))
+}
+
+/// The leaf a file read whole was opened for (default: its last entry).
+pub(super) fn whole_leaf(leaf: &Option<String>) -> crate::context::Leaf<'_> {
+    leaf.as_deref()
+        .map_or(crate::context::Leaf::Last, crate::context::Leaf::Id)
 }

@@ -2,7 +2,7 @@
 //! from the lines of those messages only. A streamed context reads the window's lines
 //! from the file; one built in memory makes only the window's messages.
 
-use super::path::{OpenedContext, PathContext};
+use super::path::{whole_leaf, OpenedContext, PathContext};
 use crate::context::{compaction_parts, entry_message, SessionContext};
 use crate::entry::{Entry, Payload};
 use crate::error::Result;
@@ -39,21 +39,6 @@ impl ContextWindow {
         }
         out.push_str("]}");
         out
-    }
-
-    pub(crate) fn of(ctx: &SessionContext<'_>, start: usize, end: usize) -> ContextWindow {
-        let (start, end) = clamp(start, end, ctx.messages.len());
-        ContextWindow {
-            start,
-            messages: ctx.messages[start..end]
-                .iter()
-                .map(|m| m.to_string())
-                .collect(),
-            ids: ctx.entry_ids[start..end]
-                .iter()
-                .map(|id| id.to_string())
-                .collect(),
-        }
     }
 }
 
@@ -155,7 +140,7 @@ impl OpenedContext {
     pub fn message_count(&self) -> usize {
         match self {
             OpenedContext::Path(p) => p.message_count(),
-            OpenedContext::Whole(..) => self.context().map_or(0, |c| c.messages.len()),
+            OpenedContext::Whole(s, leaf) => s.context_message_count(whole_leaf(leaf)),
         }
     }
 
@@ -163,12 +148,7 @@ impl OpenedContext {
     pub fn state(&self) -> Result<SessionContext<'_>> {
         match self {
             OpenedContext::Path(p) => Ok(p.state()),
-            OpenedContext::Whole(..) => {
-                let mut ctx = self.context()?;
-                ctx.messages.clear();
-                ctx.entry_ids.clear();
-                Ok(ctx)
-            }
+            OpenedContext::Whole(s, leaf) => Ok(s.context_state(whole_leaf(leaf))),
         }
     }
 
@@ -176,7 +156,7 @@ impl OpenedContext {
     pub fn window(&self, start: usize, end: usize) -> Result<ContextWindow> {
         match self {
             OpenedContext::Path(p) => p.window(start, end),
-            OpenedContext::Whole(..) => Ok(ContextWindow::of(&self.context()?, start, end)),
+            OpenedContext::Whole(s, leaf) => Ok(s.context_window(whole_leaf(leaf), start, end)),
         }
     }
 }

@@ -26,6 +26,6 @@ export function resolveUrl({ url }) {
 export function exportBranch() {
   const v = needView();
   const s = v.session;
-  const json = v.history ? JSON.stringify({ ...s.contextState(), messages: s.historyWindow(0, s.historyMessageCount()).messages }) : s.contextJson();
+  const json = v.history ? JSON.stringify({ ...s.contextState(), messages: s.historyWindow(0, Infinity).messages }) : s.contextJson();
   return { json, history: Boolean(v.history), name: v.name, title: s.displayTitle(80), sessionId: s.sessionId, leafId: s.leafId ?? null, cwd: s.header()?.cwd ?? null };
 }
