@@ -344,24 +344,45 @@ pub trait StorageExt: Storage {
     /// over the target, fsync. On failure the temp file is removed and the error returned;
     /// the target is then untouched.
     fn atomic_write(&self, path: &str, bytes: &[u8]) -> StorageResult<()> {
-        let dir = parent(path);
-        if !dir.is_empty() {
-            self.mkdir_all(dir)?;
-        }
-        let tmp = join(dir, &temp_name(self.env(), basename(path)));
-        let result = self
-            .write(&tmp, bytes)
-            .and_then(|_| self.fsync(&tmp))
-            .and_then(|_| self.rename(&tmp, path))
-            .and_then(|_| self.fsync(path));
-        if result.is_err() {
-            let _ = self.unlink(&tmp);
-        }
-        result
+        replace(self, path, bytes, true)
+    }
+
+    /// Replace `path` at once for its readers (a temp file renamed over it, as
+    /// [`Self::atomic_write`]) without waiting for the disk: no fsync, so a power cut may
+    /// leave it empty or cut short. Only for caches, whose readers check what they read
+    /// (an open that writes a session's index then does not wait for the disk to write
+    /// the session it just read, which a first open after a copy paid for).
+    fn replace_unsynced(&self, path: &str, bytes: &[u8]) -> StorageResult<()> {
+        replace(self, path, bytes, false)
     }
 }
 
 impl<S: Storage + ?Sized> StorageExt for S {}
+
+/// A temp file beside `path`, renamed over it; fsynced before and after when `durable`.
+/// On failure the temp file is removed and the target left untouched.
+fn replace<S: Storage + ?Sized>(
+    storage: &S,
+    path: &str,
+    bytes: &[u8],
+    durable: bool,
+) -> StorageResult<()> {
+    let dir = parent(path);
+    if !dir.is_empty() {
+        storage.mkdir_all(dir)?;
+    }
+    let tmp = join(dir, &temp_name(storage.env(), basename(path)));
+    let sync = |p: &str| if durable { storage.fsync(p) } else { Ok(()) };
+    let result = storage
+        .write(&tmp, bytes)
+        .and_then(|_| sync(&tmp))
+        .and_then(|_| storage.rename(&tmp, path))
+        .and_then(|_| sync(path));
+    if result.is_err() {
+        let _ = storage.unlink(&tmp);
+    }
+    result
+}
 
 /// `.<name>.<8 hex digits>.tmp`: a temp file beside `name`.
 fn temp_name(env: &dyn Environment, name: &str) -> String {

@@ -513,3 +513,58 @@ fn gc_removes_the_cached_index_of_a_session_that_is_gone_and_keeps_the_others() 
         whole(&storage, &kept, None).unwrap()
     );
 }
+
+/// Counts the fsyncs asked of the storage under it.
+struct CountingSyncs {
+    inner: Rc<MemoryStorage>,
+    syncs: Cell<usize>,
+}
+
+impl xcsh_session::storage::Layer for CountingSyncs {
+    fn inner(&self) -> &dyn Storage {
+        &*self.inner
+    }
+    fn fsync(&self, path: &str) -> xcsh_session::storage::StorageResult<()> {
+        self.syncs.set(self.syncs.get() + 1);
+        self.inner.fsync(path)
+    }
+}
+
+/// The cache is written without waiting for the disk (a first open after a copy would
+/// wait for the copy's bytes too): a power cut may leave it empty or cut short, and such
+/// a cache is read as none and written again.
+#[test]
+fn the_cache_is_written_without_an_fsync_and_a_cache_cut_short_is_written_again() {
+    let storage = mem();
+    let (file, _) = written(
+        &storage,
+        &[Op::User("x".into()), Op::Assistant("y".into(), 0)],
+    );
+    let expected = whole(&storage, &file, None).unwrap();
+    let counting = Rc::new(CountingSyncs {
+        inner: storage.clone(),
+        syncs: Cell::new(0),
+    });
+    let (ctx, through) = indexed(counting.clone(), &file, None, IndexCache::Use).unwrap();
+    assert!(through);
+    assert_eq!(ctx, expected);
+    assert_eq!(cache_files(&storage).len(), 1, "the cache is written");
+    assert_eq!(counting.syncs.get(), 0, "and not fsynced");
+
+    let cache = cache_files(&storage).remove(0);
+    let full = storage.read(&cache).unwrap();
+    for cut in [0, 7, full.len() / 2, full.len() - 1] {
+        storage.write(&cache, &full[..cut]).unwrap();
+        assert_eq!(
+            indexed(storage.clone(), &file, None, IndexCache::Use)
+                .unwrap()
+                .0,
+            expected
+        );
+        assert_eq!(
+            storage.read(&cache).unwrap(),
+            full,
+            "written again whole after a cut at {cut}"
+        );
+    }
+}

@@ -299,7 +299,9 @@ fn recorded_path(head: &[u8]) -> Option<String> {
     String::from_utf8(f.bytes()?.to_vec()).ok()
 }
 
-/// Keep `index` as the cache of `file`; a failure is ignored (it is only a cache).
+/// Keep `index` as the cache of `file`; a failure is ignored (it is only a cache). Not
+/// fsynced: a cache a power cut left empty or cut short fails its checksum and is
+/// written again.
 pub(crate) fn save(
     storage: &dyn Storage,
     agent_dir: &str,
@@ -311,7 +313,5 @@ pub(crate) fn save(
         return;
     };
     let at = location(agent_dir, file);
-    let _ = storage
-        .mkdir_all(crate::storage::parent(&at))
-        .and_then(|()| storage.atomic_write(&at, &bytes));
+    let _ = storage.replace_unsynced(&at, &bytes);
 }
