@@ -10,9 +10,10 @@ import {
   FIXTURES, Session, agentHome, assistant, fixturePath, nodeStorage, openContext, user,
 } from './helpers.mjs';
 
-/** A node storage that counts the bytes its reads return. */
+/** A node storage that counts the bytes its reads return (`readInto` among them: with it,
+ * the package reads ranges through it, straight into wasm memory). */
 function counting(inner = nodeStorage()) {
-  const counts = { bytes: 0, ranges: 0, whole: 0 };
+  const counts = { bytes: 0, ranges: 0, whole: 0, into: 0 };
   const storage = {
     ...inner,
     read(p) {
@@ -31,6 +32,12 @@ function counting(inner = nodeStorage()) {
       counts.ranges++;
       counts.bytes += b.length;
       return b;
+    },
+    readInto(p, dest, position) {
+      const n = inner.readInto(p, dest, position);
+      counts.into++;
+      counts.bytes += n;
+      return n;
     },
   };
   return { storage, counts };
@@ -73,11 +80,31 @@ test('a reopen reads the cached index and the path, not the whole file', (t) => 
   assert.equal(Buffer.concat(chunks).toString('utf8'), want);
 });
 
+test('with readInto, ranged reads go straight into wasm memory: readRange is not called, the contexts are the same', (t) => {
+  const agentDir = agentHome(t);
+  const s = written(agentDir, 300);
+  const leafId = s.entries()[200].id;
+  const want = Session.open(nodeStorage(), s.file, { readOnly: true, agentDir }).contextJson(leafId);
+  const size = fs.statSync(s.file).size;
+  const { storage, counts } = counting();
+  const first = openContext(storage, s.file, { agentDir, leafId });
+  assert.equal(first.json(), want);
+  assert.equal(counts.ranges, 0, 'no readRange');
+  assert.equal(counts.whole, 0, 'no whole read');
+  assert.ok(counts.into > 0 && counts.bytes >= size, `the scan read ${counts.bytes} of ${size} bytes in ${counts.into} readInto calls`);
+  counts.bytes = 0;
+  assert.equal(openContext(storage, s.file, { agentDir, leafId }).json(), want);
+  assert.ok(counts.bytes < size, `a reopen reads the path through readInto: ${counts.bytes} of ${size}`);
+  // A readInto that lies about what it read is refused, naming it.
+  const liar = { ...nodeStorage(), readInto: () => 1e12 };
+  assert.throws(() => openContext(liar, s.file, { agentDir: agentHome(t) }).json(), (e) => /readInto/.test(e.message));
+});
+
 test('without readRange, with the cache off, and for v1 files: the same contexts', (t) => {
   const agentDir = agentHome(t);
   const s = written(agentDir, 20);
   const want = s.contextJson();
-  const { readRange, ...noRange } = nodeStorage();
+  const { readRange, readInto, ...noRange } = nodeStorage();
   const plain = openContext(noRange, s.file, { agentDir });
   assert.equal(plain.throughIndex, true);
   assert.equal(plain.json(), want);

@@ -208,8 +208,8 @@ test('a storage without readRange still opens and reads sessions, sync and async
   s.close();
   const expected = Session.open(nodeStorage(), s.file, { readOnly: true }).entriesJson();
 
-  const { readRange, ...plain } = nodeStorage();
-  assert.ok(readRange);
+  const { readRange, readInto, ...plain } = nodeStorage();
+  assert.ok(readRange && readInto);
   assert.match(checkStorage(plain)[0], /^storage has no readRange/);
   assert.equal(Session.open(plain, s.file, { readOnly: true }).entriesJson(), expected);
   const { readRange: asyncRange, ...asyncPlain } = nodeAsyncStorage();

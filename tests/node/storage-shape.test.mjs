@@ -153,20 +153,22 @@ test('the shipped storages pass the check', () => {
 
 const NO_READ_RANGE = 'storage has no readRange(path, offset, length): every ranged read reads the whole file and slices it, which is slow for large sessions (nodeStorage(), nodeAsyncStorage(), memoryStorage() and opfsStorage() have one)';
 
-test('checkStorage returns its warnings: none for the shipped storages, one for a storage without readRange', async () => {
+test('checkStorage returns its warnings: none for the shipped storages, one for a storage without readRange or readInto', async () => {
   assert.deepEqual(checkStorage(nodeStorage()), []);
   assert.deepEqual(checkStorage(memoryStorage()), []);
   assert.deepEqual(checkStorage(nodeAsyncStorage(), true), []);
   assert.deepEqual(checkStorage(new StagedStorage(nodeAsyncStorage())), []);
-  for (const storage of [{ ...nodeStorage(), readRange: undefined }, (({ readRange, ...rest }) => rest)(nodeStorage())]) {
+  for (const storage of [{ ...nodeStorage(), readRange: undefined, readInto: undefined }, (({ readRange, readInto, ...rest }) => rest)(nodeStorage())]) {
     assert.deepEqual(checkStorage(storage), [NO_READ_RANGE]);
   }
+  // readInto alone serves ranged reads too (straight into wasm memory): no warning.
+  assert.deepEqual(checkStorage({ ...nodeStorage(), readRange: undefined }), []);
   const { readRange, ...asyncPlain } = nodeAsyncStorage();
   assert.ok(readRange);
   assert.deepEqual(checkStorage(asyncPlain, true), [NO_READ_RANGE]);
   // A warning, not an error: such a storage is used (its ranges are whole reads sliced).
   const s = scratch();
-  const plain = { ...nodeStorage(), readRange: undefined };
+  const plain = { ...nodeStorage(), readRange: undefined, readInto: undefined };
   assert.ok(Session.open(plain, s.file, { readOnly: true }).context().messages.length > 0);
   assert.ok((await AsyncSession.open(asyncPlain, s.file, { readOnly: true })).context().messages.length > 0);
 });

@@ -144,29 +144,76 @@ impl JsPort {
             if buf.len() == buf.capacity() {
                 buf.reserve((buf.len() / 8).max(64 << 10));
             }
-            let position = JsValue::from_f64(buf.len() as f64);
-            let n = fill_spare(&mut buf, |view| {
-                let spare = view.length() as usize;
-                answer(
-                    read_into.call3(&self.js, &js_path, view, &position),
-                    "readInto",
-                    path,
-                )?
-                .as_f64()
-                .filter(|n| *n >= 0.0 && n.fract() == 0.0 && *n as usize <= spare)
-                .map(|n| n as usize)
-                .ok_or_else(|| {
-                    StorageError::Other(format!(
-                        "storage.readInto did not return a byte count between 0 and {spare}"
-                    ))
-                })
-            })?;
-            if n == 0 {
+            if self.read_into_spare(read_into, &js_path, path, &mut buf, 0)? == 0 {
                 return Ok(buf);
             }
         }
     }
+
+    /// `read_range` through `readInto`, straight into wasm memory as [`Self::read_direct`]
+    /// (a first open's scan reads every byte of the file this way: no JS buffer to
+    /// allocate and zero, no copy into wasm). A length beyond [`DIRECT_UNCHECKED`] is
+    /// first capped at the file's size, so that no more is reserved than can be read.
+    fn read_range_direct(
+        &self,
+        read_into: &Function,
+        path: &str,
+        offset: u64,
+        len: u64,
+    ) -> StorageResult<Vec<u8>> {
+        let want = match len > DIRECT_UNCHECKED {
+            true => self.stat(path)?.size.saturating_sub(offset).min(len),
+            false => len,
+        };
+        let want = usize::try_from(want).unwrap_or(usize::MAX);
+        let js_path = JsValue::from_str(path);
+        let mut buf: Vec<u8> = Vec::with_capacity(want);
+        while buf.len() < want {
+            if self.read_into_spare(read_into, &js_path, path, &mut buf, offset)? == 0 {
+                break; // the file ends before the range does
+            }
+        }
+        buf.truncate(want);
+        Ok(buf)
+    }
+
+    /// One `readInto` call filling `buf`'s spare capacity from the file's byte
+    /// `start + buf.len()`; the count it read (0 at the end of the file).
+    fn read_into_spare(
+        &self,
+        read_into: &Function,
+        js_path: &JsValue,
+        path: &str,
+        buf: &mut Vec<u8>,
+        start: u64,
+    ) -> StorageResult<usize> {
+        let position = JsValue::from_f64((start + buf.len() as u64).min(MAX_SAFE) as f64);
+        fill_spare(buf, |view| {
+            let spare = view.length() as usize;
+            answer(
+                read_into.call3(&self.js, js_path, view, &position),
+                "readInto",
+                path,
+            )?
+            .as_f64()
+            .filter(|n| *n >= 0.0 && n.fract() == 0.0 && *n as usize <= spare)
+            .map(|n| n as usize)
+            .ok_or_else(|| {
+                StorageError::Other(format!(
+                    "storage.readInto did not return a byte count between 0 and {spare}"
+                ))
+            })
+        })
+    }
 }
+
+/// A ranged read through `readInto` reserves its length as asked up to this (64 MiB);
+/// past it, no more than the file holds from the offset.
+const DIRECT_UNCHECKED: u64 = 64 << 20;
+
+/// Past 2^53 a JS number is no longer exact: offsets and lengths are capped there, which
+/// no JS file reaches, so the answer is the same.
+const MAX_SAFE: u64 = (1 << 53) - 1;
 
 impl Storage for JsPort {
     fn read(&self, path: &str) -> StorageResult<Vec<u8>> {
@@ -187,14 +234,16 @@ impl Storage for JsPort {
         Ok(data)
     }
 
-    /// The optional `readRange(path, offset, length)`, a positioned read; without it, the
-    /// whole file (`read`) sliced. Past 2^53 a JS number is no longer exact: both numbers
-    /// are capped there, which no JS file reaches, so the answer is the same.
+    /// The optional `readInto` at a position when the storage has it (straight into wasm
+    /// memory), else the optional `readRange(path, offset, length)`; without either, the
+    /// whole file (`read`) sliced. Numbers past 2^53 are capped ([`MAX_SAFE`]).
     fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
+        if let Some(read_into) = &self.optional.read_into {
+            return self.read_range_direct(read_into, path, offset, len);
+        }
         let Some(read_range) = &self.optional.read_range else {
             return Ok(port::range_of(&self.read(path)?, offset, len).to_vec());
         };
-        const MAX_SAFE: u64 = (1 << 53) - 1;
         let value = read_range.call3(
             &self.js,
             &JsValue::from_str(path),

@@ -59,11 +59,11 @@ pub fn check_storage(
     }
 }
 
-/// What a usable `storage` lacks that makes it slow: no `readRange`, so each ranged read
-/// reads the whole file (the port falls back to `read` and a slice).
+/// What a usable `storage` lacks that makes it slow: neither `readRange` nor `readInto`,
+/// so each ranged read reads the whole file (the port falls back to `read` and a slice).
 pub fn warnings(storage: &JsValue) -> Vec<String> {
     let mut out = Vec::new();
-    if get(storage, "readRange").is_undefined() {
+    if get(storage, "readRange").is_undefined() && get(storage, "readInto").is_undefined() {
         out.push(
             "storage has no readRange(path, offset, length): every ranged read reads the \
              whole file and slices it, which is slow for large sessions (nodeStorage(), \

@@ -28,8 +28,9 @@ export interface JsStorage {
   read(path: string): Uint8Array;
   /** Optional fast path for `read`: copy the file's bytes from `position` into `dest`
    * and return how many were written (0 at the end of the file), e.g.
-   * `fs.readSync(fd, dest, 0, dest.length, position)`. When present, sessions are read
-   * straight into wasm memory: one copy of a large file instead of two. */
+   * `fs.readSync(fd, dest, 0, dest.length, position)` until `dest` is full or the file
+   * ends. When present, whole and ranged reads go straight into wasm memory (one copy
+   * of the bytes instead of two, no JS buffer to allocate), and `readRange` is not used. */
   readInto?(path: string, dest: Uint8Array, position: number): number;
   /** At most `maxBytes` from the start of the file. */
   readPrefix(path: string, maxBytes: number): Uint8Array;
