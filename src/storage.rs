@@ -344,27 +344,33 @@ pub trait StorageExt: Storage {
     /// over the target, fsync. On failure the temp file is removed and the error returned;
     /// the target is then untouched.
     fn atomic_write(&self, path: &str, bytes: &[u8]) -> StorageResult<()> {
-        replace(self, path, bytes, true)
+        replace(self, path, &mut |tmp| self.write(tmp, bytes), true)
     }
 
     /// Replace `path` at once for its readers (a temp file renamed over it, as
     /// [`Self::atomic_write`]) without waiting for the disk: no fsync, so a power cut may
     /// leave it empty or cut short. Only for caches, whose readers check what they read
     /// (an open that writes a session's index then does not wait for the disk to write
-    /// the session it just read, which a first open after a copy paid for).
-    fn replace_unsynced(&self, path: &str, bytes: &[u8]) -> StorageResult<()> {
-        replace(self, path, bytes, false)
+    /// the session it just read, which a first open after a copy paid for). `write_temp`
+    /// writes the new content to the temp file it is given (in pieces if it likes).
+    fn replace_unsynced_with(
+        &self,
+        path: &str,
+        write_temp: &mut dyn FnMut(&str) -> StorageResult<()>,
+    ) -> StorageResult<()> {
+        replace(self, path, write_temp, false)
     }
 }
 
 impl<S: Storage + ?Sized> StorageExt for S {}
 
-/// A temp file beside `path`, renamed over it; fsynced before and after when `durable`.
-/// On failure the temp file is removed and the target left untouched.
+/// A temp file beside `path`, written by `write_temp`, renamed over it; fsynced before
+/// and after when `durable`. On failure the temp file is removed and the target left
+/// untouched.
 fn replace<S: Storage + ?Sized>(
     storage: &S,
     path: &str,
-    bytes: &[u8],
+    write_temp: &mut dyn FnMut(&str) -> StorageResult<()>,
     durable: bool,
 ) -> StorageResult<()> {
     let dir = parent(path);
@@ -373,8 +379,7 @@ fn replace<S: Storage + ?Sized>(
     }
     let tmp = join(dir, &temp_name(storage.env(), basename(path)));
     let sync = |p: &str| if durable { storage.fsync(p) } else { Ok(()) };
-    let result = storage
-        .write(&tmp, bytes)
+    let result = write_temp(&tmp)
         .and_then(|_| sync(&tmp))
         .and_then(|_| storage.rename(&tmp, path))
         .and_then(|_| sync(path));

@@ -568,3 +568,85 @@ fn the_cache_is_written_without_an_fsync_and_a_cache_cut_short_is_written_again(
         );
     }
 }
+
+/// Records the largest write or append under the cache directory, and how many there were.
+struct CacheWrites {
+    inner: Rc<MemoryStorage>,
+    largest: Cell<usize>,
+    calls: Cell<usize>,
+}
+
+impl CacheWrites {
+    fn note(&self, path: &str, n: usize) {
+        if path.starts_with("/agent/cache/") {
+            self.largest.set(self.largest.get().max(n));
+            self.calls.set(self.calls.get() + 1);
+        }
+    }
+}
+
+impl xcsh_session::storage::Layer for CacheWrites {
+    fn inner(&self) -> &dyn Storage {
+        &*self.inner
+    }
+    fn write(&self, path: &str, data: &[u8]) -> xcsh_session::storage::StorageResult<()> {
+        self.note(path, data.len());
+        self.inner.write(path, data)
+    }
+    fn append(&self, path: &str, data: &[u8]) -> xcsh_session::storage::StorageResult<()> {
+        self.note(path, data.len());
+        self.inner.append(path, data)
+    }
+}
+
+/// A large index is written a piece at a time as it is encoded, never held whole (a 1 GB
+/// session's is tens of megabytes, and a host copies what it is handed), and reads back
+/// as the index it was.
+#[test]
+fn a_large_cache_is_written_in_pieces_and_reads_back_whole() {
+    let storage = mem();
+    let file = "/agent/sessions/--w--/big.jsonl";
+    let mut text = String::from(
+        "{\"type\":\"session\",\"version\":3,\"id\":\"big\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n",
+    );
+    let mut parent = String::from("null");
+    for i in 0..45_000 {
+        let id = format!("{i:08x}");
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        text.push_str(&format!(
+            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"{role}\",\"content\":[{{\"type\":\"text\",\"text\":\"m{i}\"}}],\"timestamp\":1}}}}\n"
+        ));
+        parent = format!("\"{id}\"");
+    }
+    put(&storage, file, &text);
+    let expected = whole(&storage, file, Some("000057e3")).unwrap();
+    let writes = Rc::new(CacheWrites {
+        inner: storage.clone(),
+        largest: Cell::new(0),
+        calls: Cell::new(0),
+    });
+    assert_eq!(
+        indexed(writes.clone(), file, Some("000057e3"), IndexCache::Use).unwrap(),
+        (expected.clone(), true)
+    );
+    let cache = cache_files(&storage).remove(0);
+    let size = storage.read(&cache).unwrap().len();
+    assert!(size > 1 << 20, "a cache of {size} bytes");
+    assert!(writes.calls.get() >= 2, "{} writes", writes.calls.get());
+    assert!(
+        writes.largest.get() <= 3 << 19,
+        "the largest write {} of {size} bytes",
+        writes.largest.get()
+    );
+    // It reads back: a reopen reads the cache, not the file again.
+    let counting = Rc::new(CountingReads::new(storage.clone()));
+    assert_eq!(
+        once(counting.clone(), file, Some("000057e3")),
+        (expected, true)
+    );
+    assert!(
+        counting.bytes.get() < size as u64 + text.len() as u64 * 6 / 10,
+        "{} bytes read",
+        counting.bytes.get()
+    );
+}

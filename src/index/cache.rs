@@ -10,9 +10,9 @@
 
 use super::{Kind, SessionIndex, NO_PARENT};
 use crate::storage::{join, FileStat, Storage, StorageExt};
-use sha2::{Digest, Sha256};
+use sha2::{Digest as _, Sha256};
 
-const MAGIC: &[u8; 8] = b"XCSHIDX\x02";
+const MAGIC: &[u8; 8] = b"XCSHIDX\x03";
 /// How many of the last covered bytes are hashed.
 const TAIL: u64 = 4096;
 
@@ -26,24 +26,66 @@ pub(crate) fn location(agent_dir: &str, file: &str) -> String {
     )
 }
 
-/// A 64-bit checksum of `bytes`, the same on every platform: it tells a cache that was
-/// damaged, cut short or changed from one written whole (it is no defence against a
-/// forger: whoever can write the agent directory can write its sessions too, and every
-/// line an open reads is checked against the file anyway). A word at a time, so that a
-/// reopen of a large session does not spend its time here (SHA-256 of a 2 MB index took
-/// most of a reopen in wasm).
-fn digest(bytes: &[u8]) -> u64 {
+/// A 64-bit checksum, the same on every platform: it tells a cache that was damaged,
+/// cut short or changed from one written whole (it is no defence against a forger:
+/// whoever can write the agent directory can write its sessions too, and every line an
+/// open reads is checked against the file anyway). A word at a time, so that a reopen of
+/// a large session does not spend its time here (SHA-256 of a 2 MB index took most of a
+/// reopen in wasm); fed a piece at a time, so that a cache is written as it is encoded,
+/// never held whole.
+#[derive(Default)]
+struct Checksum {
+    h: u64,
+    len: u64,
+    /// The bytes of a word not complete yet.
+    part: [u8; 8],
+    part_len: usize,
+}
+
+impl Checksum {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut h = (bytes.len() as u64).wrapping_mul(K);
-    let mut words = bytes.chunks_exact(8);
-    for w in &mut words {
-        let w = u64::from_le_bytes(w.try_into().unwrap_or_default());
-        h = (h ^ w).wrapping_mul(K).rotate_left(29);
+
+    fn word(&mut self, w: [u8; 8]) {
+        self.h = (self.h ^ u64::from_le_bytes(w))
+            .wrapping_mul(Self::K)
+            .rotate_left(29);
     }
-    let mut last = [0u8; 8];
-    last[..words.remainder().len()].copy_from_slice(words.remainder());
-    h = (h ^ u64::from_le_bytes(last)).wrapping_mul(K);
-    h ^ (h >> 32)
+
+    fn update(&mut self, mut bytes: &[u8]) {
+        self.len += bytes.len() as u64;
+        if self.part_len > 0 {
+            let n = (8 - self.part_len).min(bytes.len());
+            self.part[self.part_len..self.part_len + n].copy_from_slice(&bytes[..n]);
+            self.part_len += n;
+            bytes = &bytes[n..];
+            if self.part_len < 8 {
+                return;
+            }
+            self.word(self.part);
+            self.part_len = 0;
+        }
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            self.word(w.try_into().unwrap_or_default());
+        }
+        let rest = words.remainder();
+        self.part[..rest.len()].copy_from_slice(rest);
+        self.part_len = rest.len();
+    }
+
+    fn finish(mut self) -> u64 {
+        self.part[self.part_len..].fill(0);
+        let last = self.part;
+        self.word(last);
+        let h = (self.h ^ self.len).wrapping_mul(Self::K);
+        h ^ (h >> 32)
+    }
+}
+
+fn digest(bytes: &[u8]) -> u64 {
+    let mut d = Checksum::default();
+    d.update(bytes);
+    d.finish()
 }
 
 /// What the cache records about the file it describes.
@@ -73,49 +115,87 @@ fn seal_of(
     })
 }
 
-/// The cache's bytes for `index` of `file` (as it is now: `stat`).
-pub(crate) fn encode(
+/// The cache's bytes for `index` of `file` (as it is now: `stat`), handed to `out` a
+/// piece at a time, its checksum last; `None` (nothing handed) when the file cannot be
+/// read for its seal.
+fn encode(
     storage: &dyn Storage,
     file: &str,
     index: &SessionIndex,
     stat: FileStat,
-) -> Option<Vec<u8>> {
+    out: &mut dyn FnMut(&[u8]),
+) -> Option<()> {
     let seal = seal_of(storage, file, index, stat)?;
-    let n = index.len();
-    let mut out = Vec::with_capacity(128 + file.len() + n * 17 + index.ids.len());
-    out.extend_from_slice(MAGIC);
-    put_bytes(&mut out, file.as_bytes());
-    out.extend_from_slice(&seal.covered.to_le_bytes());
-    out.extend_from_slice(&seal.mtime_ms.to_le_bytes());
-    out.extend_from_slice(&seal.header.to_le_bytes());
-    out.extend_from_slice(&seal.tail.to_le_bytes());
-    out.extend_from_slice(&index.header_offset.to_le_bytes());
-    out.extend_from_slice(&index.header_len.to_le_bytes());
-    out.extend_from_slice(&index.extra_headers.to_le_bytes());
-    out.extend_from_slice(&(n as u64).to_le_bytes());
-    for &o in &index.offsets {
-        out.extend_from_slice(&o.to_le_bytes());
+    let mut out = Summed {
+        sum: Checksum::default(),
+        out,
+    };
+    let mut head = Vec::with_capacity(128 + file.len());
+    head.extend_from_slice(MAGIC);
+    put_bytes(&mut head, file.as_bytes());
+    for v in [seal.covered, seal.mtime_ms as u64, seal.header, seal.tail] {
+        head.extend_from_slice(&v.to_le_bytes());
     }
-    for &l in &index.lens {
-        out.extend_from_slice(&l.to_le_bytes());
+    head.extend_from_slice(&index.header_offset.to_le_bytes());
+    head.extend_from_slice(&index.header_len.to_le_bytes());
+    head.extend_from_slice(&index.extra_headers.to_le_bytes());
+    head.extend_from_slice(&(index.len() as u64).to_le_bytes());
+    out.put(&head);
+    // Each column a block of entries at a time: no copy of the whole index.
+    let mut block = Vec::with_capacity(BLOCK * 8);
+    let mut column = |out: &mut Summed, each: &dyn Fn(&mut Vec<u8>, usize)| {
+        for start in (0..index.len()).step_by(BLOCK) {
+            block.clear();
+            for i in start..(start + BLOCK).min(index.len()) {
+                each(&mut block, i);
+            }
+            out.put(&block);
+        }
+    };
+    column(&mut out, &|b, i| {
+        b.extend_from_slice(&index.offsets[i].to_le_bytes())
+    });
+    column(&mut out, &|b, i| {
+        b.extend_from_slice(&index.lens[i].to_le_bytes())
+    });
+    column(&mut out, &|b, i| {
+        b.extend_from_slice(&index.parents[i].to_le_bytes())
+    });
+    column(&mut out, &|b, i| b.push(index.kinds[i].byte()));
+    column(&mut out, &|b, i| {
+        b.extend_from_slice(&index.id_ends[i].to_le_bytes())
+    });
+    out.put(&(index.ids.len() as u64).to_le_bytes());
+    for ids in index.ids.chunks(BLOCK * 8) {
+        out.put(ids);
     }
-    for &p in &index.parents {
-        out.extend_from_slice(&p.to_le_bytes());
-    }
-    out.extend(index.kinds.iter().map(|k| k.byte()));
-    for &e in &index.id_ends {
-        out.extend_from_slice(&e.to_le_bytes());
-    }
-    put_bytes(&mut out, &index.ids);
-    out.extend_from_slice(&(index.dangling.len() as u64).to_le_bytes());
+    let mut tail = Vec::new();
+    tail.extend_from_slice(&(index.dangling.len() as u64).to_le_bytes());
     for (child, parent) in &index.dangling {
-        out.extend_from_slice(&child.to_le_bytes());
-        put_bytes(&mut out, parent.as_bytes());
+        tail.extend_from_slice(&child.to_le_bytes());
+        put_bytes(&mut tail, parent.as_bytes());
     }
-    let sum = digest(&out);
-    out.extend_from_slice(&sum.to_le_bytes());
-    Some(out)
+    out.put(&tail);
+    let sum = std::mem::take(&mut out.sum).finish();
+    (out.out)(&sum.to_le_bytes());
+    Some(())
 }
+
+/// Bytes handed on and summed.
+struct Summed<'o> {
+    sum: Checksum,
+    out: &'o mut dyn FnMut(&[u8]),
+}
+
+impl Summed<'_> {
+    fn put(&mut self, b: &[u8]) {
+        self.sum.update(b);
+        (self.out)(b);
+    }
+}
+
+/// Entries per block of a column as the cache is written.
+const BLOCK: usize = 64 << 10;
 
 fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
     out.extend_from_slice(&(b.len() as u64).to_le_bytes());
@@ -301,7 +381,8 @@ fn recorded_path(head: &[u8]) -> Option<String> {
 
 /// Keep `index` as the cache of `file`; a failure is ignored (it is only a cache). Not
 /// fsynced: a cache a power cut left empty or cut short fails its checksum and is
-/// written again.
+/// written again. Written a piece at a time as it is encoded (a 1 GB session's index is
+/// tens of megabytes, which neither this memory nor a host's copy of it needs to hold).
 pub(crate) fn save(
     storage: &dyn Storage,
     agent_dir: &str,
@@ -309,9 +390,73 @@ pub(crate) fn save(
     index: &SessionIndex,
     stat: FileStat,
 ) {
-    let Some(bytes) = encode(storage, file, index, stat) else {
-        return;
-    };
     let at = location(agent_dir, file);
-    let _ = storage.replace_unsynced(&at, &bytes);
+    let _ = storage.replace_unsynced_with(&at, &mut |tmp| {
+        let mut pending = Vec::with_capacity(WRITE_PIECE);
+        let mut written = false;
+        let mut failed = None;
+        let mut flush = |pending: &mut Vec<u8>| {
+            if failed.is_some() || pending.is_empty() && written {
+                return;
+            }
+            let r = match written {
+                false => storage.write(tmp, pending),
+                true => storage.append(tmp, pending),
+            };
+            written = true;
+            pending.clear();
+            failed = r.err();
+        };
+        let encoded = encode(storage, file, index, stat, &mut |b| {
+            pending.extend_from_slice(b);
+            if pending.len() >= WRITE_PIECE {
+                flush(&mut pending);
+            }
+        });
+        flush(&mut pending);
+        match (encoded, failed) {
+            (_, Some(e)) => Err(e),
+            (None, None) => Err(crate::storage::StorageError::Other(
+                "the session changed as its index was written".to_string(),
+            )),
+            (Some(()), None) => Ok(()),
+        }
+    });
+}
+
+/// How many bytes of a cache are written at a time.
+const WRITE_PIECE: usize = 1 << 20;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A checksum fed in pieces, however cut, is the checksum of the whole.
+        #[test]
+        fn a_checksum_fed_in_pieces_is_that_of_the_whole(
+            bytes in proptest::collection::vec(any::<u8>(), 0..200),
+            cuts in proptest::collection::vec(0usize..200, 0..8),
+        ) {
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
+            cuts.sort_unstable();
+            let mut d = Checksum::default();
+            let mut at = 0;
+            for c in cuts.into_iter().chain([bytes.len()]) {
+                d.update(&bytes[at..c]);
+                at = c;
+            }
+            prop_assert_eq!(d.finish(), digest(&bytes));
+        }
+    }
+
+    #[test]
+    fn the_checksum_tells_bytes_moved_added_or_dropped() {
+        let a = digest(b"0123456789abcdef");
+        assert_ne!(a, digest(b"1023456789abcdef"));
+        assert_ne!(a, digest(b"0123456789abcdef\0"));
+        assert_ne!(a, digest(b"0123456789abcde"));
+        assert_ne!(digest(b""), digest(b"\0"));
+    }
 }
