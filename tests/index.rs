@@ -105,7 +105,7 @@ fn checked_once(
     xcsh_session::internals::set_stream_above(if stream { 0 } else { 64 << 20 });
     let o = open_for_context(storage, file, AGENT, leaf, cache).map_err(|e| e.message.clone())?;
     let lines = match &o {
-        OpenedContext::Path(p) => p.checked_lines().to_vec(),
+        OpenedContext::Path(p) => p.checked_lines(),
         OpenedContext::Whole(..) => Vec::new(),
     };
     if let OpenedContext::Path(p) = &o {
