@@ -1,0 +1,59 @@
+// What the pi differential test compares (tests/node/pi-diff.test.mjs), as each side
+// shows it, and the disagreements it accepts, each with its reason.
+
+/** Pi's view of an opened session: the fields compared, `leaves` the leaves whose contexts are. */
+export function pis(pi, manager, leaves) {
+  const entries = manager.getEntries();
+  return {
+    entries,
+    leaf: manager.getLeafId(),
+    tree: manager.getTree().map(shape),
+    messages: leaves.map((l) => pi.buildSessionContext(entries, l).messages),
+    thinkingLevel: leaves.map((l) => pi.buildSessionContext(entries, l).thinkingLevel),
+    model: leaves.map((l) => pi.buildSessionContext(entries, l).model),
+    name: manager.getSessionName() ?? null,
+  };
+}
+
+/** This package's view of the same file (a `Session`). */
+export function ours(session, leaves) {
+  const contexts = leaves.map((l) => session.context(l));
+  return {
+    entries: session.entries(),
+    leaf: session.branchPath().at(-1)?.id ?? null,
+    tree: session.tree().map(shape),
+    messages: contexts.map((c) => c.messages),
+    thinkingLevel: contexts.map((c) => c.thinkingLevel),
+    model: contexts.map((c) => c.models),
+    name: session.header().title ?? null,
+  };
+}
+
+/** A tree node as both sides can show it: id, label, children. */
+function shape(node) {
+  return { id: node.entry.id, label: node.label ?? null, children: node.children.map(shape) };
+}
+
+/**
+ * The accepted disagreements: `field`, `matches(pi, ours)`, and why. `xcsh` entries are
+ * where xcsh (whose rules this package follows) differs from pi by design; `pending` ones
+ * are pi's rules this package does not apply yet (issue 37: flavours).
+ */
+export const KNOWN = [
+  {
+    key: 'model: xcsh keeps models by role',
+    kind: 'xcsh',
+    field: 'model',
+    // xcsh's context has `models` (role → "provider/model", from xcsh's model_change
+    // entries, which name `model`); pi's has one `model` ({ provider, modelId }, from the
+    // last model_change or assistant message on the path).
+    matches: (pi, ours) => pi.length === ours.length,
+  },
+  {
+    key: 'name: session_info not read',
+    kind: 'pending',
+    field: 'name',
+    // Pi names a session by its latest `session_info` entry; xcsh by the header's title.
+    matches: () => true,
+  },
+];
