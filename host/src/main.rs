@@ -13,6 +13,7 @@ mod fshost;
 mod history;
 #[cfg(target_os = "linux")]
 mod hugemem;
+mod progress;
 mod rpc;
 
 mod bindings {
@@ -94,6 +95,8 @@ enum Command {
         json: bool,
     },
     /// Migrate the file in place to the current version; prints the load report.
+    ///
+    /// On a terminal, stderr shows how much of the file has been read.
     Migrate {
         /// The session file (`.jsonl`).
         file: PathBuf,
@@ -134,7 +137,8 @@ enum Command {
     /// messageCount, firstMessage, allMessagesText?}]`. Each session is read through its
     /// index (cached in `<agent-dir>/cache/index/`): its header line, its first user
     /// message, its message count, and, untitled, its last compaction; a session without
-    /// a cached index is scanned once and its index written (unless --no-index-cache).
+    /// a cached index is scanned once and its index written (unless --no-index-cache). On
+    /// a terminal, stderr shows how many files and bytes have been read.
     List {
         #[command(flatten)]
         scope: Scope,
@@ -243,7 +247,8 @@ enum Command {
     /// Find blobs no session references (older than an hour); deletes them with --delete.
     ///
     /// Prints `{"dryRun", "scannedFiles", "referenced", "deleted", "keptRecent"}`
-    /// (`deleted`: the blobs deleted, or that would be).
+    /// (`deleted`: the blobs deleted, or that would be). On a terminal, stderr shows how
+    /// many files and bytes have been read.
     Gc {
         /// Only report (the default).
         #[arg(long, conflicts_with = "delete")]
@@ -627,23 +632,15 @@ fn print_context(
 const SEARCH_STEP: u64 = 8 << 20;
 
 /// Run a search to its end, with a progress bar on stderr when both stdout and stderr
-/// are a terminal (output piped or redirected shows none); its hits' JSON.
+/// are a terminal ([`progress::shown`]); its hits' JSON.
 fn search_with_progress(
     store: &mut Store<fshost::FsHost>,
     api: &GuestSessionSearch,
     search: ResourceAny,
 ) -> Result<String> {
-    use std::io::IsTerminal;
-    let bar = match std::io::stdout().is_terminal() {
-        // indicatif itself draws nothing when stderr is not a terminal.
-        true => indicatif::ProgressBar::new(0),
-        false => indicatif::ProgressBar::hidden(),
-    }
-    .with_style(
-        indicatif::ProgressStyle::with_template(
-            "{msg} {wide_bar} {binary_bytes}/{binary_total_bytes} ({eta})",
-        )
-        .expect("a valid template"),
+    let bar = progress::bar(
+        0,
+        "{msg} {wide_bar} {binary_bytes}/{binary_total_bytes} ({eta})",
     );
     loop {
         let p = api.call_step(&mut *store, search, SEARCH_STEP)?;
@@ -888,6 +885,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let agent = t.agent_dir.as_str();
     let cwd = cwd.as_deref();
     let json = |r: Result<String, ApiError>| r.map(Output::Json);
+    // One component call that reads a whole store or file: the host shows what it reads.
+    store.data_mut().reads = match &cli.command {
+        Command::List { .. } => progress::Reads::start("listing sessions"),
+        Command::Gc { .. } => progress::Reads::start("collecting blobs"),
+        Command::Migrate { .. } => progress::Reads::start("migrating"),
+        _ => None,
+    };
     let result: Result<Output, ApiError> = match &cli.command {
         Command::Show { .. } => json(api.call_show(&mut store, file, agent)?),
         Command::Context { leaf, .. } => session_api
@@ -998,6 +1002,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         },
         Command::Precompile | Command::Session { .. } => unreachable!("handled above"),
     };
+    // The progress line is cleared before anything is printed.
+    drop(store.data_mut().reads.take());
     // Queued history inserts are written before anything is printed: a command that
     // succeeds has its prompts on disk.
     if let Err(e) = store.data_mut().history.finish() {
