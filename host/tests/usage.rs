@@ -1,6 +1,7 @@
-//! What a user reads about the command line: the README's usage block must name every
-//! command and each of its options, so a command or flag added to the clap definitions
-//! and forgotten in the docs fails here. None of these runs the component.
+//! What a user reads about the command line: the README's usage block, the shell
+//! completions and the man page. Each must name every command (and the README every
+//! option), so a command or flag added to the clap definitions and forgotten in the docs
+//! fails here. None of these runs the component.
 
 use std::process::Command;
 
@@ -154,4 +155,161 @@ fn the_readme_usage_names_every_command_and_each_of_its_options() {
         }
     }
     assert_eq!(missing, Vec::<String>::new(), "not in the README's usage");
+}
+
+/// What bash's completion of `xcsh-session` offers for `words` (the last one the word
+/// being completed), from the script `completions bash` prints, sourced as
+/// bash-completion does.
+fn bash_complete(script: &std::path::Path, words: &[&str]) -> Vec<String> {
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let line = format!(
+        "source '{}'\n\
+         spec=$(complete -p xcsh-session) || exit 3\n\
+         f=$(sed -n 's/.*-F \\([^ ]*\\).*/\\1/p' <<<\"$spec\")\n\
+         COMP_WORDS=(xcsh-session {})\n\
+         COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 ))\n\
+         \"$f\" xcsh-session \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"\n\
+         printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script.display(),
+        quoted.join(" ")
+    );
+    let out = Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", &line])
+        .output()
+        .expect("run bash");
+    assert!(
+        out.status.success(),
+        "{line}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// `completions bash` prints a script made from the clap definitions that, sourced,
+/// completes every command, the subcommands of `blob` and `history`, and each command's
+/// own options (the last failed in clap_complete's script for a hyphenated name).
+#[test]
+fn bash_completion_completes_every_command_and_its_options() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("xcsh-session.bash");
+    std::fs::write(&script, run(&["completions", "bash"])).expect("write");
+    let top = bash_complete(&script, &[""]);
+    for command in subcommands(&[]) {
+        assert!(top.contains(&command), "{command} completed: {top:?}");
+    }
+    assert!(top.contains(&"--agent-dir".to_string()), "{top:?}");
+    for command in commands() {
+        let mut words: Vec<&str> = command.split(' ').collect();
+        let (last, parent) = words.split_last().expect("a word");
+        let mut prefix = parent.to_vec();
+        prefix.push("");
+        let offered = bash_complete(&script, &prefix);
+        assert!(offered.iter().any(|o| o == last), "{command}: {offered:?}");
+        words.push("--");
+        let offered = bash_complete(&script, &words);
+        for option in options(&command) {
+            assert!(offered.contains(&option), "{command} {option}: {offered:?}");
+        }
+    }
+    assert_eq!(
+        bash_complete(&script, &["list", "--with"]),
+        vec!["--with-text"]
+    );
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        assert!(
+            run(&["completions", shell]).contains("xcsh-session"),
+            "{shell}"
+        );
+    }
+    let out = Command::new(BIN)
+        .args(["completions", "tcsh"])
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an unknown shell is a usage error"
+    );
+}
+
+/// `man` prints the man page (roff) made from the clap definitions: it renders (`man -l`,
+/// where man is installed) and names every command and the global options; `man --dir`
+/// writes it and a page for every command.
+#[test]
+fn the_man_page_renders_and_names_every_command() {
+    let roff = run(&["man"]);
+    assert!(
+        roff.contains("\n.TH xcsh-session 1"),
+        "roff, section 1: {roff:.300}"
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let page = dir.path().join("xcsh-session.1");
+    std::fs::write(&page, &roff).expect("write");
+    let text = match Command::new("man")
+        .arg("-l")
+        .arg(&page)
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .env("MANWIDTH", "100")
+        .env("LC_ALL", "C")
+        .output()
+    {
+        Ok(out) => {
+            assert!(
+                out.status.success(),
+                "man -l: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert!(!text.contains(".TH"), "rendered, not raw roff");
+            // Bold and underline by overstriking (`x\u{8}x`), if man writes them: the text.
+            let mut plain = String::new();
+            for c in text.chars() {
+                match c {
+                    '\u{8}' => {
+                        plain.pop();
+                    }
+                    c => plain.push(c),
+                }
+            }
+            plain
+        }
+        Err(_) => roff.clone(),
+    };
+    assert!(text.contains("xcsh-session"), "{text:.400}");
+    for option in ["--agent-dir", "--root", "--no-index-cache"] {
+        assert!(
+            text.contains(option) || text.contains(&option.replace('-', "\\-")),
+            "{option}: {text:.2000}"
+        );
+    }
+    for command in subcommands(&[]) {
+        assert!(text.contains(&command), "{command} in the man page");
+    }
+
+    // `man --dir`: that page and one per command (`xcsh-session-history-add.1`).
+    let pages = dir.path().join("man1");
+    let listed = run(&["man", "--dir", pages.to_str().expect("utf-8")]);
+    let mut want = vec![pages.join("xcsh-session.1")];
+    want.extend(
+        commands()
+            .iter()
+            .map(|c| pages.join(format!("xcsh-session-{}.1", c.replace(' ', "-")))),
+    );
+    for page in &want {
+        assert!(page.is_file(), "{} written", page.display());
+        assert!(
+            listed.lines().any(|l| l == page.to_str().expect("utf-8")),
+            "{} listed: {listed}",
+            page.display()
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(pages.join("xcsh-session.1")).expect("read"),
+        roff,
+        "the same main page"
+    );
 }
