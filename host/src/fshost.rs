@@ -7,6 +7,7 @@ use crate::bindings::wasi::clocks::wall_clock::Datetime;
 use crate::bindings::xcsh::session::storage::{self as wit, Host, HostReader};
 use crate::confine::{Denied, Roots};
 use crate::history::HistoryDbs;
+use crate::progress::Reads;
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -104,11 +105,13 @@ pub struct Reader {
 }
 
 /// The store data: the confined filesystem, the open history databases (the `history`
-/// imports, in `history.rs`) and the open readers.
+/// imports, in `history.rs`), the open readers, and the progress of a long command.
 pub struct FsHost {
     fs: FsStorage<Confinement>,
     pub(crate) history: HistoryDbs,
     table: ResourceTable,
+    /// What the reads have done so far, on stderr (see [`crate::progress`]).
+    pub(crate) reads: Option<Reads>,
 }
 
 type R<T> = Result<T, wit::StorageError>;
@@ -132,6 +135,14 @@ impl FsHost {
             }),
             history: HistoryDbs::new(),
             table: ResourceTable::new(),
+            reads: None,
+        }
+    }
+
+    /// Counts `bytes` read from `path` on the progress display, if there is one.
+    fn progress<T: AsRef<[u8]>>(&mut self, path: &str, read: &R<T>) {
+        if let (Some(reads), Ok(bytes)) = (&mut self.reads, read) {
+            reads.read(path, bytes.as_ref().len() as u64);
         }
     }
 
@@ -161,6 +172,9 @@ impl HostReader for FsHost {
             .take(want as u64)
             .read_to_end(&mut buf)
             .map_err(|e| to_wit(io_error(&reader.path, e)))?;
+        if let Some(reads) = &mut self.reads {
+            reads.read(&reader.path, buf.len() as u64);
+        }
         Ok(buf)
     }
 
@@ -180,18 +194,22 @@ impl Host for FsHost {
 
     fn read(&mut self, path: String) -> R<Vec<u8>> {
         let bytes = self.fs.read(&path).map_err(to_wit);
+        self.progress(&path, &bytes);
         stop_after_read(&path);
         bytes
     }
 
     fn read_prefix(&mut self, path: String, max_bytes: u64) -> R<Vec<u8>> {
-        self.fs.read_prefix(&path, max_bytes).map_err(to_wit)
+        let bytes = self.fs.read_prefix(&path, max_bytes).map_err(to_wit);
+        self.progress(&path, &bytes);
+        bytes
     }
 
     /// Opened as `read` and `read-prefix` are (confined, regular, one link, never
     /// blocking), then read with `pread` at `offset`: nothing before it is read.
     fn read_range(&mut self, path: String, offset: u64, len: u64) -> R<Vec<u8>> {
         let bytes = self.fs.read_range(&path, offset, len).map_err(to_wit);
+        self.progress(&path, &bytes);
         stop_after_read(&path);
         bytes
     }

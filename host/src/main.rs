@@ -13,6 +13,7 @@ mod fshost;
 mod history;
 #[cfg(target_os = "linux")]
 mod hugemem;
+mod progress;
 mod rpc;
 
 mod bindings {
@@ -94,6 +95,8 @@ enum Command {
         json: bool,
     },
     /// Migrate the file in place to the current version; prints the load report.
+    ///
+    /// On a terminal, stderr shows how much of the file has been read.
     Migrate {
         /// The session file (`.jsonl`).
         file: PathBuf,
@@ -134,7 +137,8 @@ enum Command {
     /// messageCount, firstMessage, allMessagesText?}]`. Each session is read through its
     /// index (cached in `<agent-dir>/cache/index/`): its header line, its first user
     /// message, its message count, and, untitled, its last compaction; a session without
-    /// a cached index is scanned once and its index written (unless --no-index-cache).
+    /// a cached index is scanned once and its index written (unless --no-index-cache). On
+    /// a terminal, stderr shows how many files and bytes have been read.
     List {
         #[command(flatten)]
         scope: Scope,
@@ -243,7 +247,8 @@ enum Command {
     /// Find blobs no session references (older than an hour); deletes them with --delete.
     ///
     /// Prints `{"dryRun", "scannedFiles", "referenced", "deleted", "keptRecent"}`
-    /// (`deleted`: the blobs deleted, or that would be).
+    /// (`deleted`: the blobs deleted, or that would be). On a terminal, stderr shows how
+    /// many files and bytes have been read.
     Gc {
         /// Only report (the default).
         #[arg(long, conflicts_with = "delete")]
@@ -263,6 +268,27 @@ enum Command {
     },
     /// Compile the component ahead of time into the cache; prints the cache file.
     Precompile,
+    /// Print the shell completion script for SHELL, made from these definitions.
+    ///
+    /// bash: `xcsh-session completions bash >
+    /// ~/.local/share/bash-completion/completions/xcsh-session`; zsh: `_xcsh-session` in a
+    /// directory of `$fpath`; fish: `~/.config/fish/completions/xcsh-session.fish`.
+    /// `scripts/install` installs the bash, zsh and fish ones.
+    Completions {
+        /// The shell.
+        #[arg(value_enum, value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), made from these definitions; `man -l` shows it.
+    ///
+    /// With --dir, write `xcsh-session.1` and one page per command (`xcsh-session-list.1`,
+    /// `xcsh-session-history-add.1`, …) into DIR instead and print their paths
+    /// (`scripts/install` puts them in PREFIX/share/man/man1).
+    Man {
+        /// Write every page into DIR (created).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// Drive the component's session API over JSON lines: one request per stdin line
     /// (`{"id", "call", "self"?, "args"}`, e.g. `{"id": 1, "call": "session.create",
     /// "args": [AGENT_DIR, CWD, null, null]}`), one answer per stdout line (`{"id", "ok"}`
@@ -627,23 +653,15 @@ fn print_context(
 const SEARCH_STEP: u64 = 8 << 20;
 
 /// Run a search to its end, with a progress bar on stderr when both stdout and stderr
-/// are a terminal (output piped or redirected shows none); its hits' JSON.
+/// are a terminal ([`progress::shown`]); its hits' JSON.
 fn search_with_progress(
     store: &mut Store<fshost::FsHost>,
     api: &GuestSessionSearch,
     search: ResourceAny,
 ) -> Result<String> {
-    use std::io::IsTerminal;
-    let bar = match std::io::stdout().is_terminal() {
-        // indicatif itself draws nothing when stderr is not a terminal.
-        true => indicatif::ProgressBar::new(0),
-        false => indicatif::ProgressBar::hidden(),
-    }
-    .with_style(
-        indicatif::ProgressStyle::with_template(
-            "{msg} {wide_bar} {binary_bytes}/{binary_total_bytes} ({eta})",
-        )
-        .expect("a valid template"),
+    let bar = progress::bar(
+        0,
+        "{msg} {wide_bar} {binary_bytes}/{binary_total_bytes} ({eta})",
     );
     loop {
         let p = api.call_step(&mut *store, search, SEARCH_STEP)?;
@@ -695,7 +713,7 @@ fn plan(command: &Command) -> (Vec<&Path>, bool) {
         Command::Blob { op } => (vec![], matches!(op, BlobCommand::Put { .. })),
         Command::Gc { delete, .. } => (vec![], *delete),
         Command::History { op } => (vec![], matches!(op, HistoryCommand::Add { .. })),
-        Command::Precompile => (vec![], false),
+        Command::Precompile | Command::Completions { .. } | Command::Man { .. } => (vec![], false),
         Command::Session { .. } => (vec![], true),
     }
 }
@@ -804,7 +822,62 @@ fn serve_session(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `completions` and `man`: text made from the clap definitions (no component runs).
+fn describe_cli(command: &Command) -> Result<Option<ExitCode>> {
+    use clap::CommandFactory;
+    match command {
+        Command::Completions { shell } => write_stdout(&[completions(*shell).as_bytes()])?,
+        Command::Man { dir: None } => {
+            let mut out = Vec::new();
+            // As `--dir` writes it: no page is named for `help`, which has none.
+            clap_mangen::Man::new(Cli::command().disable_help_subcommand(true)).render(&mut out)?;
+            write_stdout(&[&out])?;
+        }
+        Command::Man { dir: Some(dir) } => {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            clap_mangen::generate_to(Cli::command(), dir)
+                .with_context(|| format!("writing the man pages into {}", dir.display()))?;
+            let mut pages: Vec<PathBuf> = std::fs::read_dir(dir)?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("xcsh-session") && n.ends_with(".1"))
+                })
+                .collect();
+            pages.sort();
+            for page in pages {
+                write_stdout(&[page.as_os_str().as_encoded_bytes(), b"\n"])?;
+            }
+        }
+        _ => return Ok(None),
+    }
+    Ok(Some(ExitCode::SUCCESS))
+}
+
+/// The completion script for `shell`. clap_complete's bash script completes nothing
+/// after a subcommand when the binary's name has a hyphen (its dispatch loop and its case
+/// labels escape the name differently: clap-rs/clap#6421, open): bash's is generated for
+/// `xcsh_session`, whose labels agree, and registered for `xcsh-session`.
+fn completions(shell: clap_complete::Shell) -> String {
+    use clap::CommandFactory;
+    let name = match shell {
+        clap_complete::Shell::Bash => "xcsh_session",
+        _ => "xcsh-session",
+    };
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), name, &mut out);
+    let script = String::from_utf8_lossy(&out).into_owned();
+    match shell {
+        clap_complete::Shell::Bash => script.replace(" xcsh_session\n", " xcsh-session\n"),
+        _ => script,
+    }
+}
+
 fn run(cli: Cli) -> Result<ExitCode> {
+    if let Some(code) = describe_cli(&cli.command)? {
+        return Ok(code);
+    }
     let engine = engine()?;
     let component = aot::locate_component(cli.component.as_deref())?;
     if cli.verbose {
@@ -888,6 +961,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let agent = t.agent_dir.as_str();
     let cwd = cwd.as_deref();
     let json = |r: Result<String, ApiError>| r.map(Output::Json);
+    // One component call that reads a whole store or file: the host shows what it reads.
+    store.data_mut().reads = match &cli.command {
+        Command::List { .. } => progress::Reads::start("listing sessions"),
+        Command::Gc { .. } => progress::Reads::start("collecting blobs"),
+        Command::Migrate { .. } => progress::Reads::start("migrating"),
+        _ => None,
+    };
     let result: Result<Output, ApiError> = match &cli.command {
         Command::Show { .. } => json(api.call_show(&mut store, file, agent)?),
         Command::Context { leaf, .. } => session_api
@@ -996,8 +1076,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 json(api.call_history_recent(&mut store, agent, read.limit, cwd)?)
             }
         },
-        Command::Precompile | Command::Session { .. } => unreachable!("handled above"),
+        Command::Precompile
+        | Command::Session { .. }
+        | Command::Completions { .. }
+        | Command::Man { .. } => unreachable!("handled above"),
     };
+    // The progress line is cleared before anything is printed.
+    drop(store.data_mut().reads.take());
     // Queued history inserts are written before anything is printed: a command that
     // succeeds has its prompts on disk.
     if let Err(e) = store.data_mut().history.finish() {

@@ -275,20 +275,7 @@ fn search_shows_a_progress_bar_on_a_terminal_only() {
     s.append_message(r#"{"role":"assistant","provider":"p","model":"m","content":[{"type":"text","text":"an answer"}],"timestamp":2}"#)
         .expect("assistant");
     drop(s);
-    let run = |pipe: &str| {
-        let line = format!(
-            "XCSH_SESSION_CACHE_DIR='{}' '{BIN}' --agent-dir '{}' search question --all{pipe}",
-            cli.cache.display(),
-            cli.agent.path().display()
-        );
-        let out = Command::new("script")
-            .args(["-qfec", &line, "/dev/null"])
-            .stdin(Stdio::null())
-            .output()
-            .expect("run script (util-linux)");
-        assert!(out.status.success(), "{line}: {:?}", out.status);
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let run = |pipe: &str| on_terminal(&cli, "search question --all", pipe);
     let tty = run("");
     assert!(tty.contains("\"score\""), "the hits: {tty:?}");
     assert!(
@@ -301,6 +288,63 @@ fn search_shows_a_progress_bar_on_a_terminal_only() {
         !piped.contains("sessions, "),
         "no bar when the output is piped: {piped:?}"
     );
+}
+
+/// What a terminal shows of `xcsh-session --agent-dir <agent> <args><pipe>` run on it (a
+/// pseudo-terminal from util-linux's `script`): with `pipe` empty, stdout and stderr are
+/// the terminal; with ` | cat`, stdout is a pipe and stderr still the terminal.
+fn on_terminal(cli: &Cli, args: &str, pipe: &str) -> String {
+    let line = format!(
+        "XCSH_SESSION_CACHE_DIR='{}' '{BIN}' --agent-dir '{}' {args}{pipe}",
+        cli.cache.display(),
+        cli.agent.path().display()
+    );
+    let out = Command::new("script")
+        .args(["-qfec", &line, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run script (util-linux)");
+    assert!(out.status.success(), "{line}: {:?}", out.status);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `list`, `gc` and `migrate` read whole stores or files and show on stderr how far they
+/// are (files and bytes read) when they run on a terminal, and nothing when their output
+/// goes to a pipe: the JSON is all a script reads.
+#[test]
+fn list_gc_and_migrate_show_progress_on_a_terminal_only() {
+    let cli = Cli::new();
+    let agent = cli.agent_dir();
+    write_session(
+        &project_dir(&agent, "/work/alpha"),
+        "f0000001",
+        "/work/alpha",
+        "hello",
+        None,
+    );
+    let tty_dir = tempfile::tempdir().expect("tempdir");
+    let piped_dir = tempfile::tempdir().expect("tempdir");
+    for (args, answer) in [
+        ("list --all --json".to_string(), "\"firstMessage\""),
+        ("gc --dry-run".to_string(), "\"scannedFiles\""),
+        ("migrate '{}' --json".to_string(), "\"issues\""),
+    ] {
+        let with = |dir: &tempfile::TempDir| {
+            args.replace("{}", path_str(&small_v1_session(dir.path(), 20)))
+        };
+        let tty = on_terminal(&cli, &with(&tty_dir), "");
+        assert!(tty.contains(answer), "{args}: the answer: {tty:?}");
+        assert!(
+            tty.contains(" read from "),
+            "{args}: progress on a terminal: {tty:?}"
+        );
+        let piped = on_terminal(&cli, &with(&piped_dir), " | cat");
+        assert!(piped.contains(answer), "{args}: the answer: {piped:?}");
+        assert!(
+            !piped.contains(" read from "),
+            "{args}: no progress when the output is piped: {piped:?}"
+        );
+    }
 }
 
 /// A current (v3) session of `n` user and assistant messages, written by the core.

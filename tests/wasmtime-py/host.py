@@ -151,6 +151,10 @@ STORAGE = {
 }
 
 
+# The `history` functions by their WIT names: this host keeps no history.
+HISTORY = ("add", "search", "recent", "last-prompt")
+
+
 def link(linker):
     """Define the component's imports in `linker`."""
     linker.add_wasip2()  # wasi:clocks and wasi:random, as wasmtime provides them
@@ -161,7 +165,7 @@ def link(linker):
             for name, func in STORAGE.items():
                 s.add_func(name, func)
         with root.add_instance("xcsh:session/history@0.2.0") as h:
-            for name in ("add", "search", "recent", "last-prompt"):
+            for name in HISTORY:
                 h.add_func(name, _no_history)
 
 
