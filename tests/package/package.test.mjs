@@ -78,6 +78,12 @@ describe('the packed package in a fresh project', { timeout: 600_000 }, () => {
     assert.deepEqual(lastJson(run(process.execPath, ['esm.mjs'])), BOTH);
   });
 
+  test('slim: init({ module_or_path }) and initSync({ module }), and the bare forms without wasm-bindgen\'s deprecation warning', () => {
+    for (const form of ['init', 'init-bare', 'initSync', 'initSync-bare']) {
+      assert.deepEqual(lastJson(run(process.execPath, ['slim.mjs', form])), { warnings: [], messages: 0 }, form);
+    }
+  });
+
   test('Node: a CommonJS script requires it', () => {
     assert.deepEqual(lastJson(run(process.execPath, ['cjs.cjs'])), BOTH);
   });
