@@ -63,7 +63,7 @@ after(() => fs.rmSync(project, { recursive: true, force: true }));
 describe('the packed package in a fresh project', { timeout: 600_000 }, () => {
   test('the tarball holds the package and nothing else', () => {
     const list = run('tar', ['tzf', TARBALL]).trim().split('\n').map((f) => f.replace(/^package\//, '')).sort();
-    for (const f of ['package.json', 'LICENSE', 'README.md', 'xcsh_session_bg.wasm', 'xcsh_session.js', 'xcsh_session.d.ts', 'node.mjs', 'node.cjs', 'browser.mjs', 'slim.mjs', 'node-storage.mjs', 'memory-storage.mjs', 'opfs-storage.mjs', 'async-session.mjs', 'staged-storage.mjs']) {
+    for (const f of ['package.json', 'LICENSE', 'README.md', 'xcsh_session_bg.wasm', 'xcsh_session.js', 'xcsh_session.d.ts', 'node.mjs', 'node.cjs', 'browser.mjs', 'inline.mjs', 'inline-wasm.mjs', 'slim.mjs', 'node-storage.mjs', 'memory-storage.mjs', 'opfs-storage.mjs', 'async-session.mjs', 'staged-storage.mjs']) {
       assert.ok(list.includes(f), `${f} is in the tarball`);
     }
     assert.deepEqual(list.filter((f) => f.endsWith('.wasm')), ['xcsh_session_bg.wasm'], 'one .wasm for every host');

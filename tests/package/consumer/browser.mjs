@@ -4,6 +4,7 @@ import { scenario } from './scenario.mjs';
 import { ranges } from './ranges.mjs';
 
 try {
+  await pkg.ready;
   const inMemory = await scenario(pkg, pkg.Session, pkg.memoryStorage(), '/agent');
   // OPFS through its async API on the page's main thread: no worker, no mirror.
   const opfs = await scenario(pkg, pkg.AsyncSession, pkg.opfsStorage(), '/consumer/agent');

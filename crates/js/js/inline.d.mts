@@ -1,0 +1,2 @@
+// Declarations of `xcsh-session/inline` (inline.mjs): those of `xcsh-session` in browsers.
+export * from './browser.mjs';
