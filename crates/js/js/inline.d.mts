@@ -1,2 +1,3 @@
-// Declarations of `xcsh-session/inline` (inline.mjs): those of `xcsh-session` in browsers.
-export * from './browser.mjs';
+// Declarations of `xcsh-session/inline` (inline.mjs), the same names as `xcsh-session`
+// (api.d.mts).
+export * from './api.mjs';
