@@ -1,8 +1,8 @@
 // The browser entries as the bundlers users bring meet them, without configuration: a
 // tiny app (tests/package/app/: it opens a sample session and prints its context) built
-// by Vite 5, 6 and 8 (`vite build`, and the dev server with its dependency pre-bundling),
-// webpack 5 and Rollup from the packed package in a fresh project, then run in headless
-// Chromium; `xcsh-session/inline` built by esbuild and Rollup, which emit no asset for
+// by Vite 5, 6, 7 and 8 (`vite build`, and the dev server with its dependency
+// pre-bundling), webpack 5 and Rollup from the packed package in a fresh project, then run
+// in headless Chromium; `xcsh-session/inline` built by esbuild and Rollup, which emit no asset for
 // the .wasm. The bundlers are pinned in scripts/setup (BUNDLER_DEPS).
 //
 // Needs XCSH_PACKAGE_TARBALL, XCSH_BUNDLERS (the bundlers' node_modules) and
@@ -100,7 +100,7 @@ after(async () => {
 });
 
 describe('a browser app bundled without configuration runs in Chromium', { timeout: 600_000 }, () => {
-  for (const vite of ['vite5', 'vite6', 'vite8']) {
+  for (const vite of ['vite5', 'vite6', 'vite7', 'vite8']) {
     const bin = path.join(BUNDLERS, vite, 'bin', 'vite.js');
     const version = JSON.parse(fs.readFileSync(path.join(BUNDLERS, vite, 'package.json'), 'utf8')).version;
 
