@@ -63,7 +63,7 @@ after(() => fs.rmSync(project, { recursive: true, force: true }));
 describe('the packed package in a fresh project', { timeout: 600_000 }, () => {
   test('the tarball holds the package and nothing else', () => {
     const list = run('tar', ['tzf', TARBALL]).trim().split('\n').map((f) => f.replace(/^package\//, '')).sort();
-    for (const f of ['package.json', 'LICENSE', 'README.md', 'xcsh_session_bg.wasm', 'xcsh_session.js', 'xcsh_session.d.ts', 'node.mjs', 'node.cjs', 'browser.mjs', 'slim.mjs', 'node-storage.mjs', 'memory-storage.mjs', 'opfs-storage.mjs', 'async-session.mjs', 'staged-storage.mjs']) {
+    for (const f of ['package.json', 'LICENSE', 'README.md', 'xcsh_session_bg.wasm', 'xcsh_session.js', 'xcsh_session.d.ts', 'node.mjs', 'node.cjs', 'browser.mjs', 'inline.mjs', 'inline-wasm.mjs', 'slim.mjs', 'node-storage.mjs', 'memory-storage.mjs', 'opfs-storage.mjs', 'async-session.mjs', 'staged-storage.mjs']) {
       assert.ok(list.includes(f), `${f} is in the tarball`);
     }
     assert.deepEqual(list.filter((f) => f.endsWith('.wasm')), ['xcsh_session_bg.wasm'], 'one .wasm for every host');
@@ -78,6 +78,17 @@ describe('the packed package in a fresh project', { timeout: 600_000 }, () => {
     assert.deepEqual(lastJson(run(process.execPath, ['esm.mjs'])), BOTH);
   });
 
+  test('Node: opfsStorage is there and says it needs a browser', () => {
+    const out = run(process.execPath, ['--input-type=module', '-e', "import { opfsStorage, ready } from 'xcsh-session'; await ready; try { opfsStorage(); } catch (e) { console.log(e.message); }"]);
+    assert.equal(out.trim(), "xcsh-session: opfsStorage() needs the browser's Origin Private File System (navigator.storage), which this runtime has not; use nodeAsyncStorage() or nodeStorage()");
+  });
+
+  test('slim: init({ module_or_path }) and initSync({ module }), and the bare forms without wasm-bindgen\'s deprecation warning', () => {
+    for (const form of ['init', 'init-bare', 'initSync', 'initSync-bare']) {
+      assert.deepEqual(lastJson(run(process.execPath, ['slim.mjs', form])), { warnings: [], messages: 0 }, form);
+    }
+  });
+
   test('Node: a CommonJS script requires it', () => {
     assert.deepEqual(lastJson(run(process.execPath, ['cjs.cjs'])), BOTH);
   });
@@ -88,7 +99,9 @@ describe('the packed package in a fresh project', { timeout: 600_000 }, () => {
     assert.deepEqual(lastJson(run(NODE22, ['cjs.cjs'])), BOTH);
   });
 
-  test('TypeScript: tsc --strict accepts a typed consumer (nodenext and bundler resolution)', () => {
+  // tsconfig.json (nodenext) checks the browser consumer too: nodenext resolves the `node`
+  // condition, whose typings must export what the browser's do (opfsStorage, ready).
+  test('TypeScript: tsc --strict accepts typed Node and browser consumers (nodenext and bundler resolution)', () => {
     run(path.join(BIN, 'tsc'), ['-p', 'tsconfig.json']);
     run(path.join(BIN, 'tsc'), ['-p', 'tsconfig.bundler.json']);
   });
@@ -127,7 +140,11 @@ describe('the packed package in a fresh project', { timeout: 600_000 }, () => {
       await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 30_000 });
       const result = await page.evaluate(() => window.__result);
       assert.deepEqual(errors, []);
-      assert.deepEqual(result, { inMemory: SEEN, opfs: SEEN, ranges: { inMemory: RANGES, opfs: RANGES } });
+      const { names, nodeStorage, ...seen } = result;
+      assert.deepEqual(seen, { inMemory: SEEN, opfs: SEEN, ranges: { inMemory: RANGES, opfs: RANGES } });
+      const inNode = JSON.parse(run(process.execPath, ['--input-type=module', '-e', "console.log(JSON.stringify(Object.keys(await import('xcsh-session')).sort()))"]));
+      assert.deepEqual(names, inNode, 'the browser entry exports the names the Node entry does');
+      assert.match(nodeStorage, /^xcsh-session: nodeStorage\(\) needs node:fs, which a browser has not; use opfsStorage\(\) \(with AsyncSession\) or memoryStorage\(\)$/);
     } finally {
       await browser?.close();
       server.kill('SIGTERM');

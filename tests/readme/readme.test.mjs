@@ -8,13 +8,18 @@
 //                terminal shows them),
 //                where `…` stands for any text on that line.
 //   ```js        an ES module, written to a file and run with node; it must exit 0.
+//   ```html      a page, written to a file in the scratch directory, served from there
+//                (scripts/serve.mjs) and opened in headless Chromium: it must throw
+//                nothing and fill its `<output>` within 30 s.
 //   ```sh        the quick start: exactly `scripts/demo` and `scripts/test`. scripts/demo is
 //                started and must serve the viewer; scripts/test is what `.ci/run` runs.
 // Any other block fails the test: a README example nobody runs is how examples rot.
 //
 // The blocks of one README run in order in one scratch directory, as a reader following
-// along would: it holds a copy of tests/fixtures, the Node package as ./pkg and as
-// node_modules/xcsh-session, and the CLI (target/release/xcsh-session) on PATH.
+// along would: it holds the package as node_modules/xcsh-session (pkg/), and for the
+// repository's README (not the npm package's, whose reader has no repository) a copy of
+// tests/fixtures and the package as ./pkg too; the CLI (target/release/xcsh-session) is
+// on PATH.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -22,6 +27,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startServer } from '../../scripts/lib/start-server.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CLI_DIR = path.join(process.env.CARGO_TARGET_DIR ?? path.join(ROOT, 'target'), 'release');
@@ -65,10 +72,12 @@ export function matches(expected, actual) {
   return new RegExp(`^${pattern}$`).test(actual.replace(/\n$/, ''));
 }
 
-function scratch() {
+function scratch(repository) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xcsh-readme-'));
-  fs.cpSync(path.join(ROOT, 'tests', 'fixtures'), path.join(dir, 'tests', 'fixtures'), { recursive: true });
-  fs.symlinkSync(path.join(ROOT, 'pkg'), path.join(dir, 'pkg'));
+  if (repository) {
+    fs.cpSync(path.join(ROOT, 'tests', 'fixtures'), path.join(dir, 'tests', 'fixtures'), { recursive: true });
+    fs.symlinkSync(path.join(ROOT, 'pkg'), path.join(dir, 'pkg'));
+  }
   fs.mkdirSync(path.join(dir, 'node_modules'));
   fs.symlinkSync(path.join(ROOT, 'pkg'), path.join(dir, 'node_modules', 'xcsh-session'));
   return dir;
@@ -92,6 +101,30 @@ function runJs(block, dir, env, name) {
   fs.writeFileSync(file, block.lines.join('\n') + '\n');
   const r = spawnSync(process.execPath, [file], { cwd: dir, env, encoding: 'utf8' });
   assert.equal(r.status, 0, `line ${block.line}: the example exited ${r.status}:\n${r.stdout}${r.stderr}`);
+}
+
+async function runHtml(block, dir, name) {
+  const file = `${name}-line${block.line}.html`;
+  fs.writeFileSync(path.join(dir, file), block.lines.join('\n') + '\n');
+  const { child, url } = await startServer({ root: dir });
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run'],
+  });
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    const logs = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    page.on('console', (m) => logs.push(m.text()));
+    await page.goto(new URL(file, url).href);
+    await page.waitForFunction(() => document.querySelector('output')?.textContent || undefined, null, { timeout: 30_000 })
+      .catch((e) => assert.fail(`line ${block.line}: the page filled no <output> (${e.message}):\n${[...errors, ...logs].join('\n')}`));
+    assert.deepEqual(errors, [], `line ${block.line}: the page threw`);
+  } finally {
+    await browser.close();
+    child.kill('SIGTERM');
+  }
 }
 
 async function runQuickStart(block) {
@@ -129,15 +162,16 @@ for (const readme of ['README.md', 'crates/js/README.md']) {
   test(`${readme}: every code block runs as written`, async () => {
     const blocks = codeBlocks(fs.readFileSync(path.join(ROOT, readme), 'utf8'));
     assert.ok(blocks.length > 0);
-    const dir = scratch();
+    const dir = scratch(readme === 'README.md');
     const env = { ...process.env, PATH: `${CLI_DIR}:${process.env.PATH}`, HOME: dir, XCSH_SESSION_CACHE_DIR: path.join(ROOT, 'target', 'aot-cache') };
     try {
       for (const block of blocks) {
         if (block.info === 'text') continue;
         else if (block.info === 'console') runConsole(block, dir, env);
         else if (block.info === 'js') runJs(block, dir, env, path.basename(readme, '.md'));
+        else if (block.info === 'html') await runHtml(block, dir, path.basename(readme, '.md'));
         else if (block.info === 'sh') await runQuickStart(block);
-        else assert.fail(`${readme} line ${block.line}: a \`\`\`${block.info} block (want text, console, js or sh)`);
+        else assert.fail(`${readme} line ${block.line}: a \`\`\`${block.info} block (want text, console, js, html or sh)`);
       }
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

@@ -1,5 +1,3 @@
-// Declarations of `xcsh-session` in Node, Deno and Bun (node.mjs).
-export * from './xcsh_session.js';
-export { nodeStorage, nodeAsyncStorage } from './node-storage.mjs';
-export { AsyncSession, type AsyncStorage } from './async-session.mjs';
-export { memoryStorage, MemoryStorage } from './memory-storage.mjs';
+// Declarations of `xcsh-session` in Node, Deno and Bun (node.mjs), the same names as in
+// browsers (api.d.mts).
+export * from './api.mjs';
