@@ -268,7 +268,7 @@ fn first_user_text<'a>(mut records: impl Iterator<Item = &'a str>) -> Option<Str
 /// `name` but with the caller's cap (in UTF-16 units): the sanitized header title, else
 /// the sanitized text of the first user message; `None` when it has neither.
 pub fn session_title(session: &crate::session::Session, max_chars: usize) -> Option<String> {
-    let title = session.header().title().map(sanitize);
+    let title = session.session_name().map(|t| sanitize(&t));
     let chosen = title.filter(|t| !t.is_empty()).or_else(|| {
         first_user_text(session.entries().iter().map(|e| e.json()))
             .map(|t| sanitize(&t))
@@ -412,6 +412,7 @@ pub fn session_info_whole(storage: Rc<dyn Storage>, path: &str) -> Option<Sessio
     let mut message_count = 0;
     let mut texts = MessageTexts::default();
     let mut short_summary = None;
+    let named = session.session_name();
     for e in session.entries() {
         match &e.payload {
             Payload::Message { .. } => {
@@ -427,11 +428,7 @@ pub fn session_info_whole(storage: Rc<dyn Storage>, path: &str) -> Option<Sessio
         }
     }
     Some(SessionInfo {
-        head: SessionHead::of(
-            path,
-            header,
-            header.title().map(str::to_string).or(short_summary),
-        ),
+        head: SessionHead::of(path, header, named.or(short_summary)),
         parent_session_path: header.parent_session().map(str::to_string),
         created: header.timestamp().unwrap_or_default().to_string(),
         modified_ms,
@@ -566,7 +563,10 @@ pub(crate) fn indexed_info(
     }
     let title = match header.title() {
         Some(t) => Some(t.to_string()),
-        None => last_short_summary(storage, path, index)?,
+        None => match last_session_info(storage, path, index)? {
+            Some(name) => Some(name),
+            None => last_short_summary(storage, path, index)?,
+        },
     };
     Some(Some(SessionInfo {
         head: SessionHead::of(path, &header, title),
@@ -577,6 +577,27 @@ pub(crate) fn indexed_info(
         first_message: texts.first.unwrap_or_else(|| NO_MESSAGES.into()),
         all_messages_text: (text == ListText::Include).then(|| texts.all.join(" ")),
     }))
+}
+
+/// The name the file's latest `session_info` entry gives (see [`Session::session_name`]),
+/// that one line read; `None` when it is not what the index says.
+fn last_session_info(
+    storage: &dyn Storage,
+    path: &str,
+    index: &SessionIndex,
+) -> Option<Option<String>> {
+    let Some(p) = (0..index.len())
+        .rev()
+        .find(|&p| index.kinds[p].entry_type() == EntryType::SessionInfo)
+    else {
+        return Some(None);
+    };
+    let mut name = None;
+    let ok = each_entry(storage, path, index, &[p], &mut |e| {
+        name = crate::session::named_by_info(std::iter::once(e));
+        true
+    });
+    matches!(ok, Ok(true)).then_some(name)
 }
 
 /// The `shortSummary` of the last compaction that has one, its lines read from the end;

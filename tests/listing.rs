@@ -603,3 +603,53 @@ mod through_the_index {
         );
     }
 }
+
+fn session_info_entry(id: &str, parent: &str, name: &str) -> String {
+    format!(
+        r#"{{"type":"session_info","id":"{id}","parentId":"{parent}","timestamp":"2026-02-16T10:22:00.000Z","name":{}}}"#,
+        serde_json::to_string(name).unwrap()
+    )
+}
+
+/// pi names a session with `session_info` entries (the latest wins, an empty name clears
+/// it); xcsh with the header's title, which comes first. The list, the whole read and the
+/// open session agree.
+#[test]
+fn a_pi_session_is_named_by_its_latest_session_info_and_a_titled_header_comes_first() {
+    let storage = Rc::new(MemoryStorage::new());
+    let path = "/agent/sessions/--w--/pi.jsonl";
+    let lines = |title: Option<&str>, names: &[&str]| {
+        let mut l = vec![
+            header("pi1", "/w", title),
+            msg("m1", None, "user", "the prompt"),
+        ];
+        let mut parent = "m1".to_string();
+        for (i, n) in names.iter().enumerate() {
+            let id = format!("s{i}");
+            l.push(session_info_entry(&id, &parent, n));
+            l.push(msg(&format!("m{}", i + 2), Some(&id), "assistant", "ok"));
+            parent = format!("m{}", i + 2);
+        }
+        l.join("\n") + "\n"
+    };
+    let cases: [(Option<&str>, &[&str], Option<&str>); 5] = [
+        (None, &["first", "second"], Some("second")),
+        (None, &["named", ""], None),
+        (None, &[], None),
+        (Some("Header title"), &["pi name"], Some("Header title")),
+        (None, &["only"], Some("only")),
+    ];
+    for (title, names, want) in cases {
+        let _ = storage.unlink(path);
+        put(&storage, path, &lines(title, names));
+        let got = info(&storage, path).unwrap();
+        assert_eq!(got.head.title.as_deref(), want, "{title:?} {names:?}");
+        let session =
+            xcsh_session::session::Session::from_text(storage.clone(), &lines(title, names), "");
+        assert_eq!(
+            session.session_name().as_deref(),
+            want,
+            "{title:?} {names:?}"
+        );
+    }
+}

@@ -32,11 +32,13 @@ pub enum EntryType {
     ContextChange,
     ServiceTierChange,
     McpToolSelection,
+    /// pi's name for a session (its latest one names it; an empty one clears it).
+    SessionInfo,
     Unknown,
 }
 
 impl EntryType {
-    pub const ALL: [EntryType; 14] = [
+    pub const ALL: [EntryType; 15] = [
         EntryType::Message,
         EntryType::ThinkingLevelChange,
         EntryType::ModelChange,
@@ -51,6 +53,7 @@ impl EntryType {
         EntryType::ContextChange,
         EntryType::ServiceTierChange,
         EntryType::McpToolSelection,
+        EntryType::SessionInfo,
     ];
 
     pub fn parse(name: &str) -> EntryType {
@@ -76,6 +79,7 @@ impl EntryType {
             EntryType::ContextChange => "context_change",
             EntryType::ServiceTierChange => "service_tier_change",
             EntryType::McpToolSelection => "mcp_tool_selection",
+            EntryType::SessionInfo => "session_info",
             EntryType::Unknown => "unknown",
         }
     }
@@ -141,6 +145,7 @@ pub enum Payload {
     McpToolSelection {
         names: Vec<String>,
     },
+    SessionInfo,
     Unknown {
         type_name: String,
     },
@@ -292,6 +297,7 @@ impl Entry {
             EntryType::McpToolSelection => Payload::McpToolSelection {
                 names: string_list(f[18]),
             },
+            EntryType::SessionInfo => Payload::SessionInfo,
             EntryType::Unknown => Payload::Unknown { type_name },
         };
         Ok(Record::Entry(Entry {
@@ -320,6 +326,17 @@ impl Entry {
             Payload::Unknown { type_name } => type_name,
             _ => self.entry_type.as_str(),
         }
+    }
+
+    /// A `session_info` entry's name as pi reads it (trimmed; `Some(None)`: an empty or
+    /// missing one, which clears the name); `None` for any other entry.
+    pub fn session_info_name(&self) -> Option<Option<String>> {
+        if !matches!(self.payload, Payload::SessionInfo) {
+            return None;
+        }
+        let name = fields::pick(self.json(), &["name"]).ok()?[0]
+            .and_then(|r| serde_json::from_str::<String>(r.get()).ok());
+        Some(name.map(|n| n.trim().to_string()).filter(|n| !n.is_empty()))
     }
 
     /// The raw `message` value of a message entry.

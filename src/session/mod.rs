@@ -284,6 +284,15 @@ impl Session {
         &self.header
     }
 
+    /// The session's name: the header's `title` (xcsh names a session there), else the
+    /// name of its latest `session_info` entry (pi's: an empty one clears it).
+    pub fn session_name(&self) -> Option<String> {
+        match self.header.title() {
+            Some(t) => Some(t.to_string()),
+            None => named_by_info(self.entries().iter().rev()),
+        }
+    }
+
     pub fn session_id(&self) -> &str {
         self.header.id()
     }
@@ -430,4 +439,12 @@ pub(crate) fn model_message<'e>(
         Cow::Borrowed(m) => blob::rehydrate(m, store),
         Cow::Owned(m) => Cow::Owned(blob::rehydrate(&m, store).into_owned()),
     }
+}
+
+/// The name the latest `session_info` entry among `newest_first` gives (pi's rule: the
+/// latest wins, an empty name clears it).
+pub(crate) fn named_by_info<'e>(
+    mut newest_first: impl Iterator<Item = &'e Entry>,
+) -> Option<String> {
+    newest_first.find_map(Entry::session_info_name).flatten()
 }

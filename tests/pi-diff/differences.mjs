@@ -25,7 +25,7 @@ export function ours(session, leaves) {
     messages: contexts.map((c) => c.messages),
     thinkingLevel: contexts.map((c) => c.thinkingLevel),
     model: contexts.map((c) => c.models),
-    name: session.header().title ?? null,
+    name: session.sessionName() ?? null,
   };
 }
 
@@ -37,7 +37,7 @@ function shape(node) {
 /**
  * The accepted disagreements: `field`, `matches(pi, ours)`, and why. `xcsh` entries are
  * where xcsh (whose rules this package follows) differs from pi by design; `pending` ones
- * are pi's rules this package does not apply yet (issue 37: flavours).
+ * are pi's rules this package does not apply yet (issue 37: flavours; none now).
  */
 export const KNOWN = [
   {
@@ -48,12 +48,5 @@ export const KNOWN = [
     // entries, which name `model`); pi's has one `model` ({ provider, modelId }, from the
     // last model_change or assistant message on the path).
     matches: (pi, ours) => pi.length === ours.length,
-  },
-  {
-    key: 'name: session_info not read',
-    kind: 'pending',
-    field: 'name',
-    // Pi names a session by its latest `session_info` entry; xcsh by the header's title.
-    matches: () => true,
   },
 ];

@@ -168,7 +168,15 @@ impl JsSession {
         Ok(self.read()?.report().file_version as f64)
     }
 
-    /// The title to show: the sanitized header title, else the first user message's text
+    /// The session's name: the header's `title` (xcsh's), else the name of its latest
+    /// `session_info` entry (pi's: an empty one clears it); `undefined` when it has none.
+    #[wasm_bindgen(js_name = sessionName)]
+    pub fn session_name(&mut self) -> JsResult<Option<String>> {
+        Ok(self.read()?.session_name())
+    }
+
+    /// The title to show: the session's name (`sessionName()`) sanitized, else the first
+    /// user message's text
     /// (first line, control characters dropped), capped at `maxChars` (default 80) with
     /// `…`; `null` when the session has neither. The recent list's `name` follows the
     /// same rules (capped at 40).
