@@ -14,9 +14,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Session, nodeStorage } from './helpers.mjs';
+import { Session, listSessions, nodeStorage } from './helpers.mjs';
 import { applyScript, piScript } from '../pi-diff/script.mjs';
-import { KNOWN, ours as oursView, pis as piView } from '../pi-diff/differences.mjs';
+import { KNOWN, listView, ours as oursView, pis as piView } from '../pi-diff/differences.mjs';
 
 const TOOLS = process.env.XCSH_TOOLS_DIR || path.join(os.homedir(), '.cache', 'xcsh-session', 'tools');
 const PI = path.join(TOOLS, 'pi', 'node_modules', '@mariozechner', 'pi-coding-agent');
@@ -50,6 +50,20 @@ test('sessions pi writes read the same through this package as through pi', asyn
         continue;
       }
       failures.push(`seed ${seed}, ${field}:\n  pi:   ${JSON.stringify(a[field]).slice(0, 600)}\n  ours: ${JSON.stringify(b[field]).slice(0, 600)}`);
+    }
+  }
+  // A project's listing, by pi's `SessionManager.list` and by `listSessions`, field by field.
+  for (let seed = SEED; seed < SEED + N; seed++) {
+    const dir = path.join(root, String(seed), 'sessions', '--w-proj--');
+    const a = listView(await pi.SessionManager.list('/w/proj', dir));
+    const b = listView(listSessions(nodeStorage(), { agentDir: path.join(root, String(seed)), sessionDir: dir, withText: true }));
+    assert.equal(a.length, 1);
+    for (const key of Object.keys(a[0])) {
+      const field = `listing.${key}`;
+      if (JSON.stringify(a[0][key]) === JSON.stringify(b[0]?.[key])) continue;
+      const known = KNOWN.find((k) => k.field === field && k.matches(a[0][key], b[0]?.[key]));
+      if (known) seen.set(known.key, (seen.get(known.key) ?? 0) + 1);
+      else failures.push(`${field}:\n  pi:   ${JSON.stringify(a[0][key]).slice(0, 600)}\n  ours: ${JSON.stringify(b[0]?.[key]).slice(0, 600)}`);
     }
   }
   t.diagnostic(`${N} sessions; accepted differences: ${[...seen].map(([k, n]) => `${k} ×${n}`).join(', ') || 'none'}`);

@@ -29,6 +29,25 @@ export function ours(session, leaves) {
   };
 }
 
+/** A listing as both sides give it (pi's `SessionInfo`s or `listSessions`'), by path;
+ * its fields are compared one by one as `listing.<field>`. */
+export function listView(infos) {
+  return infos
+    .map((i) => ({
+      path: i.path,
+      id: i.id,
+      cwd: i.cwd,
+      name: i.name ?? i.title ?? null,
+      parentSessionPath: i.parentSessionPath ?? null,
+      created: new Date(i.created).toISOString(),
+      modified: new Date(i.modified).toISOString(),
+      messageCount: i.messageCount,
+      firstMessage: i.firstMessage,
+      allMessagesText: i.allMessagesText,
+    }))
+    .sort((x, y) => (x.path < y.path ? -1 : 1));
+}
+
 /** A tree node as both sides can show it: id, label, children. */
 function shape(node) {
   return { id: node.entry.id, label: node.label ?? null, children: node.children.map(shape) };
@@ -48,5 +67,13 @@ export const KNOWN = [
     // entries, which name `model`); pi's has one `model` ({ provider, modelId }, from the
     // last model_change or assistant message on the path).
     matches: (pi, ours) => pi.length === ours.length,
+  },
+  {
+    key: 'listing.modified: xcsh lists the file\'s mtime',
+    kind: 'xcsh',
+    field: 'listing.modified',
+    // pi's `modified` is the latest user or assistant message's timestamp (else the
+    // header's, else the file's mtime); xcsh's is the file's mtime.
+    matches: (pi, ours) => typeof pi === 'string' && typeof ours === 'string',
   },
 ];

@@ -384,7 +384,8 @@ export interface SessionInfo {
   path: string;
   id: string;
   cwd: string;
-  /** Header title, else the last compaction's short summary. */
+  /** The session's name (the header title, else its latest `session_info` name), else
+   * the last compaction's short summary. */
   title?: string;
   parentSessionPath?: string;
   created: string;
