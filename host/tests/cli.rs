@@ -2795,3 +2795,34 @@ fn blob_put_writes_nothing_outside_while_the_blobs_dir_is_swapped_for_a_symlink(
     );
     assert!(flips > 40, "the swap did not run ({flips} flips)");
 }
+
+/// A session pi wrote (tests/fixtures/pi: pi 0.73.1's own SessionManager) in a pi agent
+/// directory: listed with pi's name for it (its latest `session_info`), its context read.
+#[test]
+fn a_pi_agent_directory_lists_and_reads_pi_sessions_with_their_names() {
+    let cli = Cli::new();
+    let agent = cli.agent_dir();
+    let from = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/pi/agent/sessions/--work-pi--"
+    ));
+    let to = agent.join("sessions").join("--work-pi--");
+    fs::create_dir_all(&to).expect("mkdir");
+    let mut file = PathBuf::new();
+    for e in fs::read_dir(from).expect("fixture") {
+        let e = e.expect("entry");
+        file = to.join(e.file_name());
+        fs::copy(e.path(), &file).expect("copy");
+    }
+    let all = json(&cli.ok(["list", "--all", "--json"]));
+    assert_eq!(all.as_array().map(Vec::len), Some(1));
+    assert_eq!(all[0]["title"], "Listing hidden files");
+    assert_eq!(all[0]["cwd"], "/work/pi");
+    assert_eq!(all[0]["messageCount"], 4);
+    assert_eq!(all[0]["firstMessage"], "How do I list the files here?");
+    let here = json(&cli.ok(["list", "--cwd", "/work/pi", "--json"]));
+    assert_eq!(here[0]["title"], "Listing hidden files");
+    let context = json(&cli.ok(["context", path_str(&file), "--json"]));
+    assert_eq!(context["messages"].as_array().map(Vec::len), Some(4));
+    assert_eq!(context["messages"][3]["content"][0]["text"], "ls -a");
+}
