@@ -3,9 +3,9 @@
 // the totals' digest of each entry).
 import { describeEntry, PREVIEW_CHARS } from '../describe.js';
 import { entryDigest } from '../totals.js';
-import { checkpoint } from './reply.js';
+import { checkpoint, progress } from './reply.js';
 
-/** Subtree sizes (entries), bottom-up without recursion: a fork lists its smaller branches first. */
+/** Subtree sizes (entries), bottom-up without recursion: a fork lists its smaller branches first. Returns the number of entries. */
 function subtreeSizes(roots) {
   const order = [];
   const stack = [...roots];
@@ -21,6 +21,7 @@ function subtreeSizes(roots) {
     if (Array.isArray(node.children)) for (const c of node.children) size += c?.size ?? 0;
     node.size = size;
   }
+  return order.length;
 }
 
 const bySize = (a, b) => (a?.size ?? 0) - (b?.size ?? 0);
@@ -39,7 +40,7 @@ export async function buildRows(v, reqId) {
   await checkpoint(reqId);
   const roots = JSON.parse(json);
   await checkpoint(reqId);
-  subtreeSizes(roots);
+  const total = subtreeSizes(roots);
   const ids = [];
   const texts = [];
   const kindsOf = new Map();
@@ -64,7 +65,10 @@ export async function buildRows(v, reqId) {
     const children = Array.isArray(node.children) ? node.children : [];
     const fork = children.length > 1;
     const row = ids.length;
-    if ((row & 32767) === 32767) await checkpoint(reqId);
+    if ((row & 8191) === 8191) {
+      progress(reqId, 'tree', row, total);
+      if ((row & 32767) === 32767) await checkpoint(reqId);
+    }
     const { tag, cls, text } = describeEntry(node.entry);
     const k = `${tag}\u0000${cls}`;
     let ki = kindsOf.get(k);
