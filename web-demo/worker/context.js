@@ -4,7 +4,7 @@
 // branch's messages in JavaScript). The messages shown are the model's context, or the
 // branch's whole history (`v.history`: every message from the root, each compaction where
 // it happened, the messages it replaced included).
-import { sumDigests } from '../totals.js';
+import { digestOf, sumDigests } from '../totals.js';
 import { needView } from './view.js';
 
 const MSG_CHUNK = 40;
@@ -51,7 +51,7 @@ export function branchMarks(v, leaf) {
   for (let i = row; i >= 0 && onPath <= n; i = v.rows.parent[i]) {
     pathMask[i] = 1;
     onPath++;
-    path.push(v.rows.digests[i]);
+    path.push(digestOf(v.rows.digests, i));
   }
   return { pathMask, onPath, totals: sumDigests(path.reverse()) };
 }
