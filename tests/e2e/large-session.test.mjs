@@ -269,4 +269,34 @@ describe('large session', { timeout: 600_000 }, () => {
 
     b.assertNoProblems();
   });
+
+  test(`while the stored copy's tree is built, what needs it waits: the address's branch, a message's entry`, async () => {
+    // Watches the page as it opens (from the browser storage): whether the tree was being
+    // built while the conversation was shown, and clicks the first message's #n then.
+    await page.addInitScript(() => {
+      const w = (window.__early = { building: false, clicked: null });
+      new MutationObserver(() => {
+        if (!document.querySelector('#tree [data-testid=tree-building]')) return;
+        w.building = true;
+        const link = document.querySelector('#conversation .msg .entry-link');
+        if (link && w.clicked === null) {
+          w.clicked = link.dataset.entry;
+          link.click();
+        }
+      }).observe(document, { subtree: true, childList: true });
+    });
+    const leaf = new URLSearchParams(new URL(page.url()).hash.slice(1)).get('leaf');
+    assert.ok(leaf, `the address names the branch shown (${page.url()})`);
+    // Reopened at that address: the branch is restored once the rows say the entry is there.
+    await page.reload();
+    await page.locator(`#node-${cssEscape(leaf)}.selected`).waitFor();
+    assert.ok(await page.evaluate(() => window.__early.building), 'the tree was still being built when the session was shown');
+    assert.equal(await page.locator('#banner').isHidden(), true, 'no “not in this session” banner');
+    // Its own branch: the #n clicked before the rows came shows that entry once they do.
+    await page.goto(page.url().split('#')[0]);
+    await page.waitForFunction(() => window.__early.clicked !== null);
+    const clicked = await page.evaluate(() => window.__early.clicked);
+    await page.locator('#inspector-meta', { hasText: clicked }).waitFor();
+    b.assertNoProblems();
+  });
 });
