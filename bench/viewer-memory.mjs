@@ -2,7 +2,9 @@
 // streamed into OPFS, the page reloaded (the worker starts over and reads the storage the
 // way it does), the session opened from the browser storage, then the renderer process's
 // resident memory (the page and its worker live there) is read from /proc.
-// Prints JSON: {fileBytes, rendererRssBytes, openMs}.
+// Prints JSON: {fileBytes, rendererRssBytes, openMs, treeMs, timings} (timings: the worker's
+// phases in ms, as the page got them: parse, context, tree; treeMs: from navigating to the
+// tree's rows on screen, which come after the first render).
 // Usage: node viewer-memory.mjs <web-root> <session.jsonl>
 //   web-root: a directory served as the viewer (web-demo/, or an older copy of it)
 import fs from 'node:fs';
@@ -42,11 +44,22 @@ try {
     const res = await fetch('bench-memory-session.jsonl');
     await res.body.pipeTo(w);
   }, target);
-  const t0 = Date.now();
+  // Timed in the page, from the navigation's start (a test's polling would add up to its
+  // interval): the session's first message on screen, and its tree's first row.
+  await page.addInitScript(() => {
+    const seen = (window.__seen = {});
+    new MutationObserver(() => {
+      const shown = document.querySelector('#session-bar [data-testid=chip-file]')?.textContent.includes('bench-memory-session.jsonl');
+      if (shown && seen.render === undefined && document.querySelector('#conversation .msg')) seen.render = performance.now();
+      if (shown && seen.tree === undefined && document.querySelector('#tree .node')) seen.tree = performance.now();
+    }).observe(document, { subtree: true, childList: true, characterData: true });
+  });
   await page.goto(`${url}?source=opfs&path=${encodeURIComponent(target)}`);
-  await page.locator('#session-bar [data-testid=chip-file]', { hasText: 'bench-memory-session.jsonl' }).waitFor();
-  await page.locator('#conversation .msg').first().waitFor();
-  const openMs = Date.now() - t0;
+  await page.waitForFunction(() => window.__seen.render !== undefined && window.__seen.tree !== undefined);
+  const seen = await page.evaluate(() => window.__seen);
+  const openMs = Math.round(seen.render);
+  const treeMs = Math.round(seen.tree);
+  const timings = await page.evaluate(async () => (await import('./state.js')).state.view?.timings ?? null);
   await page.waitForTimeout(2000);
   // The renderer: the largest process whose command line says --type=renderer (the page
   // and its worker; --renderer-process-limit=1 keeps them in one).
@@ -63,7 +76,7 @@ try {
     const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
     rss = Math.max(rss, kb * 1024);
   }
-  process.stdout.write(`${JSON.stringify({ fileBytes, rendererRssBytes: rss, openMs })}\n`);
+  process.stdout.write(`${JSON.stringify({ fileBytes, rendererRssBytes: rss, openMs, treeMs, timings })}\n`);
 } finally {
   await context.close();
   server.kill('SIGTERM');

@@ -37,6 +37,7 @@ mod legacy_dirs;
 pub mod listing;
 mod lock;
 mod migration;
+pub mod outline;
 mod output_sink;
 pub mod paths;
 mod persist;

@@ -2,7 +2,7 @@
 // Each message has a heading (role, #n) and a Copy button (the message as Markdown); a tool
 // result joins its call's card when that call is on the page (tools.js).
 
-import { MSG_CHUNK, events, state } from './state.js';
+import { MSG_CHUNK, events, inTree, state } from './state.js';
 import { call } from './rpc.js';
 import { $, fmtCount, fmtNum, fmtTime, fmtTok, h, shortId } from './dom.js';
 import { applySelection, inspectEntry, selectEntry } from './tree.js';
@@ -266,7 +266,7 @@ export function renderMessage(m, index, entryId) {
       if (m.details !== undefined && m.details !== null) body.append(jsonDetails('details', m.details));
       break;
     case 'branchSummary': {
-      const from = m.fromId && state.rowIndex.has(m.fromId)
+      const from = inTree(m.fromId)
         ? h('button', { type: 'button', class: 'link mono', title: `Show the branch ending at ${m.fromId}`, onclick: () => selectEntry(m.fromId, { conv: 'end', scrollTree: true }) }, String(m.fromId))
         : h('span', { class: 'mono' }, String(m.fromId ?? '?'));
       meta.append(h('span', { title: 'fromId: the entry this branch summary was recorded from' }, 'from '), from);
@@ -319,7 +319,7 @@ export function renderMessage(m, index, entryId) {
 
 /** "#n": a button showing the message's entry in the tree (plain text when it has none). */
 function indexLink(index, entryId) {
-  return entryId && state.rowIndex.has(entryId)
+  return inTree(entryId)
     ? h('button', { type: 'button', class: 'idx entry-link', title: `Show entry ${entryId} in the tree`, dataset: { entry: entryId }, onclick: () => inspectEntry(entryId) }, `#${index + 1}`)
     : h('span', { class: 'idx' }, `#${index + 1}`);
 }

@@ -1,6 +1,6 @@
 // The inspector (one entry's JSON, label and branch actions) and the links panel (artifact:// and agent:// content).
 
-import { HIGHLIGHT_MAX, events, state } from './state.js';
+import { HIGHLIGHT_MAX, events, state, whenTree } from './state.js';
 import { call } from './rpc.js';
 import { $, errMsg, fmtBytes, fmtCount, fmtNum, fmtTime, h } from './dom.js';
 import { inspectEntry, selectEntry } from './tree.js';
@@ -19,6 +19,11 @@ let inspectGen = 0;
 export async function renderInspector(id) {
   const box = $('inspector');
   const gen = ++inspectGen;
+  if (id && !state.rows) {
+    box.replaceChildren(h('div', { class: 'muted pad' }, 'The entry is shown once the tree is built.'));
+    await whenTree();
+    if (gen !== inspectGen) return;
+  }
   const i = id ? state.rowIndex.get(id) : undefined;
   if (i === undefined) {
     $('inspector-meta').textContent = '';

@@ -12,7 +12,7 @@
 // message; Back and Forward move between them; a fragment naming an entry or a message
 // that is not there says so in the banner.
 
-import { DEFAULT_SAMPLE, events, state } from './state.js';
+import { DEFAULT_SAMPLE, events, state, whenTree } from './state.js';
 import { $, fmtCount, fmtNum, showBanner } from './dom.js';
 import { showMessage, showWindow } from './conversation.js';
 import { selectEntry } from './tree.js';
@@ -131,6 +131,7 @@ export async function restorePlace({ popped = false } = {}) {
   let leafOk = true;
   const target = leaf ?? defaultLeaf;
   if (target && target !== state.selected) {
+    await whenTree(); // whether the entry is in the session: its tree rows say
     if (state.rowIndex.has(target)) {
       await selectEntry(target, { conv: leaf ? 'end' : 'start', scrollTree: true });
     } else {

@@ -4,7 +4,7 @@
 import { DEFAULT_SAMPLE, events, state } from './state.js';
 import { call } from './rpc.js';
 import { $, clearBanner, errMsg, fmtCount, hideProgress, setProgress, showBanner, showProgress, toast } from './dom.js';
-import { applySelection } from './tree.js';
+import { applySelection, showTreeProgress } from './tree.js';
 import { setUrl } from './session-url.js';
 
 let nextLoadId = 1;
@@ -101,22 +101,62 @@ export async function openPath(source, path, { quietFail = false } = {}) {
   return false;
 }
 
-/** Shows what the worker answered for an open (or an edit). */
+/**
+ * Shows what the worker answered for an open (or an edit). An open's answer has no tree
+ * rows (`rows` null): the conversation is shown at once and the tree is asked for after.
+ */
 export function applyOpen(out, { keepScroll = false } = {}) {
   const { view, rows, sel } = out;
   state.view = view;
-  state.rows = rows;
-  state.labels = new Map(rows.labels);
-  state.rowIndex = new Map();
-  for (let i = 0; i < rows.ids.length; i++) state.rowIndex.set(rows.ids[i], i);
-  const n = rows.ids.length;
+  setRows(rows);
   const report = view.report ?? {};
-  if (n === 0 && view.size === 0) showBanner('warn', `${view.name} is empty: there is no session in it.`);
-  else if (n === 0 && report.issues?.length) showBanner('warn', `No session could be read from ${view.name}: none of its lines is a session record.`);
+  if (!sel.leafId && view.size === 0) showBanner('warn', `${view.name} is empty: there is no session in it.`);
+  else if (!sel.leafId && report.issues?.length) showBanner('warn', `No session could be read from ${view.name}: none of its lines is a session record.`);
   else clearBanner();
   events.dispatchEvent(new Event('session'));
-  $('tree-meta').textContent = fmtCount(n, 'entry', 'entries');
   if (!keepScroll) $('tree').scrollTop = 0;
   applySelection(sel, { conv: keepScroll ? 'end' : 'start', scrollTree: keepScroll });
   document.title = `${view.header?.title || view.name} · xcsh session viewer`;
+  if (rows) events.dispatchEvent(new Event('tree'));
+  else loadTree(view.gen);
+}
+
+/** Makes `rows` the open session's tree rows (null: not built yet). */
+function setRows(rows) {
+  state.rows = rows;
+  state.labels = new Map(rows?.labels ?? []);
+  state.rowIndex = new Map();
+  if (!rows) {
+    $('tree-meta').textContent = 'building…';
+    return;
+  }
+  for (let i = 0; i < rows.ids.length; i++) state.rowIndex.set(rows.ids[i], i);
+  $('tree-meta').textContent = fmtCount(rows.ids.length, 'entry', 'entries');
+}
+
+/**
+ * Asks the worker for the tree rows of view `gen` (the session just shown; its progress in
+ * the tree pane) and shows them, with what they say of the branch shown (its rows, totals).
+ */
+async function loadTree(gen) {
+  const stillShown = () => state.view?.gen === gen && !state.rows;
+  let out;
+  try {
+    out = await call('tree', { gen }, { onProgress: (p) => stillShown() && p.total && showTreeProgress(p.done, p.total) });
+  } catch (e) {
+    if (!stillShown()) return;
+    $('tree-meta').textContent = '';
+    showBanner('error', `Cannot build the tree of ${state.view.name}: ${errMsg(e)}`);
+    events.dispatchEvent(new Event('tree'));
+    return;
+  }
+  if (out.stale || !stillShown()) return;
+  state.view.timings = { ...state.view.timings, tree: out.ms };
+  setRows(out.rows);
+  if (out.leafId === state.selected) {
+    state.pathMask = out.pathMask;
+    state.onPath = out.onPath;
+    state.meta = { ...state.meta, totals: out.totals };
+  }
+  events.dispatchEvent(new Event('tree'));
 }

@@ -18,6 +18,7 @@ const chip = (label, value, cls = '', full = value) =>
 export function wireSessionBar() {
   events.addEventListener('session', renderSessionBar);
   events.addEventListener('selection', renderConvMeta);
+  events.addEventListener('tree', renderTotals); // the branch's totals come with the tree rows
 }
 
 /** Draws the session bar of the open session (`state.view`). */

@@ -12,7 +12,7 @@ export const SOURCE_NAMES = { samples: 'sample', opened: 'opened folder', opfs: 
 /** Everything about the open session, as the worker described it. */
 export const state = {
   view: null, // {source, writable, persistent, path, name, size, loadMs, header, version, report, warnings, sessionId, file}
-  rows: null, // columns: ids, texts, parent, depth, flags, kids, kind, kindTable
+  rows: null, // columns: ids, texts, parent, depth, flags, kids, kind, kindTable; null while the tree is built
   labels: new Map(), // row index → label
   rowIndex: new Map(), // entry id → row index
   selected: null, // the leaf of the shown branch (the session's leaf)
@@ -34,6 +34,9 @@ export const state = {
  * imports make no circle, tests/node/web-demo-modules.test.mjs):
  * - `session` when a session is shown, or its new version after an edit (`state.view`,
  *   `state.rows`); the session bar follows it.
+ * - `tree` when the open session's tree rows are there (`state.rows`; a session is shown
+ *   before its tree is built, see `whenTree`), or could not be built (`state.rows` still
+ *   null); the tree and the branch's totals follow it.
  * - `selection` when a branch is shown (`state.selected`, `count`, `meta`; `detail`:
  *   `{leafId, win, conv}`, the worker's first window of messages and where the conversation
  *   starts); the conversation's header line and the branch's totals (sessionbar.js), the
@@ -46,3 +49,17 @@ export const state = {
  *   picker fills its cache then.
  */
 export const events = new EventTarget();
+
+/**
+ * Resolves once the open session's tree rows are there (`state.rows`), or its building
+ * failed (then `state.rows` is still null): what needs the rows waits for them.
+ */
+export function whenTree() {
+  if (state.rows) return Promise.resolve();
+  return new Promise((resolve) => events.addEventListener('tree', () => resolve(), { once: true }));
+}
+
+/** Whether entry `id` is in the open session's tree (yes for now while it is being built). */
+export function inTree(id) {
+  return Boolean(id) && (!state.rows || state.rowIndex.has(id));
+}

@@ -1,30 +1,29 @@
 // Session totals of one branch: input/output (and cache) tokens, cost, duration and the
 // models used, over the message entries of the path root → leaf (compacted messages
-// included: their tokens were spent). Pure functions, no DOM: the worker computes a small
-// digest of each entry while it walks the tree once, and sums the digests of the open
-// branch on each selection; `branchTotals` does both over a list of entries (tests).
+// included: their tokens were spent). Pure functions, no DOM: the package digests each
+// entry once as it makes the tree rows (`Session.outline().digests`), and the worker sums
+// the digests of the open branch's rows on each selection.
 
 /**
- * The part of one entry that the totals need, or null when it is not a message.
- * @param {any} entry a session entry (`{type: 'message', timestamp, message}`)
+ * The digest of row `i` of the package's outline columns (`Session.outline().digests`, the
+ * core reads each entry), or null when it is not a message.
+ * @param {import('./pkg/xcsh_session.js').OutlineDigests} d
+ * @param {number} i
  * @returns {{t: number|null, assistant: boolean, input: number, output: number, cacheRead: number, cacheWrite: number, cost: number|null, model: string|null}|null}
  */
-export function entryDigest(entry) {
-  if (!entry || entry.type !== 'message' || !entry.message || typeof entry.message !== 'object') return null;
-  const m = entry.message;
-  const t = timeOf(m.timestamp) ?? timeOf(entry.timestamp);
-  const d = { t, assistant: m.role === 'assistant', input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: null, model: null };
-  if (!d.assistant) return d;
-  const u = m.usage && typeof m.usage === 'object' ? m.usage : {};
-  d.input = num(u.input);
-  d.output = num(u.output);
-  d.cacheRead = num(u.cacheRead);
-  d.cacheWrite = num(u.cacheWrite);
-  const cost = u.cost && typeof u.cost === 'object' ? u.cost.total : undefined;
-  if (typeof cost === 'number' && Number.isFinite(cost)) d.cost = cost;
-  const model = [m.provider, m.model].filter((s) => typeof s === 'string' && s).join('/');
-  d.model = model || null;
-  return d;
+export function digestOf(d, i) {
+  if (!d.message[i]) return null;
+  const nan = (x) => (Number.isNaN(x) ? null : x);
+  return {
+    t: nan(d.time[i]),
+    assistant: d.message[i] === 2,
+    input: d.input[i],
+    output: d.output[i],
+    cacheRead: d.cacheRead[i],
+    cacheWrite: d.cacheWrite[i],
+    cost: nan(d.cost[i]),
+    model: d.models[d.model[i]] ?? null,
+  };
 }
 
 /**
@@ -63,27 +62,6 @@ export function sumDigests(digests) {
   if (out.firstAt !== null) out.durationMs = out.lastAt - out.firstAt;
   out.models = [...models.values()];
   return out;
-}
-
-/**
- * The totals of a branch given as its entries, root first.
- * @param {any[]} entries
- */
-export function branchTotals(entries) {
-  return sumDigests(entries.map(entryDigest));
-}
-
-function num(v) {
-  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0;
-}
-
-function timeOf(v) {
-  if (typeof v === 'number' && Number.isFinite(v)) return v;
-  if (typeof v === 'string' && v) {
-    const t = Date.parse(v);
-    return Number.isNaN(t) ? null : t;
-  }
-  return null;
 }
 
 /**

@@ -5,7 +5,7 @@
 // The keyboard moves the active row only (aria-activedescendant, always a row in the DOM);
 // Enter or Space shows that entry's branch.
 
-import { events, state, TREE_OVERSCAN, TREE_ROW_H } from './state.js';
+import { events, state, TREE_OVERSCAN, TREE_ROW_H, whenTree } from './state.js';
 import { call } from './rpc.js';
 import { $, errMsg, fmtNum, h, showBanner } from './dom.js';
 
@@ -25,17 +25,17 @@ const filtering = () => Boolean(tv.text || tv.type);
 
 /** Recomputes the visible rows (after new rows, a collapse or a filter change). */
 function layout() {
-  const r = state.rows;
-  if (tv.rows !== r) {
-    tv.rows = r;
+  const r = state.rows ?? { ids: [] };
+  if (tv.rows !== state.rows) {
+    tv.rows = state.rows;
     tv.collapsed = new Set();
     tv.lower = null;
     tv.active = -1;
   }
-  const n = r?.ids.length ?? 0;
+  const n = r.ids.length;
   const order = new Int32Array(n);
   let m = 0;
-  if (filtering()) {
+  if (filtering() && n) {
     const q = tv.text.toLowerCase();
     if (q && !tv.lower) tv.lower = r.texts.map((t) => String(t).toLowerCase());
     for (let i = 0; i < n; i++) {
@@ -100,12 +100,15 @@ function scrollTreeTo(id) {
 function renderTree() {
   const tree = $('tree');
   const rows = state.rows;
-  if (!rows) return;
+  if (!rows) {
+    if (state.view && !tree.querySelector('.tree-building')) showTreeProgress(0, 0);
+    return;
+  }
   if (tv.rows !== rows) layout();
   let canvas = tree.firstElementChild;
-  if (!canvas) {
+  if (!canvas?.classList.contains('tree-canvas')) {
     canvas = h('div', { class: 'tree-canvas', role: 'presentation' });
-    tree.append(canvas);
+    tree.replaceChildren(canvas);
   }
   const n = tv.order.length;
   canvas.style.height = `${n * TREE_ROW_H}px`;
@@ -122,6 +125,17 @@ function renderTree() {
   else tree.removeAttribute('aria-activedescendant');
   const empty = $('tree-empty');
   if (empty) empty.hidden = n > 0 || !filtering();
+}
+
+/** The tree pane while the open session's tree is built: `done` of `total` entries (0: not known yet). */
+export function showTreeProgress(done, total) {
+  const text = total ? `Building the tree… ${fmtNum(done)} of ${fmtNum(total)} entries` : 'Building the tree…';
+  let box = $('tree').querySelector('.tree-building');
+  if (!box) {
+    box = h('div', { class: 'tree-building muted pad', role: 'status', dataset: { testid: 'tree-building' } });
+    $('tree').replaceChildren(box);
+  }
+  box.textContent = text;
 }
 
 function treeRow(i, p) {
@@ -191,7 +205,12 @@ function setCollapsed(i, collapsed) {
 
 /** Moves the leaf to `id` (the worker builds that branch's context) and shows it. */
 export async function selectEntry(id, { conv = 'end', scrollTree = false } = {}) {
-  if (!id || !state.rows) return;
+  if (!id) return;
+  if (!state.rows) {
+    const before = state.view;
+    await whenTree();
+    if (!state.rows || state.view !== before) return;
+  }
   const gen = ++state.selGen;
   // Show the click at once (as pending); the context follows.
   state.pending = id;
@@ -236,7 +255,12 @@ export function applySelection(sel, { conv = 'start', scrollTree = false, gen = 
 }
 
 /** Shows an entry in the tree and the inspector without changing the branch. */
-export function inspectEntry(id) {
+export async function inspectEntry(id) {
+  if (!state.rows) {
+    const before = state.view;
+    await whenTree();
+    if (state.view !== before) return;
+  }
   if (!state.rowIndex.has(id)) return;
   state.inspected = id;
   tv.active = state.rowIndex.get(id);
@@ -325,6 +349,13 @@ export function onTreeKey(ev) {
 let filterTimer = 0;
 /** Wires the tree's filter box, entry-type menu and "Jump to current leaf". */
 export function wireTree() {
+  // The open session's rows arrived (after its first screen): the keyboard on its leaf.
+  events.addEventListener('tree', () => {
+    layout();
+    const leafRow = state.selected ? state.rowIndex.get(state.selected) ?? -1 : -1;
+    if (leafRow >= 0) tv.active = leafRow;
+    renderTree();
+  });
   const apply = () => {
     tv.text = $('tree-filter').value.trim();
     tv.type = $('tree-type').value;

@@ -8,6 +8,7 @@
 //   view.js     the open session
 //   open.js     opening a session (sample, file, path) and what the page needs to show it
 //   rows.js     the tree as outline rows in columns
+//   tree.js     the tree request: the rows, asked for once the session is shown
 //   context.js  the shown branch: its context, header, totals and windows of messages
 //   entries.js  one entry, a link's target, the branch for an export
 //   edits.js    label, branch with summary, fork, new session from a branch
@@ -27,6 +28,7 @@ import { loadFolder } from './worker/folder.js';
 import { list } from './worker/listing.js';
 import { openFile, openPath, openSample } from './worker/open.js';
 import { messages, selectBranch, showHistory } from './worker/context.js';
+import { tree } from './worker/tree.js';
 import { entry, exportBranch, resolveUrl } from './worker/entries.js';
 import { branchWithSummary, fork, label, newSessionFromBranch } from './worker/edits.js';
 import { deleteSession, importAll, importCurrent } from './worker/copies.js';
@@ -96,6 +98,7 @@ const HANDLERS = {
   openPath,
   loadFolder,
   list,
+  tree,
   select: selectBranch,
   messages,
   history: showHistory,

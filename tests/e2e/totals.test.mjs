@@ -1,4 +1,5 @@
-// Unit tests of web-demo/totals.js (no browser): the session totals of a branch, over
+// Unit tests of the session totals (no browser): the package's outline reads what each
+// entry adds (`Session.outline().digests`), web-demo/totals.js sums a branch's rows; over
 // hand-made entries and over a real session file (tests/fixtures/real), against sums
 // computed here from the file's lines.
 import { test } from 'node:test';
@@ -8,13 +9,34 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { FIXTURES, ROOT } from './helpers.mjs';
 
-const { branchTotals, entryDigest, fmtCost, fmtDuration, sumDigests } = await import(pathToFileURL(join(ROOT, 'web-demo', 'totals.js')).href);
+const { digestOf, fmtCost, fmtDuration, sumDigests } = await import(pathToFileURL(join(ROOT, 'web-demo', 'totals.js')).href);
+const { Session } = await import(pathToFileURL(join(ROOT, 'pkg', 'node.mjs')).href);
 
 const msg = (message, timestamp = undefined) => ({ type: 'message', id: 'x', timestamp, message });
 
+/** The digest of each row of the outline of a session's text, in row order. */
+function digestsOfText(text) {
+  const s = Session.fromText(text);
+  try {
+    const { ids, digests } = s.outline();
+    return ids.map((_, i) => digestOf(digests, i));
+  } finally {
+    s.free();
+  }
+}
+
+/** The entries as one linear session (ids and parents made here), their digests root first. */
+function digestsOf(entries) {
+  const header = { type: 'session', version: 3, id: 'totals', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/w' };
+  const lines = entries.map((e, i) => JSON.stringify({ ...e, id: `e${i}`, parentId: i ? `e${i - 1}` : null }));
+  return digestsOfText([JSON.stringify(header), ...lines, ''].join('\n'));
+}
+
+const branchTotals = (entries) => sumDigests(digestsOf(entries));
+
 test('sums the usage of assistant messages; others count for the duration only', () => {
   const t = branchTotals([
-    { type: 'session', timestamp: '2026-01-01T00:00:00Z' },
+    { type: 'thinking_level_change', thinkingLevel: 'high', timestamp: '2026-01-01T00:00:00Z' },
     msg({ role: 'user', content: 'hi', timestamp: 1_000 }),
     msg({ role: 'assistant', provider: 'p', model: 'a', usage: { input: 10, output: 5, cacheRead: 100, cacheWrite: 7, cost: { total: 0.5 } }, timestamp: 2_000 }),
     { type: 'model_change', model: 'p/b' },
@@ -43,24 +65,24 @@ test('no cost when no message carries one; no duration without timestamps; bad n
   assert.equal(t.input + t.output + t.cacheRead, 0);
   assert.deepEqual(t.models, [{ name: 'm', messages: 1 }]);
   assert.equal(branchTotals([]).messages, 0);
-  assert.equal(entryDigest(null), null);
-  assert.equal(entryDigest({ type: 'compaction', summary: 's' }), null);
+  assert.deepEqual(digestsOf([{ type: 'compaction', summary: 's', firstKeptEntryId: 'e0', tokensBefore: 1 }]), [null], 'not a message: no digest');
 });
 
 test('the entry timestamp stands in for a message without one', () => {
-  const t = sumDigests([entryDigest(msg({ role: 'user' }, '2026-01-01T00:00:00.000Z')), entryDigest(msg({ role: 'user' }, '2026-01-01T01:30:00.000Z'))]);
+  const t = branchTotals([msg({ role: 'user' }, '2026-01-01T00:00:00.000Z'), msg({ role: 'user' }, '2026-01-01T01:30:00.000Z')]);
   assert.equal(t.durationMs, 90 * 60_000);
 });
 
 test('the totals of a real session equal the sums of its lines', async () => {
   // large-session.jsonl is a v1 file: no ids, one linear branch, no compaction, so the
   // branch is every message line.
-  const lines = (await readFile(join(FIXTURES, 'large-session.jsonl'), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const text = await readFile(join(FIXTURES, 'large-session.jsonl'), 'utf8');
+  const lines = text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
   const messages = lines.filter((e) => e.type === 'message');
   const assistant = messages.filter((e) => e.message.role === 'assistant');
   const sum = (f) => assistant.reduce((n, e) => n + (e.message.usage?.[f] ?? 0), 0);
   const times = messages.map((e) => e.message.timestamp);
-  const t = branchTotals(lines);
+  const t = sumDigests(digestsOfText(text));
   assert.equal(t.messages, messages.length);
   assert.equal(t.input, sum('input'));
   assert.equal(t.output, sum('output'));

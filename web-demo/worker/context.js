@@ -4,7 +4,7 @@
 // branch's messages in JavaScript). The messages shown are the model's context, or the
 // branch's whole history (`v.history`: every message from the root, each compaction where
 // it happened, the messages it replaced included).
-import { sumDigests } from '../totals.js';
+import { digestOf, sumDigests } from '../totals.js';
 import { needView } from './view.js';
 
 const MSG_CHUNK = 40;
@@ -21,28 +21,39 @@ export function select(v, leafId, where = 'start') {
   const t0 = performance.now();
   const count = countOf(v);
   v.outline = null; // the outline of the branch shown before
-  const n = v.rows.ids.length;
-  const row = leaf === null ? -1 : v.rows.index.get(leaf) ?? -1;
-  const mask = new Uint8Array(n);
-  let onPath = 0;
-  const path = [];
-  for (let i = row; i >= 0 && onPath <= n; i = v.rows.parent[i]) {
-    mask[i] = 1;
-    onPath++;
-    path.push(v.rows.digests[i]);
-  }
+  const { pathMask, onPath, totals } = branchMarks(v, leaf);
   const win = where === 'end' ? [Math.max(0, count - MSG_CHUNK), count] : [0, Math.min(count, MSG_CHUNK)];
   return {
     leafId: leaf,
     count,
     onPath,
-    meta: { ...metaOf(s.contextState()), totals: sumDigests(path.reverse()) },
+    meta: { ...metaOf(s.contextState()), totals },
     how: 'window',
     history: Boolean(v.history),
     ms: performance.now() - t0,
-    pathMask: mask,
+    pathMask,
     win: { start: win[0], end: win[1], items: windowOf(v, win[0], win[1]) },
   };
+}
+
+/**
+ * What the tree rows say of the branch ending at `leaf`: its rows (`pathMask`, 1 for each
+ * row on it), their number and its totals; nothing (an empty mask, null totals) while the
+ * tree is not built yet (`v.rows` null, see worker/tree.js).
+ */
+export function branchMarks(v, leaf) {
+  if (!v.rows) return { pathMask: new Uint8Array(0), onPath: 0, totals: null };
+  const n = v.rows.ids.length;
+  const row = leaf === null ? -1 : v.rows.index.get(leaf) ?? -1;
+  const pathMask = new Uint8Array(n);
+  let onPath = 0;
+  const path = [];
+  for (let i = row; i >= 0 && onPath <= n; i = v.rows.parent[i]) {
+    pathMask[i] = 1;
+    onPath++;
+    path.push(digestOf(v.rows.digests, i));
+  }
+  return { pathMask, onPath, totals: sumDigests(path.reverse()) };
 }
 
 const metaOf = (ctx) => ({ thinkingLevel: ctx.thinkingLevel, models: ctx.models, mode: ctx.mode, serviceTier: ctx.serviceTier });

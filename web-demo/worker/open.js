@@ -1,9 +1,10 @@
 // Opening a session (a sample, a file, a path of a source) and making it the open view
-// once its tree and context are built, with everything the page needs to show it.
+// once its context is built, with everything the page needs to show it. Its tree comes
+// after (the page asks for it: worker/tree.js), so the first screen does not wait for it.
 import * as pkg from '../pkg/xcsh_session.js';
 import { baseName } from '../pkg/memory-storage.mjs';
 import { commit, prepare, source } from './sources.js';
-import { isOpen, replaceView } from './view.js';
+import { isOpen, nextViewGen, replaceView } from './view.js';
 import { buildRows } from './rows.js';
 import { select } from './context.js';
 import { checkpoint, fail, progress } from './reply.js';
@@ -43,15 +44,16 @@ export async function viewWritable(src, path, reqId, t0 = performance.now()) {
 }
 
 /**
- * Makes `session` the open view once its tree and context are built; until then (and when
- * the load is cancelled) the previous view stays open and usable.
+ * Makes `session` the open view once its context is built (its tree is built when the page
+ * asks: worker/tree.js); until then (and when the load is cancelled) the previous view
+ * stays open and usable.
  */
 async function setView({ session, src, path, name, size, t0, reqId, text = null, origin = null, timings = {} }) {
   const loadMs = performance.now() - t0;
-  const next = { session, src, path, name, size, loadMs, text, origin: origin ?? src?.key ?? 'file', rows: null, outline: null, timings };
+  const next = { session, src, path, name, size, loadMs, text, origin: origin ?? src?.key ?? 'file', rows: null, outline: null, timings, gen: nextViewGen() };
   let out;
   try {
-    out = await openPayload(next, reqId, 'start');
+    out = await openPayload(next, reqId, 'start', undefined, { tree: false });
   } catch (e) {
     if (!isOpen(session)) session.free();
     throw e;
@@ -60,16 +62,22 @@ async function setView({ session, src, path, name, size, t0, reqId, text = null,
   return out;
 }
 
-/** Everything the page needs to show view `v`, with the leaf's branch selected. */
-export async function openPayload(v, reqId, where = 'start', leafId = undefined) {
-  progress(reqId, 'tree', 0, 0);
-  let t = performance.now();
-  const rows = await buildRows(v, reqId);
-  v.timings.tree = performance.now() - t;
-  await checkpoint(reqId);
+/**
+ * Everything the page needs to show view `v`, with the leaf's branch selected; its tree
+ * rows too unless `tree` is false (then `rows` is null, and the page asks for them).
+ */
+export async function openPayload(v, reqId, where = 'start', leafId = undefined, { tree = true } = {}) {
+  let rows = null;
+  if (tree) {
+    progress(reqId, 'tree', 0, 0);
+    const t = performance.now();
+    rows = await buildRows(v, reqId);
+    v.timings.tree = performance.now() - t;
+  }
+  await checkpoint(reqId); // cancelled during the parse (or the tree)
   progress(reqId, 'context', 0, 0);
-  t = performance.now();
-  const leaf = leafId !== undefined ? leafId : v.session.leafId ?? (rows.ids.length ? rows.ids[rows.ids.length - 1] : null);
+  const t = performance.now();
+  const leaf = leafId !== undefined ? leafId : v.session.leafId ?? null;
   const sel = select(v, leaf, where);
   v.timings.context = performance.now() - t;
   const s = v.session;
@@ -78,6 +86,7 @@ export async function openPayload(v, reqId, where = 'start', leafId = undefined)
   const warnings = s.warnings();
   return {
     view: {
+      gen: v.gen,
       source: v.src?.key ?? null,
       origin: v.origin,
       sourceLabel: v.src?.label ?? null,

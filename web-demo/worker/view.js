@@ -1,9 +1,15 @@
 // The open session ("view") and what the page has been told about it: {session, src, path,
-// name, size, loadMs, text, origin, rows, outline, timings}. One at a
+// name, size, loadMs, text, origin, rows, outline, timings, gen}. One at a
 // time; a session being opened becomes the view only once it is built (open.js).
 import { fail } from './reply.js';
 
 let view = null;
+let gen = 0;
+
+/** A new view's number (`v.gen`): what the page names when it asks for that view's tree. */
+export function nextViewGen() {
+  return ++gen;
+}
 
 /** The open view; fails when no session is open. */
 export function needView() {

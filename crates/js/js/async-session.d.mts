@@ -1,7 +1,7 @@
 // Declarations of `AsyncSession` (async-session.mjs).
 import type {
   AgentMessage, CompactionInput, ContentBlock, CreateOptions, JsStorage, LoadReport, NewEntry,
-  OpenOptions, Session, SessionContext, SessionEntry, SessionHeader, TreeNode, UsageStatistics,
+  OpenOptions, Outline, Session, SessionContext, SessionEntry, SessionHeader, TreeNode, UsageStatistics,
 } from './xcsh_session.js';
 
 type Awaitable<T> = T | Promise<T>;
@@ -76,6 +76,7 @@ export class AsyncSession {
   report(): LoadReport;
   resetLeaf(): void;
   toJsonl(): string;
+  outline(previewChars?: number | null): Outline;
   tree(): TreeNode[];
   treeJson(maxStringChars?: number | null): string;
   usageStatistics(): UsageStatistics;

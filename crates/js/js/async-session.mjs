@@ -27,7 +27,7 @@ const WRITING = [
 const READING = [
   'branch', 'branchPath', 'children', 'context', 'contextEntryIds', 'contextJson', 'contextJsonBytes',
   'displayTitle', 'entries', 'entriesJson', 'entry', 'getArtifactPath', 'header', 'label',
-  'lastModelChangeRole', 'report', 'resetLeaf', 'toJsonl', 'tree', 'treeJson',
+  'lastModelChangeRole', 'outline', 'report', 'resetLeaf', 'toJsonl', 'tree', 'treeJson',
   'usageStatistics', 'warnings', 'writeContextJson',
 ];
 

@@ -17,6 +17,7 @@ mod convert;
 mod file_context;
 mod files;
 mod history;
+mod outline;
 mod output;
 mod search;
 mod session;

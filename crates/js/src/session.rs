@@ -410,7 +410,7 @@ impl JsSession {
     }
 
     /// The session with its entries read: a lazy open reads them now.
-    fn read(&mut self) -> JsResult<&CoreSession> {
+    pub(crate) fn read(&mut self) -> JsResult<&CoreSession> {
         core(self.inner.materialize())?;
         Ok(&self.inner)
     }

@@ -258,6 +258,52 @@ export interface TreeNode {
   children: TreeNode[];
 }
 
+/**
+ * `Session.outline()`: the tree as outline rows in columns; row `i` of each column is entry
+ * `ids[i]`. Depth first; at a fork the smaller branches come first (a side branch right
+ * under its branch point, the longest line below it).
+ */
+export interface Outline {
+  ids: string[];
+  /** One line of preview per row (at most 140 characters). */
+  texts: string[];
+  /** The parent's row, -1 for a root. */
+  parent: Int32Array;
+  /** Indentation: one more under each fork. */
+  depth: Uint16Array;
+  /** 1 the entry forks, 2 it starts a branch of a fork, 4 it is the last of its siblings. */
+  flags: Uint8Array;
+  /** Number of children. */
+  kids: Uint32Array;
+  /** The row after the entry's subtree (collapsing a branch point skips to it). */
+  end: Uint32Array;
+  /** An index into `kindTable`. */
+  kind: Uint16Array;
+  /** `[tag, class]` of each kind of row (`["asst", "assistant"]`, `["model", "meta"]`, …). */
+  kindTable: Array<[string, string]>;
+  /** `[row, label]` of each labelled entry. */
+  labels: Array<[number, string]>;
+  /** What a branch's totals need of each row. */
+  digests: OutlineDigests;
+}
+
+/** Per row of an `Outline`: its message's tokens, cost, time and model (`NaN`: none). */
+export interface OutlineDigests {
+  /** 0 not a message, 1 a message, 2 an assistant message (its usage counts). */
+  message: Uint8Array;
+  /** The message's time in ms (its own `timestamp`, else the entry's). */
+  time: Float64Array;
+  input: Float64Array;
+  output: Float64Array;
+  cacheRead: Float64Array;
+  cacheWrite: Float64Array;
+  /** `usage.cost.total`, `NaN` when the message carries none. */
+  cost: Float64Array;
+  /** An index into `models` (`provider/model`), -1 for none. */
+  model: Int32Array;
+  models: string[];
+}
+
 export interface LoadIssue {
   /** 1-based line number in the file. */
   line: number;
