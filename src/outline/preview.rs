@@ -29,6 +29,7 @@ const TAGS: &[(&str, &str, &str)] = &[
     ("context_change", "context", "meta"),
     ("service_tier_change", "tier", "meta"),
     ("mcp_tool_selection", "mcp", "meta"),
+    ("session_info", "name", "meta"),
 ];
 
 /// What a tree row shows of an entry.
@@ -232,6 +233,11 @@ pub fn describe(entry: &Value) -> Preview {
             .join(" · "),
         "service_tier_change" => format!("service tier {}", or(field("serviceTier"), "default")),
         "mcp_tool_selection" => joined(e, "selectedToolNames"),
+        // pi's name for the session: an empty one clears it.
+        "session_info" => match field("name").map(|n| js_string(n).trim().to_string()) {
+            Some(n) if !n.is_empty() => format!("named “{n}”"),
+            _ => "name cleared".to_string(),
+        },
         _ => or(ty, ""),
     };
     Preview {

@@ -33,6 +33,7 @@ const ENTRY: &[&str] = &[
     "namespace",
     "serviceTier",
     "selectedToolNames",
+    "name",
 ];
 /// The message fields they read.
 const MESSAGE: &[&str] = &[

@@ -84,7 +84,13 @@ fn previews_say_what_each_entry_is_in_one_line() {
             Some("l"),
             json!({"type": "model_change", "provider": "anthropic", "modelId": "claude"}),
         ),
-        ("z", Some("m"), json!({"type": "something_new_here"})),
+        (
+            "n",
+            Some("m"),
+            json!({"type": "session_info", "name": "  Listing files "}),
+        ),
+        ("o", Some("n"), json!({"type": "session_info", "name": ""})),
+        ("z", Some("o"), json!({"type": "something_new_here"})),
     ]);
     let o = Outline::of(&s, PREVIEW_CHARS);
     let shown: Vec<(&str, &str, &str)> = o
@@ -109,10 +115,12 @@ fn previews_say_what_each_entry_is_in_one_line() {
             ("compact", "compaction", "Done so far · 123,456 tok"),
             ("label", "meta", "“start” → u"),
             ("model", "meta", "anthropic/claude"),
+            ("name", "meta", "named “Listing files”"),
+            ("name", "meta", "name cleared"),
             ("somethi", "other", "something_new_here"),
         ]
     );
-    assert_eq!(o.kinds.len(), 7, "a kind of row is listed once");
+    assert_eq!(o.kinds.len(), 8, "a kind of row is listed once");
 }
 
 #[test]
