@@ -799,7 +799,7 @@ fn strace(cli: &Cli, args: &[&str]) -> Option<String> {
         "-f",
         "-qq",
         "-e",
-        "trace=openat,openat2,readlink,readlinkat",
+        "trace=openat,openat2,readlink,readlinkat,fsync",
         "-o",
     ])
     .arg(&log)
@@ -840,6 +840,28 @@ fn a_storage_call_resolves_no_symlink_itself_and_walks_no_path() {
         readlinks.push(trace.matches("readlink").count());
     }
     assert_eq!(readlinks[0], readlinks[1], "readlinks for 1 and 6 sessions");
+}
+
+#[test]
+fn an_append_flushes_the_file_and_its_directory() {
+    // Every fsync succeeds: the directory too is opened for reading, not only as a handle
+    // to resolve paths beneath (an `O_PATH` descriptor, which fsync refuses with EBADF).
+    let cli = Cli::new();
+    let dir = cli.agent_dir().join("sessions/--p--");
+    fs::create_dir_all(&dir).expect("mkdir");
+    let f = dir.join("2026-01-01T00-00-00-000Z_s.jsonl");
+    fs::copy(fixture("historical-session.jsonl"), &f).expect("copy");
+    let entry = r#"{"type":"custom","customType":"t"}"#;
+    let Some(trace) = strace(&cli, &["append", path_str(&f), "--json", entry]) else {
+        eprintln!("strace is not installed: not checked");
+        return;
+    };
+    let fsyncs: Vec<&str> = trace.lines().filter(|l| l.contains("fsync(")).collect();
+    assert!(fsyncs.len() >= 2, "file and directory: {fsyncs:?}");
+    assert!(
+        fsyncs.iter().all(|l| l.ends_with("= 0")),
+        "an fsync failed: {fsyncs:?}"
+    );
 }
 
 #[test]

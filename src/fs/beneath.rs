@@ -101,10 +101,12 @@ pub(super) fn fsync(dir: &Dir, rel: &Path, path: &str) -> StorageResult<()> {
 }
 
 /// Best-effort fsync of the directory holding `rel` (makes a create or rename durable).
+/// Opened for reading: the handle cap-std's `open_dir` gives is `O_PATH` on Linux, which
+/// `fsync` refuses (`EBADF`).
 fn sync_parent(dir: &Dir, rel: &Path) {
     let parent = here(rel.parent().unwrap_or(Path::new("")));
-    if let Ok(d) = dir.open_dir(parent) {
-        let _ = d.into_std_file().sync_all();
+    if let Ok(d) = dir.open_with(parent, OpenOptions::new().read(true)) {
+        let _ = d.sync_all();
     }
 }
 
