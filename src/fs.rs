@@ -6,19 +6,25 @@
 //! roots, and a refusal of every write for read-only commands), so the file operations,
 //! their error mapping and the fast large-file reads exist once, here.
 //!
+//! A confining policy ([`PathPolicy::beneath`], the CLI's roots) names, instead of a path,
+//! a directory handle and a path relative to it: every call is then resolved beneath the
+//! handle by cap-std (the capability-based filesystem of wasmtime's WASI), which follows a
+//! symlink only while it stays beneath (`openat2(RESOLVE_BENEATH)` where the kernel has
+//! it). A directory or file swapped for a symlink leading out between two calls makes the
+//! call fail instead of redirecting it.
+//!
 //! Only regular files are read or written: every file is opened without blocking
 //! (`O_NONBLOCK`, so a FIFO or a device named like a session cannot hang the caller) and
 //! checked on the open handle; anything else is refused ("is not a regular file"), and
 //! `list_dir` leaves FIFOs, sockets and devices out, so scans never meet them. A policy
-//! that resolves paths to symlink-free ones ([`PathPolicy::symlink_free`], the CLI's
-//! confinement) gets every component opened without following a symlink, relative to
-//! the directory opened before it: a directory swapped for a symlink between the check
-//! and the call fails the call instead of redirecting it. Such a policy may also refuse
-//! files with more than one hard link ([`PathPolicy::single_link`]), checked on the open
-//! handle before a byte is read or written (a write truncates only after the check).
+//! may also refuse files with more than one hard link ([`PathPolicy::single_link`]),
+//! checked on the open handle before a byte is read or written (a write truncates only
+//! after the check).
 
-#[cfg(unix)]
-mod at;
+mod beneath;
+
+/// A directory handle a confined storage resolves paths beneath (cap-std's).
+pub use cap_std::fs::Dir;
 
 use crate::storage::{
     DirEntry, Environment, FileStat, ProcessIdentity, Storage, StorageError, StorageResult,
@@ -29,7 +35,20 @@ use std::fs;
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Open the directory `path` as a handle to confine paths beneath (it must exist).
+pub fn open_dir(path: &Path) -> io::Result<Dir> {
+    Dir::open_ambient_dir(path, cap_std::ambient_authority())
+}
+
+/// Where a confining policy puts a storage path: `rel` (relative, no `..`) beneath `dir`.
+#[derive(Debug, Clone)]
+pub struct Beneath {
+    pub dir: Arc<Dir>,
+    pub rel: PathBuf,
+}
 
 /// Whether a call only looks at a path or changes the filesystem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,13 +62,21 @@ pub enum Access {
 pub trait PathPolicy {
     fn resolve(&self, path: &str, access: Access) -> StorageResult<PathBuf>;
 
-    /// Whether every path [`Self::resolve`] returns is free of symlinks (fully resolved,
-    /// as the CLI's confinement makes them). The storage then follows none: each
-    /// component is opened with `O_NOFOLLOW` relative to the directory before it, so a
-    /// component replaced by a symlink after `resolve` looked fails the call. `false`
-    /// (the default): paths are opened as they are, symlinks followed.
-    fn symlink_free(&self) -> bool {
-        false
+    /// For a confining policy: the directory `path` must stay beneath and the path
+    /// relative to it, used by every storage call in place of [`Self::resolve`]'s path
+    /// (cap-std resolves it, following no symlink that leads out). `None` (the default):
+    /// the resolved path is opened as it is, symlinks followed.
+    fn beneath(&self, _path: &str, _access: Access) -> Option<StorageResult<Beneath>> {
+        None
+    }
+
+    /// Asked once when cap-std refused the place [`Self::beneath`] gave as leading out of
+    /// its directory: cap-std follows no absolute symlink, even one pointing back inside,
+    /// nor one into another allowed directory. The policy may place the path again from
+    /// its fully resolved form (symlink-free, so nothing is left to follow), or keep the
+    /// refusal (`None`, the default).
+    fn beneath_resolved(&self, _path: &str, _access: Access) -> Option<StorageResult<Beneath>> {
+        None
     }
 
     /// Whether a file with more than one hard link is refused
@@ -108,17 +135,46 @@ impl<P: PathPolicy> FsStorage<P> {
         self.open_regular(path, Access::Read, OpenMode::Read)
     }
 
-    /// Whether paths are opened component by component, following no symlink.
-    fn no_follow(&self) -> bool {
-        cfg!(unix) && self.policy.symlink_free()
+    /// Where `path` is: beneath a directory handle for a confining policy, else a path.
+    fn place(&self, path: &str, access: Access) -> StorageResult<Place> {
+        match self.policy.beneath(path, access) {
+            Some(b) => b.map(Place::Beneath),
+            None => self.resolve(path, access).map(Place::Path),
+        }
+    }
+
+    /// `op` on `path` beneath `b`; once more on the policy's resolved place when cap-std
+    /// refused the path as leading out ([`PathPolicy::beneath_resolved`]).
+    fn beneath_op<T>(
+        &self,
+        path: &str,
+        access: Access,
+        b: Beneath,
+        op: impl Fn(&Beneath) -> StorageResult<T>,
+    ) -> StorageResult<T> {
+        match op(&b) {
+            Err(e) if beneath::led_out(&e) => match self.policy.beneath_resolved(path, access) {
+                // Placed again, or the refusal that says what led out.
+                Some(Ok(again)) => op(&again),
+                Some(Err(_)) | None => Err(e),
+            },
+            other => other,
+        }
     }
 
     /// The regular file `path` opened for `mode`, never blocking on a FIFO or a device;
     /// anything but a regular file is refused, and so is a file with several names when
     /// the policy says so ([`PathPolicy::single_link`]), before anything is written.
     fn open_regular(&self, path: &str, access: Access, mode: OpenMode) -> StorageResult<fs::File> {
-        let p = self.resolve(path, access)?;
-        let file = self.open_file(&p, path, mode)?;
+        let file = match self.place(path, access)? {
+            Place::Beneath(b) => self.beneath_op(path, access, b, |b| {
+                beneath::open(&b.dir, &b.rel, mode, path)
+            })?,
+            Place::Path(p) => {
+                let file = mode.options().open(p).map_err(|e| open_error(path, e))?;
+                regular(file, path)?
+            }
+        };
         #[cfg(unix)]
         if self.policy.single_link() {
             use std::os::unix::fs::MetadataExt;
@@ -131,20 +187,20 @@ impl<P: PathPolicy> FsStorage<P> {
         }
         Ok(file)
     }
+}
 
-    /// [`Self::open_regular`] without the policy's checks: `p` opened for `mode`, if it is
-    /// a regular file.
-    fn open_file(&self, p: &Path, path: &str, mode: OpenMode) -> StorageResult<fs::File> {
-        #[cfg(unix)]
-        if self.no_follow() {
-            return at::open_regular(p, mode.flags(), path);
-        }
-        let file = mode.options().open(p).map_err(|e| open_error(path, e))?;
-        match file.metadata() {
-            Ok(meta) if meta.is_file() => Ok(file),
-            Ok(_) => Err(StorageError::not_regular(path)),
-            Err(e) => Err(io_error(path, e)),
-        }
+/// A storage path as a policy places it.
+enum Place {
+    Path(PathBuf),
+    Beneath(Beneath),
+}
+
+/// `file` if it is a regular file.
+fn regular(file: fs::File, path: &str) -> StorageResult<fs::File> {
+    match file.metadata() {
+        Ok(meta) if meta.is_file() => Ok(file),
+        Ok(_) => Err(StorageError::not_regular(path)),
+        Err(e) => Err(io_error(path, e)),
     }
 }
 
@@ -174,16 +230,6 @@ impl OpenMode {
             o.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
         }
         o
-    }
-
-    #[cfg(unix)]
-    fn flags(self) -> rustix::fs::OFlags {
-        use rustix::fs::OFlags;
-        match self {
-            OpenMode::Read => OFlags::RDONLY,
-            OpenMode::Write => OFlags::WRONLY | OFlags::CREATE,
-            OpenMode::Append => OFlags::WRONLY | OFlags::CREATE | OFlags::APPEND,
-        }
     }
 }
 
@@ -373,30 +419,65 @@ impl<P: PathPolicy> Storage for FsStorage<P> {
     }
 
     fn rename(&self, from: &str, to: &str) -> StorageResult<()> {
-        let src = self.resolve(from, Access::Write)?;
-        let dst = self.resolve(to, Access::Write)?;
-        #[cfg(unix)]
-        if self.no_follow() {
-            return at::rename(&src, &dst, from, to);
+        match (
+            self.place(from, Access::Write)?,
+            self.place(to, Access::Write)?,
+        ) {
+            (Place::Beneath(s), Place::Beneath(d)) => {
+                match beneath::rename((&s.dir, &s.rel), (&d.dir, &d.rel), from) {
+                    Err(e) if beneath::led_out(&e) => {
+                        let again = |p: &str, b: Beneath| match self
+                            .policy
+                            .beneath_resolved(p, Access::Write)
+                        {
+                            Some(Ok(again)) => again,
+                            Some(Err(_)) | None => b,
+                        };
+                        let (s, d) = (again(from, s), again(to, d));
+                        beneath::rename((&s.dir, &s.rel), (&d.dir, &d.rel), from)
+                    }
+                    other => other,
+                }
+            }
+            (Place::Path(src), Place::Path(dst)) => {
+                fs::rename(src, dst).map_err(|e| io_error(from, e))
+            }
+            _ => Err(StorageError::Other(format!(
+                "{from} -> {to}: one path is confined, the other not"
+            ))),
         }
-        fs::rename(src, dst).map_err(|e| io_error(from, e))
     }
 
     fn unlink(&self, path: &str) -> StorageResult<()> {
-        let p = self.resolve(path, Access::Write)?;
-        #[cfg(unix)]
-        if self.no_follow() {
-            return at::remove(&p, false, path);
-        }
+        let p = match self.place(path, Access::Write)? {
+            Place::Beneath(b) => {
+                return self.beneath_op(path, Access::Write, b, |b| {
+                    beneath::remove(&b.dir, &b.rel, false, path)
+                })
+            }
+            Place::Path(p) => p,
+        };
         fs::remove_file(p).map_err(|e| io_error(path, e))
     }
 
     fn list_dir(&self, path: &str) -> StorageResult<Vec<DirEntry>> {
-        let dir = self.resolve(path, Access::Read)?;
-        #[cfg(unix)]
-        if self.no_follow() {
-            return at::list_dir(&dir, path);
-        }
+        let dir = match self.place(path, Access::Read)? {
+            Place::Beneath(b) => {
+                let special_link = |name: &str| {
+                    let child = format!("{}/{name}", path.trim_end_matches('/'));
+                    let Ok(Place::Beneath(c)) = self.place(&child, Access::Read) else {
+                        return false;
+                    };
+                    self.beneath_op(&child, Access::Read, c, |c| {
+                        beneath::special(&c.dir, &c.rel, &child)
+                    }) == Ok(true)
+                };
+                return self.beneath_op(path, Access::Read, b, |b| {
+                    beneath::list_dir(&b.dir, &b.rel, path, &special_link)
+                });
+            }
+            Place::Path(p) => p,
+        };
         let mut out = Vec::new();
         for item in fs::read_dir(dir).map_err(|e| io_error(path, e))? {
             let item = item.map_err(|e| io_error(path, e))?;
@@ -419,11 +500,14 @@ impl<P: PathPolicy> Storage for FsStorage<P> {
     }
 
     fn stat(&self, path: &str) -> StorageResult<FileStat> {
-        let p = self.resolve(path, Access::Read)?;
-        #[cfg(unix)]
-        if self.no_follow() {
-            return at::stat(&p, path);
-        }
+        let p = match self.place(path, Access::Read)? {
+            Place::Beneath(b) => {
+                return self.beneath_op(path, Access::Read, b, |b| {
+                    beneath::stat(&b.dir, &b.rel, path)
+                })
+            }
+            Place::Path(p) => p,
+        };
         let meta = fs::metadata(p).map_err(|e| io_error(path, e))?;
         Ok(FileStat {
             size: meta.len(),
@@ -433,20 +517,26 @@ impl<P: PathPolicy> Storage for FsStorage<P> {
     }
 
     fn mkdir_all(&self, path: &str) -> StorageResult<()> {
-        let p = self.resolve(path, Access::Write)?;
-        #[cfg(unix)]
-        if self.no_follow() {
-            return at::mkdir_all(&p, path);
-        }
+        let p = match self.place(path, Access::Write)? {
+            Place::Beneath(b) => {
+                return self.beneath_op(path, Access::Write, b, |b| {
+                    beneath::mkdir_all(&b.dir, &b.rel, path)
+                })
+            }
+            Place::Path(p) => p,
+        };
         fs::create_dir_all(p).map_err(|e| io_error(path, e))
     }
 
     fn fsync(&self, path: &str) -> StorageResult<()> {
-        let p = self.resolve(path, Access::Read)?;
-        #[cfg(unix)]
-        if self.no_follow() {
-            return at::fsync(&p, path);
-        }
+        let p = match self.place(path, Access::Read)? {
+            Place::Beneath(b) => {
+                return self.beneath_op(path, Access::Read, b, |b| {
+                    beneath::fsync(&b.dir, &b.rel, path)
+                })
+            }
+            Place::Path(p) => p,
+        };
         // Not blocking on a FIFO (whatever it is, only a regular file has data to flush).
         let file = OpenMode::Read
             .options()
@@ -461,20 +551,26 @@ impl<P: PathPolicy> Storage for FsStorage<P> {
     }
 
     fn rmdir(&self, path: &str) -> StorageResult<()> {
-        let p = self.resolve(path, Access::Write)?;
-        #[cfg(unix)]
-        if self.no_follow() {
-            return at::remove(&p, true, path);
-        }
+        let p = match self.place(path, Access::Write)? {
+            Place::Beneath(b) => {
+                return self.beneath_op(path, Access::Write, b, |b| {
+                    beneath::remove(&b.dir, &b.rel, true, path)
+                })
+            }
+            Place::Path(p) => p,
+        };
         fs::remove_dir(p).map_err(|e| io_error(path, e))
     }
 
     fn create_new(&self, path: &str, data: &[u8]) -> StorageResult<()> {
-        let p = self.resolve(path, Access::Write)?;
-        #[cfg(unix)]
-        if self.no_follow() {
-            return at::create_new(&p, data, path);
-        }
+        let p = match self.place(path, Access::Write)? {
+            Place::Beneath(b) => {
+                return self.beneath_op(path, Access::Write, b, |b| {
+                    beneath::create_new(&b.dir, &b.rel, data, path)
+                })
+            }
+            Place::Path(p) => p,
+        };
         // O_CREAT|O_EXCL: atomic against a concurrent creator, and never follows a
         // symlink planted at the final component.
         let mut file = fs::OpenOptions::new()
@@ -639,8 +735,13 @@ mod tests {
             fn resolve(&self, path: &str, _access: Access) -> StorageResult<PathBuf> {
                 Ok(PathBuf::from(path))
             }
-            fn symlink_free(&self) -> bool {
-                self.0
+            fn beneath(&self, path: &str, _access: Access) -> Option<StorageResult<Beneath>> {
+                self.0.then(|| {
+                    Ok(Beneath {
+                        dir: Arc::new(open_dir(Path::new("/")).expect("open /")),
+                        rel: PathBuf::from(path.trim_start_matches('/')),
+                    })
+                })
             }
             fn single_link(&self) -> bool {
                 true
@@ -651,7 +752,7 @@ mod tests {
         fs::write(&outside, b"outside\n").unwrap();
         let link = dir.path("s.jsonl");
         fs::hard_link(&outside, &link).unwrap();
-        // Both ways of opening: component by component, and as given.
+        // Both ways of opening: beneath a directory handle, and as given.
         for storage in [
             FsStorage::with_policy(SingleLink(true)),
             FsStorage::with_policy(SingleLink(false)),

@@ -9,7 +9,8 @@ use std::rc::Rc;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use xcsh_session::fs::{Access, FsStorage, PathPolicy};
+use std::sync::Arc;
+use xcsh_session::fs::{open_dir, Access, Beneath, FsStorage, PathPolicy};
 use xcsh_session::listing::ListText;
 use xcsh_session::storage::{files_under, Storage, StorageExt, StorageResult};
 
@@ -66,16 +67,24 @@ fn within_10s<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'sta
     }
 }
 
-/// Paths as given, but promised symlink-free (as the CLI's confinement resolves them):
-/// the storage then follows no symlink.
+/// Paths confined beneath a directory handle (of `/`), as the CLI's confinement places
+/// them: the storage then opens them through cap-std.
 struct Canonical;
 
 impl PathPolicy for Canonical {
     fn resolve(&self, path: &str, _access: Access) -> StorageResult<PathBuf> {
         Ok(PathBuf::from(path))
     }
-    fn symlink_free(&self) -> bool {
-        true
+    fn beneath(&self, path: &str, _access: Access) -> Option<StorageResult<Beneath>> {
+        Some(Ok(Beneath {
+            dir: Arc::new(open_dir(Path::new("/")).expect("open /")),
+            rel: PathBuf::from(path.trim_start_matches('/')),
+        }))
+    }
+    /// An absolute symlink: placed again by its target, as the CLI does.
+    fn beneath_resolved(&self, path: &str, access: Access) -> Option<StorageResult<Beneath>> {
+        let target = fs::canonicalize(path).ok()?;
+        self.beneath(target.to_str()?, access)
     }
 }
 
@@ -257,8 +266,8 @@ fn special_files_in_a_sessions_dir_are_skipped_by_listings_and_gc() {
 }
 
 /// Plants, after the check and before the call, a symlink to `outside` in place of the
-/// directory `victim` (the race an adversary wins between `resolve` and `open`); paths
-/// are otherwise taken as given and promised symlink-free, as the CLI resolves them.
+/// directory `victim` (the race an adversary wins between a check and the open); paths
+/// are confined beneath the victim's parent directory, as the CLI confines them to a root.
 struct SwapAfterCheck {
     victim: PathBuf,
     outside: PathBuf,
@@ -267,15 +276,21 @@ struct SwapAfterCheck {
 
 impl PathPolicy for SwapAfterCheck {
     fn resolve(&self, path: &str, _access: Access) -> StorageResult<PathBuf> {
+        Ok(PathBuf::from(path))
+    }
+    fn beneath(&self, path: &str, _access: Access) -> Option<StorageResult<Beneath>> {
+        let root = self.victim.parent().expect("victim has a parent");
+        let dir = Arc::new(open_dir(root).expect("open the root"));
         if self.armed.replace(false) {
             let aside = self.victim.with_extension("aside");
             fs::rename(&self.victim, &aside).expect("move the directory aside");
             std::os::unix::fs::symlink(&self.outside, &self.victim).expect("plant symlink");
         }
-        Ok(PathBuf::from(path))
-    }
-    fn symlink_free(&self) -> bool {
-        true
+        let rel = Path::new(path).strip_prefix(root).expect("under the root");
+        Some(Ok(Beneath {
+            dir,
+            rel: rel.to_path_buf(),
+        }))
     }
 }
 

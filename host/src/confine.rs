@@ -1,16 +1,24 @@
 //! Path confinement: every path the component passes must resolve inside one of the
 //! allowed root directories.
 //!
-//! A guest path is accepted when it is absolute, has no `..` component, and, after its
-//! longest existing ancestor is canonicalized (resolving symlinks), lies inside a root.
-//! The non-existent rest is appended verbatim; if its first component exists as a
+//! The storage calls resolve no path here: each root is a directory handle
+//! ([`Roots::handle`], cap-std's `Dir`), a guest path written under a root is placed
+//! beneath it as written ([`Roots::under`]) and cap-std resolves the rest, following a
+//! symlink only while it stays beneath the root (one `openat2(RESOLVE_BENEATH)` where the
+//! kernel has it), so a directory or file swapped for a symlink that leads out makes the
+//! call fail. A file with more than one hard link is neither read nor written
+//! (`PathPolicy::single_link`): its other name may be outside the roots, where no path
+//! check can see it.
+//!
+//! The check below ([`Roots::check`]) is for the rest: paths that reach a root through a
+//! symlink, absolute symlinks (cap-std follows none, even back inside), the readable
+//! files outside the roots, and the paths SQLite opens by name (the history databases).
+//! There a guest path is accepted when it is absolute, has no `..` component, and, after
+//! its longest existing ancestor is canonicalized (resolving symlinks), lies inside a
+//! root. The non-existent rest is appended verbatim; if its first component exists as a
 //! dangling or looping symlink the path is refused, since creating it would follow the
-//! link wherever it points. Callers then operate on the resolved path, not on the
-//! guest's string, which is free of symlinks: the storage opens each of its components
-//! without following one (`PathPolicy::symlink_free`), so a directory or file swapped for
-//! a symlink after the check makes the call fail instead of leading it outside. A file
-//! with more than one hard link is neither read nor written (`PathPolicy::single_link`):
-//! its other name may be outside the roots, where no path check can see it.
+//! link wherever it points. A storage call then goes beneath the root the resolved path
+//! lies in, by that path, which has no symlink left to follow.
 
 use std::collections::HashSet;
 use std::ffi::OsString;
@@ -18,6 +26,8 @@ use std::fmt;
 use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use xcsh_session::fs::{open_dir, Dir};
 
 /// Why a path was refused.
 #[derive(Debug)]
@@ -105,11 +115,35 @@ fn is_missing(e: &io::Error) -> bool {
     )
 }
 
-/// The allowed roots, each resolved once, and single files outside them that may be
-/// read but never written (the sessions garbage collection must read).
+/// A guest path as written, checked for form only: absolute, no `..`, no NUL; `.` and
+/// empty components dropped. Nothing is resolved.
+pub fn plain(guest: &str) -> Result<PathBuf, Denied> {
+    if guest.contains('\0') {
+        return Err(Denied::Malformed("path contains NUL"));
+    }
+    let path = Path::new(guest);
+    if !path.is_absolute() {
+        return Err(Denied::Malformed("path is not absolute"));
+    }
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => return Err(Denied::Malformed("path contains '..'")),
+            Component::Prefix(_) => return Err(Denied::Malformed("path has a prefix")),
+            Component::CurDir => {}
+            Component::RootDir | Component::Normal(_) => out.push(c),
+        }
+    }
+    Ok(out)
+}
+
+/// The allowed roots, each resolved once and opened as a directory handle when first
+/// used, and single files outside them that may be read but never written (the sessions
+/// garbage collection must read).
 #[derive(Debug, Clone)]
 pub struct Roots {
     roots: Vec<PathBuf>,
+    handles: Vec<OnceLock<Arc<Dir>>>,
     readable_files: HashSet<PathBuf>,
 }
 
@@ -121,9 +155,41 @@ impl Roots {
             .map(|d| resolve(d.as_ref()))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Roots {
+            handles: roots.iter().map(|_| OnceLock::new()).collect(),
             roots,
             readable_files: HashSet::new(),
         })
+    }
+
+    /// The innermost root `path` ([`plain`]) lies under as written, and the rest of it.
+    pub fn under<'p>(&self, path: &'p Path) -> Option<(usize, &'p Path)> {
+        self.roots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| path.strip_prefix(r).ok().map(|rel| (i, rel)))
+            .min_by_key(|(_, rel)| rel.components().count())
+    }
+
+    /// The handle of root `i`, opened on first use. A root that does not exist yet is
+    /// created first when `create` is set (a write into it), else it is not found.
+    pub fn handle(&self, i: usize, create: bool) -> io::Result<Arc<Dir>> {
+        if let Some(dir) = self.handles[i].get() {
+            return Ok(dir.clone());
+        }
+        let root = &self.roots[i];
+        let dir = match open_dir(root) {
+            Err(e) if create && e.kind() == io::ErrorKind::NotFound => {
+                fs::create_dir_all(root)?;
+                open_dir(root)?
+            }
+            other => other?,
+        };
+        Ok(self.handles[i].get_or_init(|| Arc::new(dir)).clone())
+    }
+
+    /// Whether `path` (resolved) is one of the files that may be read outside the roots.
+    pub fn is_readable_file(&self, path: &Path) -> bool {
+        self.readable_files.contains(path)
     }
 
     /// Let these files be read (never written, never listed), wherever they are: each is

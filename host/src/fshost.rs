@@ -5,14 +5,15 @@
 
 use crate::bindings::wasi::clocks::wall_clock::Datetime;
 use crate::bindings::xcsh::session::storage::{self as wit, Host, HostReader};
-use crate::confine::{Denied, Roots};
+use crate::confine::{plain, Denied, Roots};
 use crate::history::HistoryDbs;
 use crate::progress::Reads;
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use wasmtime::component::{Resource, ResourceTable};
-use xcsh_session::fs::{io_error, Access, FsStorage, PathPolicy};
+use xcsh_session::fs::{io_error, open_dir, Access, Beneath, FsStorage, PathPolicy};
 use xcsh_session::storage::{Storage, StorageError, StorageResult};
 
 /// The session index cache of the agent directory (`<agent-dir>/cache`), and what a
@@ -35,16 +36,27 @@ impl IndexCacheDir {
     }
 }
 
-/// Where the component may go: every guest path must resolve inside the roots
-/// ([`Roots::check`]), and a read-only command may change nothing but the index cache.
+/// Where the component may go: every storage call is resolved beneath a root's handle
+/// ([`Roots::handle`]; paths SQLite opens must resolve inside the roots, [`Roots::check`]),
+/// and a read-only command may change nothing but the index cache.
 pub struct Confinement {
     roots: Roots,
     writable: bool,
     cache: Option<IndexCacheDir>,
 }
 
-impl PathPolicy for Confinement {
-    fn resolve(&self, guest: &str, access: Access) -> StorageResult<PathBuf> {
+/// A refusal of the confinement as the storage's error.
+fn denied(guest: &str, e: Denied) -> StorageError {
+    match e {
+        Denied::Io(io) => io_error(guest, io),
+        other => StorageError::PermissionDenied(format!("{guest} ({other})")),
+    }
+}
+
+impl Confinement {
+    /// The index cache `guest` is in, if any, and whether this access may go there:
+    /// refused when the cache is off, or for a write of a read-only command elsewhere.
+    fn cache_rule(&self, guest: &str, access: Access) -> StorageResult<Option<&IndexCacheDir>> {
         let cache = self
             .cache
             .as_ref()
@@ -66,14 +78,103 @@ impl PathPolicy for Confinement {
                 "{guest} (this command is read-only)"
             )));
         }
+        Ok(cache)
+    }
+
+    /// Where a storage call on `guest` goes: beneath the innermost root it is written
+    /// under, or (`resolved`, or written under none) beneath the root its resolved form
+    /// (symlinks resolved) lies in, or beneath the directory of a readable file.
+    fn place(&self, guest: &str, access: Access, resolved: bool) -> StorageResult<Beneath> {
+        if let Some(cache) = self.cache_rule(guest, access)? {
+            if access == Access::Write && !self.writable {
+                return self.in_cache(guest, cache.dir());
+            }
+        }
+        let path = if resolved {
+            match access {
+                Access::Read => self.roots.check_read(guest),
+                Access::Write => self.roots.check(guest),
+            }
+        } else {
+            plain(guest)
+        }
+        .map_err(|e| denied(guest, e))?;
+        match self.roots.under(&path) {
+            Some((i, rel)) => Ok(Beneath {
+                dir: self
+                    .roots
+                    .handle(i, access == Access::Write)
+                    .map_err(|e| io_error(guest, e))?,
+                rel: rel.to_path_buf(),
+            }),
+            None if !resolved => self.place(guest, access, true),
+            // Resolved and under no root: one of the readable files (`check_read`).
+            None => match (path.parent(), path.file_name()) {
+                (Some(dir), Some(name)) if self.roots.is_readable_file(&path) => Ok(Beneath {
+                    dir: Arc::new(open_dir(dir).map_err(|e| io_error(guest, e))?),
+                    rel: PathBuf::from(name),
+                }),
+                _ => Err(denied(guest, Denied::Outside(path))),
+            },
+        }
+    }
+
+    /// A read-only command's write: beneath the index cache's own handle, so it lands in
+    /// the cache itself, not where a symlink in it leads.
+    fn in_cache(&self, guest: &str, cache: &Path) -> StorageResult<Beneath> {
+        let read_only =
+            || StorageError::PermissionDenied(format!("{guest} (this command is read-only)"));
+        let path = plain(guest).map_err(|e| denied(guest, e))?;
+        let rel = path.strip_prefix(cache).map_err(|_| read_only())?;
+        let Some((i, cache_rel)) = self.roots.under(cache) else {
+            return Err(read_only());
+        };
+        let root = self.roots.handle(i, true).map_err(|e| io_error(guest, e))?;
+        let mut walked = PathBuf::new();
+        for c in cache_rel.components() {
+            walked.push(c);
+            match root.symlink_metadata(&walked) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => return Err(read_only()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    match root.create_dir(&walked) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                        Err(e) => return Err(io_error(guest, e)),
+                    }
+                }
+                Err(e) => return Err(io_error(guest, e)),
+            }
+        }
+        let dir = root.open_dir(cache_rel).map_err(|e| io_error(guest, e))?;
+        Ok(Beneath {
+            dir: Arc::new(dir),
+            rel: rel.to_path_buf(),
+        })
+    }
+}
+
+impl PathPolicy for Confinement {
+    /// Every storage call: beneath a root's handle, as written.
+    fn beneath(&self, guest: &str, access: Access) -> Option<StorageResult<Beneath>> {
+        Some(self.place(guest, access, false))
+    }
+
+    /// A path cap-std refused as leading out (an absolute symlink, or one into another
+    /// root): placed again by its resolved form, which has no symlink left to follow.
+    fn beneath_resolved(&self, guest: &str, access: Access) -> Option<StorageResult<Beneath>> {
+        Some(self.place(guest, access, true))
+    }
+
+    /// The host path of a guest path SQLite opens by name (the history databases), fully
+    /// resolved and checked to lie inside the roots.
+    fn resolve(&self, guest: &str, access: Access) -> StorageResult<PathBuf> {
+        let cache = self.cache_rule(guest, access)?;
         let checked = match access {
             Access::Read => self.roots.check_read(guest),
             Access::Write => self.roots.check(guest),
         };
-        let resolved = checked.map_err(|e| match e {
-            Denied::Io(io) => io_error(guest, io),
-            other => StorageError::PermissionDenied(format!("{guest} ({other})")),
-        })?;
+        let resolved = checked.map_err(|e| denied(guest, e))?;
         // A read-only command's write lands in the cache itself, not where a symlink in
         // it leads.
         match cache {
@@ -82,12 +183,6 @@ impl PathPolicy for Confinement {
             ),
             _ => Ok(resolved),
         }
-    }
-
-    /// The checked paths are fully resolved, so the storage follows no symlink in them:
-    /// a directory swapped for a symlink after the check cannot lead a call outside.
-    fn symlink_free(&self) -> bool {
-        true
     }
 
     /// A file with another name may have it outside the roots (a hard link made to a
@@ -382,15 +477,18 @@ mod tests {
 
     impl PathPolicy for SwapAfterCheck {
         fn resolve(&self, guest: &str, access: Access) -> StorageResult<PathBuf> {
-            let resolved = self.confinement.resolve(guest, access)?;
+            self.confinement.resolve(guest, access)
+        }
+        fn beneath(&self, guest: &str, access: Access) -> Option<StorageResult<Beneath>> {
+            let placed = self.confinement.beneath(guest, access);
             if !fs::symlink_metadata(&self.victim).is_ok_and(|m| m.file_type().is_symlink()) {
                 fs::rename(&self.victim, self.victim.with_extension("aside")).expect("aside");
                 std::os::unix::fs::symlink(&self.outside, &self.victim).expect("symlink");
             }
-            Ok(resolved)
+            placed
         }
-        fn symlink_free(&self) -> bool {
-            self.confinement.symlink_free()
+        fn beneath_resolved(&self, guest: &str, access: Access) -> Option<StorageResult<Beneath>> {
+            self.confinement.beneath_resolved(guest, access)
         }
     }
 
