@@ -53,12 +53,17 @@ function written(agentDir, turns) {
   return s;
 }
 
-test('a reopen reads the cached index and the path, not the whole file', (t) => {
+/** 300 turns on disk, a leaf two thirds along, its context as Session.open gives it. */
+function longSession(t) {
   const agentDir = agentHome(t);
   const s = written(agentDir, 300);
   const leafId = s.entries()[200].id;
   const want = Session.open(nodeStorage(), s.file, { readOnly: true, agentDir }).contextJson(leafId);
-  const size = fs.statSync(s.file).size;
+  return { agentDir, s, leafId, want, size: fs.statSync(s.file).size };
+}
+
+test('a reopen reads the cached index and the path, not the whole file', (t) => {
+  const { agentDir, s, leafId, want, size } = longSession(t);
   const { storage, counts } = counting();
 
   const first = openContext(storage, s.file, { agentDir, leafId });
@@ -81,11 +86,7 @@ test('a reopen reads the cached index and the path, not the whole file', (t) => 
 });
 
 test('with readInto, ranged reads go straight into wasm memory: readRange is not called, the contexts are the same', (t) => {
-  const agentDir = agentHome(t);
-  const s = written(agentDir, 300);
-  const leafId = s.entries()[200].id;
-  const want = Session.open(nodeStorage(), s.file, { readOnly: true, agentDir }).contextJson(leafId);
-  const size = fs.statSync(s.file).size;
+  const { agentDir, s, leafId, want, size } = longSession(t);
   const { storage, counts } = counting();
   const first = openContext(storage, s.file, { agentDir, leafId });
   assert.equal(first.json(), want);
