@@ -22,6 +22,7 @@
 //! after the check).
 
 mod beneath;
+mod plain;
 
 /// A directory handle a confined storage resolves paths beneath (cap-std's).
 pub use cap_std::fs::Dir;
@@ -162,19 +163,31 @@ impl<P: PathPolicy> FsStorage<P> {
         }
     }
 
+    /// `on_beneath` beneath a confining policy's directory handle (placed again once if
+    /// cap-std refused the path as leading out), else `on_path` on the resolved path.
+    fn at<T>(
+        &self,
+        path: &str,
+        access: Access,
+        on_beneath: impl Fn(&Beneath) -> StorageResult<T>,
+        on_path: impl FnOnce(PathBuf) -> StorageResult<T>,
+    ) -> StorageResult<T> {
+        match self.place(path, access)? {
+            Place::Beneath(b) => self.beneath_op(path, access, b, on_beneath),
+            Place::Path(p) => on_path(p),
+        }
+    }
+
     /// The regular file `path` opened for `mode`, never blocking on a FIFO or a device;
     /// anything but a regular file is refused, and so is a file with several names when
     /// the policy says so ([`PathPolicy::single_link`]), before anything is written.
     fn open_regular(&self, path: &str, access: Access, mode: OpenMode) -> StorageResult<fs::File> {
-        let file = match self.place(path, access)? {
-            Place::Beneath(b) => self.beneath_op(path, access, b, |b| {
-                beneath::open(&b.dir, &b.rel, mode, path)
-            })?,
-            Place::Path(p) => {
-                let file = mode.options().open(p).map_err(|e| open_error(path, e))?;
-                regular(file, path)?
-            }
-        };
+        let file = self.at(
+            path,
+            access,
+            |b| beneath::open(&b.dir, &b.rel, mode, path),
+            |p| plain::open(&p, mode, path),
+        )?;
         #[cfg(unix)]
         if self.policy.single_link() {
             use std::os::unix::fs::MetadataExt;
@@ -439,9 +452,7 @@ impl<P: PathPolicy> Storage for FsStorage<P> {
                     other => other,
                 }
             }
-            (Place::Path(src), Place::Path(dst)) => {
-                fs::rename(src, dst).map_err(|e| io_error(from, e))
-            }
+            (Place::Path(src), Place::Path(dst)) => plain::rename(&src, &dst, from),
             _ => Err(StorageError::Other(format!(
                 "{from} -> {to}: one path is confined, the other not"
             ))),
@@ -449,145 +460,77 @@ impl<P: PathPolicy> Storage for FsStorage<P> {
     }
 
     fn unlink(&self, path: &str) -> StorageResult<()> {
-        let p = match self.place(path, Access::Write)? {
-            Place::Beneath(b) => {
-                return self.beneath_op(path, Access::Write, b, |b| {
-                    beneath::remove(&b.dir, &b.rel, false, path)
-                })
-            }
-            Place::Path(p) => p,
-        };
-        fs::remove_file(p).map_err(|e| io_error(path, e))
+        self.at(
+            path,
+            Access::Write,
+            |b| beneath::remove(&b.dir, &b.rel, false, path),
+            |p| plain::remove(&p, false, path),
+        )
     }
 
     fn list_dir(&self, path: &str) -> StorageResult<Vec<DirEntry>> {
-        let dir = match self.place(path, Access::Read)? {
-            Place::Beneath(b) => {
-                let special_link = |name: &str| {
-                    let child = format!("{}/{name}", path.trim_end_matches('/'));
-                    let Ok(Place::Beneath(c)) = self.place(&child, Access::Read) else {
-                        return false;
-                    };
-                    self.beneath_op(&child, Access::Read, c, |c| {
-                        beneath::special(&c.dir, &c.rel, &child)
-                    }) == Ok(true)
-                };
-                return self.beneath_op(path, Access::Read, b, |b| {
-                    beneath::list_dir(&b.dir, &b.rel, path, &special_link)
-                });
-            }
-            Place::Path(p) => p,
-        };
-        let mut out = Vec::new();
-        for item in fs::read_dir(dir).map_err(|e| io_error(path, e))? {
-            let item = item.map_err(|e| io_error(path, e))?;
-            let Ok(kind) = item.file_type() else {
-                continue;
+        // A symlink cap-std will not follow (it leads out, or is absolute): placed again
+        // by the policy to tell whether it names a FIFO, a socket or a device.
+        let special_link = |name: &str| {
+            let child = format!("{}/{name}", path.trim_end_matches('/'));
+            let Ok(Place::Beneath(c)) = self.place(&child, Access::Read) else {
+                return false;
             };
-            if is_special(kind)
-                || (kind.is_symlink()
-                    && fs::metadata(item.path()).is_ok_and(|m| is_special(m.file_type())))
-            {
-                continue;
-            }
-            out.push(DirEntry {
-                name: item.file_name().to_string_lossy().into_owned(),
-                is_dir: kind.is_dir(),
-            });
-        }
-        out.sort();
-        Ok(out)
+            self.beneath_op(&child, Access::Read, c, |c| {
+                beneath::special(&c.dir, &c.rel, &child)
+            }) == Ok(true)
+        };
+        self.at(
+            path,
+            Access::Read,
+            |b| beneath::list_dir(&b.dir, &b.rel, path, &special_link),
+            |p| plain::list_dir(&p, path),
+        )
     }
 
     fn stat(&self, path: &str) -> StorageResult<FileStat> {
-        let p = match self.place(path, Access::Read)? {
-            Place::Beneath(b) => {
-                return self.beneath_op(path, Access::Read, b, |b| {
-                    beneath::stat(&b.dir, &b.rel, path)
-                })
-            }
-            Place::Path(p) => p,
-        };
-        let meta = fs::metadata(p).map_err(|e| io_error(path, e))?;
-        Ok(FileStat {
-            size: meta.len(),
-            mtime_ms: mtime_ms(&meta),
-            is_dir: meta.is_dir(),
-        })
+        self.at(
+            path,
+            Access::Read,
+            |b| beneath::stat(&b.dir, &b.rel, path),
+            |p| plain::stat(&p, path),
+        )
     }
 
     fn mkdir_all(&self, path: &str) -> StorageResult<()> {
-        let p = match self.place(path, Access::Write)? {
-            Place::Beneath(b) => {
-                return self.beneath_op(path, Access::Write, b, |b| {
-                    beneath::mkdir_all(&b.dir, &b.rel, path)
-                })
-            }
-            Place::Path(p) => p,
-        };
-        fs::create_dir_all(p).map_err(|e| io_error(path, e))
+        self.at(
+            path,
+            Access::Write,
+            |b| beneath::mkdir_all(&b.dir, &b.rel, path),
+            |p| plain::mkdir_all(&p, path),
+        )
     }
 
     fn fsync(&self, path: &str) -> StorageResult<()> {
-        let p = match self.place(path, Access::Read)? {
-            Place::Beneath(b) => {
-                return self.beneath_op(path, Access::Read, b, |b| {
-                    beneath::fsync(&b.dir, &b.rel, path)
-                })
-            }
-            Place::Path(p) => p,
-        };
-        // Not blocking on a FIFO (whatever it is, only a regular file has data to flush).
-        let file = OpenMode::Read
-            .options()
-            .open(&p)
-            .map_err(|e| open_error(path, e))?;
-        file.sync_all().map_err(|e| io_error(path, e))?;
-        // Make a rename or a new file durable too: sync the parent directory.
-        if let Some(dir) = p.parent() {
-            sync_dir(dir);
-        }
-        Ok(())
+        self.at(
+            path,
+            Access::Read,
+            |b| beneath::fsync(&b.dir, &b.rel, path),
+            |p| plain::fsync(&p, path),
+        )
     }
 
     fn rmdir(&self, path: &str) -> StorageResult<()> {
-        let p = match self.place(path, Access::Write)? {
-            Place::Beneath(b) => {
-                return self.beneath_op(path, Access::Write, b, |b| {
-                    beneath::remove(&b.dir, &b.rel, true, path)
-                })
-            }
-            Place::Path(p) => p,
-        };
-        fs::remove_dir(p).map_err(|e| io_error(path, e))
+        self.at(
+            path,
+            Access::Write,
+            |b| beneath::remove(&b.dir, &b.rel, true, path),
+            |p| plain::remove(&p, true, path),
+        )
     }
 
     fn create_new(&self, path: &str, data: &[u8]) -> StorageResult<()> {
-        let p = match self.place(path, Access::Write)? {
-            Place::Beneath(b) => {
-                return self.beneath_op(path, Access::Write, b, |b| {
-                    beneath::create_new(&b.dir, &b.rel, data, path)
-                })
-            }
-            Place::Path(p) => p,
-        };
-        // O_CREAT|O_EXCL: atomic against a concurrent creator, and never follows a
-        // symlink planted at the final component.
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&p)
-            .map_err(|e| io_error(path, e))?;
-        let written = file.write_all(data).and_then(|()| file.sync_all());
-        if let Err(e) = written {
-            drop(file);
-            let _ = fs::remove_file(&p);
-            return Err(io_error(path, e));
-        }
-        if let Some(dir) = p.parent() {
-            sync_dir(dir);
-        }
-        Ok(())
+        self.at(
+            path,
+            Access::Write,
+            |b| beneath::create_new(&b.dir, &b.rel, data, path),
+            |p| plain::create_new(&p, data, path),
+        )
     }
 
     fn env(&self) -> &dyn Environment {

@@ -265,8 +265,9 @@ fn first_user_text<'a>(mut records: impl Iterator<Item = &'a str>) -> Option<Str
 }
 
 /// The title a viewer shows for an open session, by the rules of the recent list's
-/// `name` but with the caller's cap (in UTF-16 units): the sanitized header title, else
-/// the sanitized text of the first user message; `None` when it has neither.
+/// `name` but with the caller's cap (in UTF-16 units): the sanitized session name (the
+/// header title, else pi's `session_info`: [`Session::session_name`]), else the sanitized
+/// text of the first user message; `None` when it has neither.
 pub fn session_title(session: &crate::session::Session, max_chars: usize) -> Option<String> {
     let title = session.session_name().map(|t| sanitize(&t));
     let chosen = title.filter(|t| !t.is_empty()).or_else(|| {

@@ -28,7 +28,7 @@ export function digestOf(d, i) {
 
 /**
  * Sums digests (nulls skipped) in branch order.
- * @param {Array<ReturnType<typeof entryDigest>>} digests
+ * @param {Array<ReturnType<typeof digestOf>>} digests
  * @returns {{messages: number, assistantMessages: number, input: number, output: number, cacheRead: number, cacheWrite: number,
  *   cost: number|null, costMessages: number, firstAt: number|null, lastAt: number|null, durationMs: number|null,
  *   models: Array<{name: string, messages: number}>}}
