@@ -4,13 +4,14 @@
 /** Pi's view of an opened session: the fields compared, `leaves` the leaves whose contexts are. */
 export function pis(pi, manager, leaves) {
   const entries = manager.getEntries();
+  const contexts = leaves.map((l) => pi.buildSessionContext(entries, l));
   return {
     entries,
     leaf: manager.getLeafId(),
     tree: manager.getTree().map(shape),
-    messages: leaves.map((l) => pi.buildSessionContext(entries, l).messages),
-    thinkingLevel: leaves.map((l) => pi.buildSessionContext(entries, l).thinkingLevel),
-    model: leaves.map((l) => pi.buildSessionContext(entries, l).model),
+    messages: contexts.map((c) => c.messages),
+    thinkingLevel: contexts.map((c) => c.thinkingLevel),
+    model: contexts.map((c) => c.model),
     name: manager.getSessionName() ?? null,
   };
 }
