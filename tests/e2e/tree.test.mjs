@@ -42,6 +42,9 @@ describe('the tree', { timeout: 240_000 }, () => {
     await page.locator('#conversation .msg').first().waitFor();
     await dropFile(page, name, branchySession(opts));
     await fileChip(page, name);
+    // The tree's rows come after the first screen (one answer of the worker, all at once):
+    // this file's first row, not one left from the page's sample.
+    await row(hex(0)).waitFor();
   }
 
   test('a new branch is listed right under its branch point, indented, and collapses', async () => {
