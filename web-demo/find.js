@@ -28,6 +28,9 @@ const find = {
   timer: 0,
   returnFocus: null,
   running: null, // the loadId of the worker's search in progress
+  toolsCtx: -1, // state.selGen the tool filter lists the tools of
+  toolsRunning: null, // the loadId of the worker's count of the tools, in progress
+  toolsSeq: 0,
 };
 
 const bar = () => $('find-bar');
@@ -90,31 +93,62 @@ export function closeFind() {
   $('find-open').setAttribute('aria-expanded', 'false');
   clearTimeout(find.timer);
   find.timer = 0;
+  // A search still running stops (the worker is free at once); its partial hits are
+  // dropped, so the next Enter searches again. So does a count of the tools.
+  if (find.running) {
+    find.gen++;
+    find.result = null;
+    renderHits();
+    setStatus('');
+  }
+  stopSearch();
   clearMarks();
   const back = find.returnFocus;
   find.returnFocus = null;
   (back?.isConnected && back !== document.body ? back : $('find-open')).focus();
 }
 
-/** The branch changed: its tools, and the search again. */
+/** The branch changed: the search again, and its tools. */
 async function refresh() {
   find.ctx = state.selGen;
   find.result = null;
   find.current = -1;
   renderHits();
-  try {
-    const { tools } = await call('outline');
-    const select = $('find-tool');
-    const was = select.value;
-    select.replaceChildren(
-      h('option', { value: '' }, 'any tool'),
-      ...tools.map((t) => h('option', { value: t.name }, `${t.name} (${fmtNum(t.calls)})`)),
-    );
-    select.value = tools.some((t) => t.name === was) ? was : '';
-  } catch (e) {
-    setStatus(`Cannot list the tools: ${errMsg(e)}`);
-  }
   await runSearch();
+  loadTools();
+}
+
+/**
+ * Lists the shown branch's tools in the tool filter. Counting them reads every message, so
+ * a search started meanwhile stops the count (the worker runs one request at a time and
+ * the search would wait for it); the search counts them as it goes, and its answer fills
+ * the list.
+ */
+async function loadTools() {
+  if (find.toolsCtx === state.selGen || find.toolsRunning) return;
+  const ctx = state.selGen;
+  const loadId = `tools-${++find.toolsSeq}`;
+  find.toolsRunning = loadId;
+  try {
+    const { tools } = await call('tools', { loadId });
+    if (ctx === state.selGen) fillTools(tools);
+  } catch (e) {
+    if (e.kind !== 'cancelled') setStatus(`Cannot list the tools: ${errMsg(e)}`);
+  } finally {
+    if (find.toolsRunning === loadId) find.toolsRunning = null;
+  }
+}
+
+/** The tool filter's options: any tool, then each tool with its calls; the choice kept. */
+function fillTools(tools) {
+  find.toolsCtx = state.selGen;
+  const select = $('find-tool');
+  const was = select.value;
+  select.replaceChildren(
+    h('option', { value: '' }, 'any tool'),
+    ...tools.map((t) => h('option', { value: t.name }, `${t.name} (${fmtNum(t.calls)})`)),
+  );
+  select.value = tools.some((t) => t.name === was) ? was : '';
 }
 
 /** `#914` (or `# 914`, `#1,204`): a message number to go to. */
@@ -161,7 +195,9 @@ async function runSearch() {
       }
       if (total) setStatus(`Searching… ${Math.floor((100 * done) / total)} %${found ? ` · ${fmtCount(found, 'message')} so far` : ''}`);
     };
+    const ctx = state.selGen;
     const res = await call('search', { query, role, tool, loadId }, { onProgress });
+    if (ctx === state.selGen && res.tools) fillTools(res.tools);
     if (gen !== find.gen) return;
     find.result = res;
     find.ctx = state.selGen;
@@ -177,13 +213,16 @@ async function runSearch() {
     if (gen === find.gen) setStatus(`Search failed: ${errMsg(e)}`);
   } finally {
     if (find.running === loadId) find.running = null;
+    // A count of the tools this search stopped starts again (unless the search counted them).
+    if (!bar().hidden && !find.running && !find.timer) loadTools();
   }
 }
 
-/** Stops the worker's search in progress, if any: a newer one is coming. */
+/** Stops the worker's search (and count of the tools) in progress, if any: a newer one is coming. */
 function stopSearch() {
-  if (find.running) call('cancel', { loadId: find.running }).catch(() => {});
+  for (const loadId of [find.running, find.toolsRunning]) if (loadId) call('cancel', { loadId }).catch(() => {});
   find.running = null;
+  find.toolsRunning = null;
 }
 
 /** Enter / Shift+Enter / the arrows: the next (`dir` 1) or previous (-1) hit, or the `#n` message. */

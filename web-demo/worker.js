@@ -32,7 +32,7 @@ import { tree } from './worker/tree.js';
 import { entry, exportBranch, resolveUrl } from './worker/entries.js';
 import { branchWithSummary, fork, label, newSessionFromBranch } from './worker/edits.js';
 import { deleteSession, importAll, importCurrent } from './worker/copies.js';
-import { outline, search } from './worker/find.js';
+import { branchTools, outline, search } from './worker/find.js';
 import { historyAdd, historyImport, historyInfo, historyQuery, promptSessions, startHistory } from './worker/history.js';
 
 let queue = Promise.resolve();
@@ -104,6 +104,7 @@ const HANDLERS = {
   history: showHistory,
   search,
   outline,
+  tools: branchTools,
   exportBranch,
   entry,
   resolveUrl,

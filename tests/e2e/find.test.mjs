@@ -250,6 +250,45 @@ describe('finding things in a session', { timeout: 240_000 }, () => {
     b.assertNoProblems();
   });
 
+  test('Esc during a search stops it: its hits are dropped, and Enter searches again', async () => {
+    await openLarge();
+    await page.locator('#conversation').click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press('Control+f');
+    await page.locator('#find-bar').waitFor();
+    // A word found nowhere, so the search reads the whole branch. Esc is pressed as the
+    // status says it started (an observer runs in the same turn of the page's loop), so
+    // the worker's answer cannot come between.
+    const closedWhile = await page.evaluate(() => {
+      const field = document.getElementById('find-query');
+      const status = document.getElementById('find-status');
+      return new Promise((resolve) => {
+        const seen = new MutationObserver(() => {
+          if (!/Searching/.test(status.textContent)) return;
+          seen.disconnect();
+          const text = status.textContent;
+          field.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
+          resolve(text);
+        });
+        seen.observe(status, { childList: true, subtree: true, characterData: true });
+        field.value = 'zq-found-nowhere-xv';
+        field.dispatchEvent(new Event('input', { bubbles: true }));
+      });
+    });
+    assert.match(closedWhile, /^Searching/);
+    assert.equal(await page.locator('#find-bar').isVisible(), false);
+    // Open again on the same branch: the stopped search left no answer, and Enter runs it.
+    await page.keyboard.press('Control+f');
+    await page.locator('#find-bar').waitFor();
+    await page.waitForTimeout(300); // longer than the typing debounce: nothing comes
+    assert.doesNotMatch(await page.locator('#find-status').innerText(), /No matches|Searching/, 'the stopped search left no answer');
+    await page.locator('#find-query').press('Enter');
+    await page.locator('#find-status').filter({ hasText: 'No matches in this branch' }).waitFor();
+    await page.keyboard.press('Escape');
+    // The tool filter was filled meanwhile (by the search's own count, or after it).
+    assert.ok((await page.locator('#find-tool option').count()) > 1, 'the branch\'s tools are listed');
+    b.assertNoProblems();
+  });
+
   test('on a phone: the find bar, the hits, the outline and the footer fit the screen', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     try {

@@ -21,6 +21,7 @@ export function select(v, leafId, where = 'start') {
   const t0 = performance.now();
   const count = countOf(v);
   v.outline = null; // the outline of the branch shown before
+  v.tools = null;
   const { pathMask, onPath, totals } = branchMarks(v, leaf);
   const win = where === 'end' ? [Math.max(0, count - MSG_CHUNK), count] : [0, Math.min(count, MSG_CHUNK)];
   return {

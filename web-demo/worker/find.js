@@ -125,7 +125,9 @@ export async function search({ query = '', role = '', tool = '' }, reqId) {
   const hits = [];
   let messages = 0;
   let matches = 0;
+  const tools = new Map(); // every tool called in the branch, whatever the filters
   await eachMessage(v, reqId, (index, r, parts) => {
+    countTools(tools, parts);
     if (role && roleGroup(r) !== role) return;
     let count = 0;
     let first = null;
@@ -154,7 +156,30 @@ export async function search({ query = '', role = '', tool = '' }, reqId) {
       hits.push({ index, role: r, kind: first.part.kind, tool: first.part.tool, count, ...s });
     }
   }, () => ({ found: messages, matches, first: hits.slice(0, FIRST_HITS) }));
-  return { query: q, hits, messages, matches, capped: messages > hits.length, ms: performance.now() - t0 };
+  v.tools = toolList(tools);
+  return { query: q, hits, messages, matches, capped: messages > hits.length, tools: v.tools, ms: performance.now() - t0 };
+}
+
+/** Adds the tool calls among a message's `parts` to `tools` (name → calls). */
+function countTools(tools, parts) {
+  for (const p of parts) if (p.kind === 'tool call') tools.set(p.tool, (tools.get(p.tool) ?? 0) + 1);
+}
+
+/** `tools` as the page lists them: the most called first, then by name. */
+const toolList = (tools) => [...tools].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([name, calls]) => ({ name, calls }));
+
+/**
+ * The tools called in the shown branch, with their calls, for the find bar's filter; kept
+ * until another branch is shown (a search counts them too, so after one this reads nothing).
+ */
+export async function branchTools(_args, reqId) {
+  const v = needView();
+  if (!v.tools) {
+    const tools = new Map();
+    await eachMessage(v, reqId, (_index, _role, parts) => countTools(tools, parts));
+    v.tools = toolList(tools);
+  }
+  return { tools: v.tools };
 }
 
 /**
@@ -172,8 +197,9 @@ export async function outline(_args, reqId) {
       const images = Array.isArray(m?.content) ? m.content.filter((b) => b?.type === 'image').length : 0;
       prompts.push({ index, text: text ? oneLine(text, 160) : images ? `(${images === 1 ? 'an image' : `${images} images`})` : '(empty)' });
     }
-    for (const p of parts) if (p.kind === 'tool call') tools.set(p.tool, (tools.get(p.tool) ?? 0) + 1);
+    countTools(tools, parts);
   });
-  v.outline = { count, prompts, tools: [...tools].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([name, calls]) => ({ name, calls })) };
+  v.tools = toolList(tools);
+  v.outline = { count, prompts, tools: v.tools };
   return v.outline;
 }

@@ -50,7 +50,7 @@ export async function viewWritable(src, path, reqId, t0 = performance.now()) {
  */
 async function setView({ session, src, path, name, size, t0, reqId, text = null, origin = null, timings = {} }) {
   const loadMs = performance.now() - t0;
-  const next = { session, src, path, name, size, loadMs, text, origin: origin ?? src?.key ?? 'file', rows: null, outline: null, timings, gen: nextViewGen() };
+  const next = { session, src, path, name, size, loadMs, text, origin: origin ?? src?.key ?? 'file', rows: null, outline: null, tools: null, timings, gen: nextViewGen() };
   let out;
   try {
     out = await openPayload(next, reqId, 'start', undefined, { tree: false });

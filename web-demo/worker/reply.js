@@ -2,8 +2,12 @@
 // as {message, kind, code}, progress reports, and the cancel of a load in progress.
 import { errMsg } from '../errors.js';
 
+/** Request id → its last progress report sent: {t, phase}. */
+const lastReport = new Map();
+
 /** Posts the answer of request `id`; the typed arrays in it are transferred. */
 export function answer(id, out) {
+  lastReport.delete(id);
   const transfer = [];
   collectTransfer(out, transfer, 0);
   self.postMessage({ id, ok: true, result: out }, transfer);
@@ -11,6 +15,7 @@ export function answer(id, out) {
 
 /** Posts the failure of request `id`: the error's text, kind and code. */
 export function answerError(id, e) {
+  lastReport.delete(id);
   self.postMessage({ id, ok: false, error: { message: errMsg(e), kind: e?.kind, code: e?.code } });
 }
 
@@ -32,12 +37,15 @@ export function fail(message, kind) {
 }
 
 /**
- * Progress reports for request `id`, at most every 40 ms (and always the last); `extra()`
- * adds fields to a report that is sent (a search's hits so far).
+ * Progress reports for request `id`, at most every 40 ms per request (and always the
+ * last); `extra()` adds fields to a report that is sent (a search's hits so far). Each
+ * request keeps its own pace: a search running beside the outline's scan reports its
+ * first hits at once.
  */
 export function progress(id, phase, done = 0, total = 0, extra = null) {
   const now = performance.now();
-  const p = progress.last ?? (progress.last = { t: 0, phase: '' });
+  let p = lastReport.get(id);
+  if (!p) lastReport.set(id, (p = { t: 0, phase: '' }));
   if (phase === p.phase && now - p.t < 40 && done < total) return;
   p.t = now;
   p.phase = phase;
