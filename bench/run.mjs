@@ -839,6 +839,15 @@ for (const key of REAL_CFG.sessions) {
   if (r.viewer) {
     row(`real.viewer.${v}`, `Viewer first render of ${L} from OPFS, headless Chromium`, r.viewer.openMs ?? NaN, fmtMs, null, { limit: 1000, on: 'value', target: '≤ 1 s' });
     row(`real.viewerMemory.${v}`, `Peak renderer RSS, viewer with ${L} opened from OPFS (vs file size)`, r.viewer.rendererRssBytes ?? NaN, fmtBytes, r.bytes, { limit: 250e6, on: 'value', target: '≤ 250 MB' });
+    // What a reader does next (viewer-memory.mjs's `interact`): the slowest of 20 branch
+    // switches, the slowest first hit of 5 searches, a search cancelled midway, and the
+    // renderer's memory after all of it.
+    const worst = (xs) => (xs?.length ? Math.max(...xs) : NaN);
+    row(`real.viewerSwitch.${v}`, `Viewer branch switch in ${L}, slowest of 20 (root, ¼, ½, ¾, leaf)`, worst(r.viewer.switchMs), fmtMs, null, { limit: 300, on: 'value', target: '≤ 300 ms' });
+    row(`real.viewerFind.${v}`, `Viewer find in ${L}: first hit listed, slowest of 5 queries (typing debounce included)`, worst(r.viewer.find?.filter((f) => f.firstHitMs !== null).map((f) => f.firstHitMs)), fmtMs, null, { limit: 300, on: 'value', target: '≤ 300 ms' });
+    row(`real.viewerFindAll.${v}`, `Viewer find in ${L}: every hit listed, slowest of 5 queries`, worst(r.viewer.find?.map((f) => f.allMs)), fmtMs, null, {});
+    row(`real.viewerCancel.${v}`, `Viewer find in ${L} closed midway: until the worker answers again`, r.viewer.cancelMs ?? NaN, fmtMs, null, { limit: 100, on: 'value', target: '≤ 100 ms' });
+    row(`real.viewerMemoryAfter.${v}`, `Renderer RSS after those switches and searches, ${L} (vs file size)`, r.viewer.rssAfterBytes ?? NaN, fmtBytes, r.bytes, { limit: 250e6, on: 'value', target: '≤ 250 MB' });
   }
 }
 {

@@ -61,6 +61,20 @@ try {
   const treeMs = Math.round(seen.tree);
   const timings = await page.evaluate(async () => (await import('./state.js')).state.view?.timings ?? null);
   await page.waitForTimeout(2000);
+  const rendererRssBytes = rendererRss();
+  const interactions = await interact(page);
+  await page.waitForTimeout(2000);
+  const rssAfterBytes = rendererRss();
+  process.stdout.write(`${JSON.stringify({ fileBytes, rendererRssBytes, rssAfterBytes, openMs, treeMs, timings, ...interactions })}\n`);
+} finally {
+  await context.close();
+  server.kill('SIGTERM');
+  fs.rmSync(profile, { recursive: true, force: true });
+  fs.rmSync(served, { force: true });
+}
+
+/** The renderer's resident memory now (bytes). */
+function rendererRss() {
   // The renderer: the largest process whose command line says --type=renderer (the page
   // and its worker; --renderer-process-limit=1 keeps them in one).
   let rss = 0;
@@ -76,10 +90,80 @@ try {
     const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
     rss = Math.max(rss, kb * 1024);
   }
-  process.stdout.write(`${JSON.stringify({ fileBytes, rendererRssBytes: rss, openMs, treeMs, timings })}\n`);
-} finally {
-  await context.close();
-  server.kill('SIGTERM');
-  fs.rmSync(profile, { recursive: true, force: true });
-  fs.rmSync(served, { force: true });
+  return rss;
+}
+
+/**
+ * What a reader does after the first screen, timed in the page:
+ * - `switchMs`: 20 branch switches (`selectEntry`, what a click or Enter on a tree row does:
+ *   the worker builds that entry's branch and the page shows it), among the root, a quarter,
+ *   the middle, three quarters and the leaf of the tree, each to the second frame painted;
+ * - `find`: five searches typed in the find bar, each from its input event to the first hit
+ *   listed (`firstHitMs`, the 150 ms typing debounce included) and to the last (`allMs`),
+ *   over the whole branch (the last switch leaves the leaf's branch shown);
+ * - `cancelMs`: a search that finds nothing (so it reads every message), closed with Esc
+ *   once it reports progress, until the worker answers the next request.
+ */
+async function interact(page) {
+  const switchMs = await page.evaluate(async () => {
+    const { state } = await import('./state.js');
+    const { selectEntry } = await import('./tree.js');
+    const { ids } = state.rows;
+    const n = ids.length;
+    const picks = [0, n >> 2, n >> 1, (3 * n) >> 2, n - 1];
+    const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    const out = [];
+    for (let k = 0; k < 20; k++) {
+      const t = performance.now();
+      await selectEntry(ids[picks[k % picks.length]]);
+      await frames();
+      out.push(performance.now() - t);
+    }
+    return out;
+  });
+  await page.locator('#conversation').click({ position: { x: 5, y: 5 } });
+  await page.keyboard.press('Control+f');
+  await page.locator('#find-query').waitFor();
+  const find = await page.evaluate(async (queries) => {
+    const field = document.getElementById('find-query');
+    const status = document.getElementById('find-status');
+    const hits = document.getElementById('find-hits');
+    const out = [];
+    for (const query of queries) {
+      const t0 = performance.now();
+      let started = false;
+      let firstHitMs = null;
+      hits.replaceChildren(); // the last query's rows stay until the new one's first report
+      field.value = query;
+      field.dispatchEvent(new Event('input', { bubbles: true }));
+      await new Promise((resolve) => {
+        const tick = () => {
+          const text = status.textContent;
+          if (/Searching/.test(text)) started = true;
+          if (firstHitMs === null && started && hits.querySelector('.find-hit-row')) firstHitMs = performance.now() - t0;
+          if (started && !/Searching/.test(text)) resolve();
+          else requestAnimationFrame(tick);
+        };
+        tick();
+      });
+      out.push({ query, firstHitMs, allMs: performance.now() - t0, status: status.textContent });
+    }
+    return out;
+  }, ['error', 'function', 'cargo test', 'README', 'thanks']);
+  const cancelMs = await page.evaluate(async () => {
+    const { call } = await import('./rpc.js');
+    const field = document.getElementById('find-query');
+    const status = document.getElementById('find-status');
+    field.value = 'zq-nowhere-xv';
+    field.dispatchEvent(new Event('input', { bubbles: true }));
+    await new Promise((resolve) => {
+      const tick = () => (/Searching… \d+ %/.test(status.textContent) ? resolve() : requestAnimationFrame(tick));
+      tick();
+    });
+    const t0 = performance.now();
+    field.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
+    await call('sources');
+    return performance.now() - t0;
+  });
+  return { switchMs, find, cancelMs };
 }
