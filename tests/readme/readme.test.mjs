@@ -54,6 +54,7 @@ const PATH = [CLI_DIR, path.join(TOOLS, 'py', 'bin'), path.join(TOOLS, 'bin'), p
 const READMES = {
   'README.md': { repository: true },
   'crates/js/README.md': {},
+  'crates/component/README.md': { links: ['target'] },
   'crates/wasi-command/README.md': { links: ['target', 'tests'] },
 };
 
