@@ -246,7 +246,7 @@ for (const [readme, reader] of Object.entries(READMES)) {
   });
 }
 
-test('the README checker: `…` matches any text in a line, and only there', () => {
+test('the README checker: `…` matches any text in a line, and only there; console steps; wasmtime command lines', () => {
   assert.ok(matches(['{"id":"…"}'], '{"id":"5d0c7a2e"}\n'));
   assert.ok(!matches(['{"id":"…"}'], '{"id":"5d0c7a2e"}\nmore'));
   assert.ok(!matches(['exit 3'], 'exit 0'));
