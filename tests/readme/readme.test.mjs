@@ -1,13 +1,21 @@
-// Every code block of README.md and crates/js/README.md runs as written.
+// Every code block of README.md and of the crates' READMEs (crates/js, crates/component,
+// crates/wasi-command) runs as written.
 //
 // How a block is read, by its info string:
-//   ```text      a diagram or a synopsis: not code, nothing to run.
+//   ```text      a diagram or a synopsis: not code, nothing to run; except a `wasmtime run`
+//                command line (`\` continuations joined): the wasmtime CLI is not installed
+//                here, so it runs through tests/wasi-command/run.py (wasmtime-py, the same
+//                wasmtime, with the CLI's --dir and --env flags), after the README's other
+//                blocks (it is shown before the example that makes its files), and must
+//                exit 0, print nothing on stderr and JSON on stdout.
 //   ```console   a terminal session: each `$ ` line is a command run by bash (with
 //                pipefail, so a command that fails inside a pipe fails the block) and the
 //                lines up to the next `$ ` are its expected output (stdout and stderr as a
 //                terminal shows them),
 //                where `…` stands for any text on that line.
 //   ```js        an ES module, written to a file and run with node; it must exit 0.
+//   ```js file=NAME  a module a later block imports (a page's helper): written to NAME in
+//                the scratch directory, not run by itself; a later block must name it.
 //   ```html      a page, written to a file in the scratch directory, served from there
 //                (scripts/serve.mjs) and opened in headless Chromium: it must throw
 //                nothing and fill its `<output>` within 30 s.
@@ -16,10 +24,15 @@
 // Any other block fails the test: a README example nobody runs is how examples rot.
 //
 // The blocks of one README run in order in one scratch directory, as a reader following
-// along would: it holds the package as node_modules/xcsh-session (pkg/), and for the
-// repository's README (not the npm package's, whose reader has no repository) a copy of
-// tests/fixtures and the package as ./pkg too; the CLI (target/release/xcsh-session) is
-// on PATH.
+// along would: it holds the package as node_modules/xcsh-session (pkg/) and the browser
+// build of WASI, node_modules/@bytecodealliance/preview2-shim (tests/node_modules', from
+// scripts/setup test); for the repository's README (not the npm package's, whose reader
+// has no repository) a copy of tests/fixtures and the package as ./pkg too; for the
+// component's and the WASI command's, whose reader is at the repository root, `target`
+// (the built components) and `tests` as links. On PATH: the CLI
+// (target/release/xcsh-session), the venv's python3 (with wasmtime) and the tool cache
+// (jco). The built components come from the tiers before, or the readme tier's own
+// scripts/build-component and scripts/build-wasi-command.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -31,7 +44,19 @@ import { chromium } from 'playwright-core';
 import { startServer } from '../../scripts/lib/start-server.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const CLI_DIR = path.join(process.env.CARGO_TARGET_DIR ?? path.join(ROOT, 'target'), 'release');
+const TARGET = process.env.CARGO_TARGET_DIR ?? path.join(ROOT, 'target');
+const CLI_DIR = path.join(TARGET, 'release');
+/** The tool cache (scripts/lib/env.sh): jco, and the venv whose python3 has wasmtime. */
+const TOOLS = process.env.XCSH_TOOLS_DIR ?? path.join(os.homedir(), '.cache', 'xcsh-session', 'tools');
+const PATH = [CLI_DIR, path.join(TOOLS, 'py', 'bin'), path.join(TOOLS, 'bin'), path.join(TOOLS, 'node_modules', '.bin'), process.env.PATH].join(':');
+
+/** Each README and what its reader has beside the blocks (see the header). */
+const READMES = {
+  'README.md': { repository: true },
+  'crates/js/README.md': {},
+  'crates/component/README.md': { links: ['target'] },
+  'crates/wasi-command/README.md': { links: ['target', 'tests'] },
+};
 
 /** The fenced code blocks of a Markdown file: { info, lines, line }. */
 export function codeBlocks(markdown) {
@@ -72,14 +97,17 @@ export function matches(expected, actual) {
   return new RegExp(`^${pattern}$`).test(actual.replace(/\n$/, ''));
 }
 
-function scratch(repository) {
+function scratch({ repository = false, links = [] }) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xcsh-readme-'));
   if (repository) {
     fs.cpSync(path.join(ROOT, 'tests', 'fixtures'), path.join(dir, 'tests', 'fixtures'), { recursive: true });
     fs.symlinkSync(path.join(ROOT, 'pkg'), path.join(dir, 'pkg'));
   }
-  fs.mkdirSync(path.join(dir, 'node_modules'));
+  for (const name of links) fs.symlinkSync(name === 'target' ? TARGET : path.join(ROOT, name), path.join(dir, name));
+  fs.mkdirSync(path.join(dir, 'node_modules', '@bytecodealliance'), { recursive: true });
   fs.symlinkSync(path.join(ROOT, 'pkg'), path.join(dir, 'node_modules', 'xcsh-session'));
+  const shim = path.join('@bytecodealliance', 'preview2-shim');
+  fs.symlinkSync(path.join(ROOT, 'tests', 'node_modules', shim), path.join(dir, 'node_modules', shim));
   return dir;
 }
 
@@ -103,6 +131,38 @@ function runJs(block, dir, env, name) {
   assert.equal(r.status, 0, `line ${block.line}: the example exited ${r.status}:\n${r.stdout}${r.stderr}`);
 }
 
+/** A `js file=NAME` block: NAME's text, for the blocks after it. */
+function writeHelper(block, dir, name, later) {
+  assert.ok(/^[\w.-]+$/.test(name), `line ${block.line}: file=${name} (want a plain file name)`);
+  fs.writeFileSync(path.join(dir, name), block.lines.join('\n') + '\n');
+  assert.ok(later.some((b) => b.lines.some((l) => l.includes(name))), `line ${block.line}: no later block uses ${name}`);
+}
+
+/**
+ * The `wasmtime run` command lines of a text block, `\` continuations joined, each as the
+ * run.py command that runs it: `wasmtime run [--dir D | --env E]... WASM ARGS...` is
+ * `python3 tests/wasi-command/run.py WASM [--dir D | --env E]... ARGS...`.
+ */
+export function wasmtimeCommands(lines) {
+  return lines.join('\n').replace(/\\\n\s*/g, '').split('\n').filter((l) => l.startsWith('wasmtime run ')).map((line) => {
+    const words = line.split(/\s+/).slice(2);
+    let flags = 0;
+    while (words[flags] === '--dir' || words[flags] === '--env') flags += 2;
+    const [wasm, ...args] = words.slice(flags);
+    return { line, command: ['python3', 'tests/wasi-command/run.py', wasm, ...words.slice(0, flags), ...args].join(' ') };
+  });
+}
+
+function runWasmtime(block, dir, env) {
+  for (const { line, command } of wasmtimeCommands(block.lines)) {
+    const r = spawnSync('bash', ['-c', command], { cwd: dir, env, encoding: 'utf8' });
+    const said = `line ${block.line}: \`${line}\` (as \`${command}\`) exited ${r.status}:\n${r.stdout}${r.stderr}`;
+    assert.equal(r.status, 0, said);
+    assert.equal(r.stderr, '', said);
+    assert.doesNotThrow(() => JSON.parse(r.stdout), said);
+  }
+}
+
 async function runHtml(block, dir, name) {
   const file = `${name}-line${block.line}.html`;
   fs.writeFileSync(path.join(dir, file), block.lines.join('\n') + '\n');
@@ -117,10 +177,13 @@ async function runHtml(block, dir, name) {
     const logs = [];
     page.on('pageerror', (e) => errors.push(String(e)));
     page.on('console', (m) => logs.push(m.text()));
+    // The first of: the <output> filled, the page threw (no need to wait any longer), 30 s.
+    const threw = new Promise((resolve) => page.once('pageerror', resolve));
     await page.goto(new URL(file, url).href);
-    await page.waitForFunction(() => document.querySelector('output')?.textContent || undefined, null, { timeout: 30_000 })
+    const filled = page.waitForFunction(() => document.querySelector('output')?.textContent || undefined, null, { timeout: 30_000 });
+    await Promise.race([filled, threw])
       .catch((e) => assert.fail(`line ${block.line}: the page filled no <output> (${e.message}):\n${[...errors, ...logs].join('\n')}`));
-    assert.deepEqual(errors, [], `line ${block.line}: the page threw`);
+    assert.deepEqual(errors, [], `line ${block.line}: the page threw\n${logs.join('\n')}`);
   } finally {
     await browser.close();
     child.kill('SIGTERM');
@@ -158,33 +221,41 @@ async function runQuickStart(block) {
   }
 }
 
-for (const readme of ['README.md', 'crates/js/README.md']) {
+for (const [readme, reader] of Object.entries(READMES)) {
   test(`${readme}: every code block runs as written`, async () => {
     const blocks = codeBlocks(fs.readFileSync(path.join(ROOT, readme), 'utf8'));
     assert.ok(blocks.length > 0);
-    const dir = scratch(readme === 'README.md');
-    const env = { ...process.env, PATH: `${CLI_DIR}:${process.env.PATH}`, HOME: dir, XCSH_SESSION_CACHE_DIR: path.join(ROOT, 'target', 'aot-cache') };
+    const dir = scratch(reader);
+    const env = { ...process.env, PATH, HOME: dir, XCSH_SESSION_CACHE_DIR: path.join(ROOT, 'target', 'aot-cache') };
+    const name = readme.replace(/\/?README\.md$/, '').replaceAll('/', '-') || 'README';
     try {
-      for (const block of blocks) {
-        if (block.info === 'text') continue;
+      for (const [i, block] of blocks.entries()) {
+        const file = /^js file=(\S+)$/.exec(block.info)?.[1];
+        if (block.info === 'text') continue; // after the others: see the header
         else if (block.info === 'console') runConsole(block, dir, env);
-        else if (block.info === 'js') runJs(block, dir, env, path.basename(readme, '.md'));
-        else if (block.info === 'html') await runHtml(block, dir, path.basename(readme, '.md'));
+        else if (block.info === 'js') runJs(block, dir, env, name);
+        else if (file) writeHelper(block, dir, file, blocks.slice(i + 1));
+        else if (block.info === 'html') await runHtml(block, dir, name);
         else if (block.info === 'sh') await runQuickStart(block);
-        else assert.fail(`${readme} line ${block.line}: a \`\`\`${block.info} block (want text, console, js, html or sh)`);
+        else assert.fail(`${readme} line ${block.line}: a \`\`\`${block.info} block (want text, console, js, js file=NAME, html or sh)`);
       }
+      for (const block of blocks.filter((b) => b.info === 'text')) runWasmtime(block, dir, env);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 }
 
-test('the README checker: `…` matches any text in a line, and only there', () => {
+test('the README checker: `…` matches any text in a line, and only there; console steps; wasmtime command lines', () => {
   assert.ok(matches(['{"id":"…"}'], '{"id":"5d0c7a2e"}\n'));
   assert.ok(!matches(['{"id":"…"}'], '{"id":"5d0c7a2e"}\nmore'));
   assert.ok(!matches(['exit 3'], 'exit 0'));
   assert.ok(matches(['a.b'], 'a.b'));
   assert.ok(!matches(['a.b'], 'axb'));
+  assert.deepEqual(wasmtimeCommands(['wasmtime run --dir a::/b --env H=/b \\', '  x.wasm show /b/s.jsonl', 'scripts/x   # y']), [{
+    line: 'wasmtime run --dir a::/b --env H=/b x.wasm show /b/s.jsonl',
+    command: 'python3 tests/wasi-command/run.py x.wasm --dir a::/b --env H=/b show /b/s.jsonl',
+  }]);
   assert.deepEqual(consoleSteps(['$ echo hi', 'hi', '$ true']), [
     { command: 'echo hi', expected: ['hi'] },
     { command: 'true', expected: [] },
