@@ -4,6 +4,7 @@
 use super::{CreateOptions, OpenOptions, Persistence, Session};
 use crate::entry::{Entry, EntryType, Header, Text};
 use crate::error::{Result, SessionError};
+use crate::flavour::Flavour;
 use crate::json::to_text;
 use crate::paths;
 use crate::storage::{join, parent, Storage, StorageError, StorageExt};
@@ -57,6 +58,7 @@ impl Session {
             &self.agent_dir,
             header,
         );
+        next.flavour = self.flavour;
         for e in &self.entries {
             next.push_entry(e.clone());
         }
@@ -77,7 +79,7 @@ impl Session {
 
     /// An entry as a copy of this session holds it (see [`Self::fresh_copy`]).
     fn copied(&self, e: &Entry) -> Entry {
-        match self.read_from_file(e) {
+        match self.read_from_file(e) && self.flavour.drops_stale_replay() {
             true => crate::replay::entry_without_stale_replay(e).unwrap_or_else(|| e.clone()),
             false => e.clone(),
         }
@@ -95,6 +97,7 @@ impl Session {
     fn sibling_header(&self, parent_session: Option<&str>) -> (Header, Option<String>) {
         let header = Self::new_header(
             &*self.storage,
+            self.flavour,
             self.header.cwd().unwrap_or_default(),
             parent_session,
         );
@@ -145,7 +148,7 @@ impl Session {
         source: &str,
         options: &CreateOptions,
     ) -> Result<(Session, ForkResult)> {
-        let source_session = Session::open(
+        let mut source_session = Session::open(
             storage.clone(),
             source,
             &OpenOptions {
@@ -157,10 +160,16 @@ impl Session {
         if !source_session.report.file_existed {
             return Err(StorageError::NotFound(source.to_string()).into());
         }
+        let flavour = options
+            .flavour
+            .unwrap_or_else(|| Flavour::of_agent_dir(&options.agent_dir));
+        source_session.flavour = flavour;
+        let parent = flavour.fork_parent(source_session.header.id(), source);
         let fresh = Session::create(
             storage.clone(),
             &CreateOptions {
-                parent_session: Some(source_session.header.id().to_string()),
+                parent_session: Some(parent.to_string()),
+                flavour: Some(flavour),
                 ..options.clone()
             },
         );
@@ -338,6 +347,7 @@ impl Session {
             &self.agent_dir,
             header,
         );
+        next.flavour = self.flavour;
         for e in kept {
             next.push_entry(e);
         }

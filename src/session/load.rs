@@ -155,7 +155,8 @@ impl Session {
                 s
             }
             other => {
-                let header = Self::new_header(&*storage, &options.cwd, None);
+                let flavour = crate::flavour::Flavour::of_agent_dir(&options.agent_dir);
+                let header = Self::new_header(&*storage, flavour, &options.cwd, None);
                 let mut s = Self::blank(
                     storage,
                     options.persistence,
