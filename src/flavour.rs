@@ -9,6 +9,7 @@
 //! | a cwd's session directory | `-<rel>` / `-tmp-<rel>` / `--<cwd>--` | always `--<cwd>--` |
 //! | `forkFrom`'s `parentSession` | the source's id | the source's path |
 //! | copies (fork, branched session) | stale OpenAI replay data dropped | entries as they are |
+//! | a branched session's labels | in path order, new times | in the order set, their times |
 //! | context | `models` by role | also pi's `model` (`{ provider, modelId }`) |
 //! | listing `modified` | the file's mtime | the latest user/assistant message's time |
 //!
@@ -90,6 +91,12 @@ impl Flavour {
     /// entries read from the file? Pi copies them as they are.
     pub fn drops_stale_replay(self) -> bool {
         self == Flavour::Xcsh
+    }
+
+    /// Does a branched session get its labels in the order they were set, at the times
+    /// they were set (pi), rather than in path order at the copy's time (xcsh)?
+    pub fn labels_as_set(self) -> bool {
+        self == Flavour::Pi
     }
 
     /// Does the context carry pi's `model`?
