@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { execFileSync } from 'node:child_process';
 import * as ours from '../../pkg/pi.mjs';
 
 const TOOLS = process.env.XCSH_TOOLS_DIR || path.join(os.homedir(), '.cache', 'xcsh-session', 'tools');
@@ -270,4 +271,58 @@ both('migrateSessionEntries: v1 entries get ids and parents, hookMessage becomes
   assert.equal(entries[1].parentId, null);
   assert.equal(entries[2].parentId, entries[1].id);
   assert.equal(entries[2].message.role, 'custom');
+});
+
+test('xcsh-session/pi has every export, method and static of pi\'s module, and declares them', async () => {
+  const pi = await import(pathToFileURL(PI_FILE).href);
+  const publicNames = (o) => Object.getOwnPropertyNames(o).filter((n) => !n.startsWith('_') && n !== 'constructor' && n !== 'prototype' && n !== 'length' && n !== 'name');
+  const missing = (names, o) => names.filter((n) => typeof o[n] === 'undefined');
+  assert.deepEqual(missing(Object.keys(pi), ours), []);
+  assert.deepEqual(missing(publicNames(pi.SessionManager.prototype), ours.SessionManager.prototype), []);
+  assert.deepEqual(missing(publicNames(pi.SessionManager), ours.SessionManager), []);
+  for (const n of publicNames(pi.SessionManager.prototype)) {
+    assert.equal(ours.SessionManager.prototype[n].length, pi.SessionManager.prototype[n].length, `${n}'s parameters`);
+  }
+  for (const n of Object.keys(pi).filter((k) => typeof pi[k] === 'function' && k !== 'SessionManager')) {
+    assert.equal(ours[n].length, pi[n].length, `${n}'s parameters`);
+  }
+  // Every runtime export is declared in pi.d.mts, and nothing else is.
+  const dts = fs.readFileSync(new URL('../../pkg/pi.d.mts', import.meta.url), 'utf8');
+  const declared = [...dts.matchAll(/^export declare (?:function|const|class) (\w+)/gm)].map((m) => m[1]).sort();
+  assert.deepEqual(declared, Object.keys(ours).sort());
+  for (const n of publicNames(pi.SessionManager.prototype)) assert.match(dts, new RegExp(`^  ${n}[<(]`, 'm'), n);
+  for (const n of publicNames(pi.SessionManager)) assert.match(dts, new RegExp(`^  static ${n}\\(`, 'm'), n);
+});
+
+test('the declarations of xcsh-session/pi type-check, and pi-style code against them', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'xcsh-pi-types-'));
+  const pkg = new URL('../../pkg/', import.meta.url).pathname;
+  const file = path.join(root, 'use.mts');
+  fs.writeFileSync(file, `
+import { SessionManager, buildSessionContext, type SessionContext, type SessionInfo, type SessionEntry, type SessionTreeNode, type ReadonlySessionManager } from '${pkg}pi.mjs';
+const m: SessionManager = SessionManager.create('/w');
+const id: string = m.appendMessage({ role: 'user', content: 'q', timestamp: 1 });
+m.appendModelChange('openai', 'gpt-5');
+m.appendCompaction('s', id, 10, { files: [] }, true);
+m.appendCustomMessageEntry('note', [{ type: 'text', text: 't' }], true);
+const ctx: SessionContext = m.buildSessionContext();
+const model: string | undefined = ctx.model?.modelId;
+const entries: SessionEntry[] = m.getEntries();
+const tree: SessionTreeNode[] = m.getTree();
+const ro: ReadonlySessionManager = m;
+const leaf: string | null = ro.getLeafId();
+const other: SessionContext = buildSessionContext(entries, leaf);
+const list: Promise<SessionInfo[]> = SessionManager.list('/w', undefined, (loaded: number, total: number) => {});
+const file: string | undefined = m.createBranchedSession(id);
+void [model, tree, other, list, file];
+`);
+  const tsc = new URL('../node_modules/.bin/tsc', import.meta.url).pathname;
+  try {
+    execFileSync(tsc, ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext',
+      '--skipLibCheck', 'false', path.join(pkg, 'pi.d.mts'), file], { stdio: 'pipe' });
+  } catch (e) {
+    assert.fail(String(e.stdout));
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
 });

@@ -111,7 +111,8 @@ export declare function getAgentDir(): string;
 export declare function migrateSessionEntries(entries: FileEntry[]): void;
 export declare function parseSessionEntries(content: string): FileEntry[];
 export declare function getLatestCompactionEntry(entries: SessionEntry[]): CompactionEntry | null;
-export declare function buildSessionContext(entries: SessionEntry[], leafId?: string | null): SessionContext;
+/** `byId`: an index of the same entries (pi takes it to spare building one; not needed here). */
+export declare function buildSessionContext(entries: SessionEntry[], leafId?: string | null, byId?: Map<string, SessionEntry>): SessionContext;
 export declare function getDefaultSessionDir(cwd: string, agentDir?: string): string;
 export declare function loadEntriesFromFile(filePath: string): FileEntry[];
 export declare function findMostRecentSession(sessionDir: string): string | null;

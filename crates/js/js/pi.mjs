@@ -267,10 +267,11 @@ function listed(options, onProgress) {
 }
 
 /**
- * `buildSessionContext(entries, leafId?)`: the context for `leafId` (the last entry when
- * undefined or unknown, none when null) of entries given as objects, as pi builds it.
+ * `buildSessionContext(entries, leafId?, byId?)`: the context for `leafId` (the last entry
+ * when undefined or unknown, none when null) of entries given as objects, as pi builds it.
+ * `byId` (pi's index of the same entries, to spare building one) is not needed here.
  */
-export function buildSessionContext(entries, leafId) {
+export function buildSessionContext(entries, leafId, byId) {
   const header = { type: 'session', version: 3, id: 'context', timestamp: new Date(0).toISOString(), cwd: '' };
   const text = [header, ...entries].map((e) => JSON.stringify(e)).join('\n') + '\n';
   return piContext(contextOfText(text, leafId, PI));
