@@ -210,3 +210,30 @@ fn a_pi_listing_is_modified_at_its_latest_message() {
         }
     );
 }
+
+#[test]
+fn a_missing_file_opened_as_pi_starts_a_pi_session() {
+    let storage = mem();
+    let mut s = open(
+        &storage,
+        "/elsewhere/new.jsonl",
+        xcsh_session::Persistence::Persistent,
+    );
+    assert_eq!(s.flavour(), Flavour::Xcsh);
+    assert_eq!(s.session_id().len(), 16);
+    s.set_flavour(Flavour::Pi);
+    assert!(is_uuid_v7(s.session_id()), "{}", s.session_id());
+    assert_eq!(s.header().cwd(), Some("/work"));
+    s.append_message(&assistant("a")).unwrap();
+    let written = lines(&storage, "/elsewhere/new.jsonl");
+    assert_eq!(written[0]["id"], json!(s.session_id()));
+    // A session read from its file keeps its id whatever the flavour.
+    let mut again = open(
+        &storage,
+        "/elsewhere/new.jsonl",
+        xcsh_session::Persistence::ReadOnly,
+    );
+    let id = again.session_id().to_string();
+    again.set_flavour(Flavour::Xcsh);
+    assert_eq!(again.session_id(), id);
+}

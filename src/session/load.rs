@@ -165,6 +165,7 @@ impl Session {
                     header,
                 );
                 s.report.file_existed = other.is_some();
+                s.header_made_at_open = true;
                 s
             }
         };

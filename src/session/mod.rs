@@ -98,6 +98,9 @@ pub struct Session {
     agent_dir: String,
     /// Whose rules this session writes by (xcsh's or pi's).
     flavour: Flavour,
+    /// The header was made when the session was opened (its file missing or empty), not
+    /// read: a flavour set before anything is appended makes it again by its rules.
+    header_made_at_open: bool,
     /// The blobs pinned for this session's file, when it lies outside
     /// `<agentDir>/sessions` (see `write.rs`, `pin_before_writing`).
     pins: Pins,
@@ -161,6 +164,7 @@ impl Session {
             file,
             agent_dir: agent_dir.to_string(),
             flavour: Flavour::of_agent_dir(agent_dir),
+            header_made_at_open: false,
             artifacts: Default::default(),
             pins: Pins::default(),
             header,
@@ -207,7 +211,13 @@ impl Session {
     }
 
     /// Write by `flavour`'s rules from now on (a host's choice over the agent directory's).
+    /// A session opened on a missing or empty file, nothing appended yet, gets a new header
+    /// by those rules (its id among them), as that agent starts a session there.
     pub fn set_flavour(&mut self, flavour: Flavour) {
+        if flavour != self.flavour && self.header_made_at_open && self.entries.is_empty() {
+            let cwd = self.header.cwd().unwrap_or_default().to_string();
+            self.header = Self::new_header(&*self.storage, flavour, &cwd, None);
+        }
         self.flavour = flavour;
     }
 

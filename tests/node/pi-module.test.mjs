@@ -326,3 +326,15 @@ void [model, tree, other, list, file];
     fs.rmSync(root, { recursive: true, force: true });
   }
 });
+
+both('open of a missing file: a new session at that path, a UUID v7 id, written with its first reply', (mod, root) => {
+  const file = path.join(root, 'elsewhere', 'new.jsonl');
+  fs.mkdirSync(path.dirname(file));
+  const m = mod.SessionManager.open(file);
+  assert.equal(m.getSessionFile(), file);
+  assert.match(m.getSessionId(), /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.equal(fs.existsSync(file), false);
+  m.appendMessage(user('q'));
+  m.appendMessage(assistant('a'));
+  assert.equal(jsonl(file)[0].id, m.getSessionId());
+});
