@@ -338,3 +338,18 @@ both('open of a missing file: a new session at that path, a UUID v7 id, written 
   m.appendMessage(assistant('a'));
   assert.equal(jsonl(file)[0].id, m.getSessionId());
 });
+
+both('messages are written as given: a large image stays inline, a long tool output whole', (mod, root) => {
+  const m = mod.SessionManager.create('/w', path.join(root, 's'));
+  const image = { type: 'image', data: 'A'.repeat(200_000), mimeType: 'image/png' };
+  m.appendMessage({ role: 'user', content: [{ type: 'text', text: 'look' }, image], timestamp: 1 });
+  m.appendMessage(assistant('seen'));
+  m.appendMessage({ role: 'toolResult', toolCallId: 'c', toolName: 'bash', content: [{ type: 'text', text: 'x'.repeat(600_000) }], isError: false, timestamp: 3 });
+  m.appendCustomMessageEntry('note', [image], false);
+  const lines = jsonl(m.getSessionFile());
+  assert.deepEqual(lines[1].message.content[1], image);
+  assert.equal(lines[3].message.content[0].text.length, 600_000);
+  assert.deepEqual(lines[4].content, [image]);
+  assert.equal('attribution' in lines[4], false);
+  assert.equal(fs.existsSync(path.join(root, 'agent', 'blobs')), false);
+});
