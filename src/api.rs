@@ -403,6 +403,22 @@ pub fn list_in_dir(
     Ok(crate::listing::list_json(&items))
 }
 
+/// A listing by `flavour`'s rules: one project (`cwd`), one directory (`session_dir`) or
+/// every project; pi's `modified` is each session's latest activity
+/// ([`crate::listing::list_flavoured`]). JSON as [`list`].
+pub fn list_flavoured(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    cwd: Option<&str>,
+    session_dir: Option<&str>,
+    text: ListText,
+    flavour: crate::Flavour,
+) -> ApiResult {
+    let items =
+        crate::listing::list_flavoured(storage, agent_dir, cwd, session_dir, text, flavour)?;
+    Ok(crate::listing::list_json(&items))
+}
+
 /// A listing's first `limit` sessions, newest first (a picker's first screen): only
 /// those files' heads are read (see [`crate::listing::list_first`]); JSON as [`list`].
 pub fn list_first(

@@ -6,9 +6,10 @@
 //! `firstKeptEntryId` up to the compaction, then everything after it. Message payloads are
 //! copied as raw JSON text, never parsed into trees.
 
-use crate::entry::{pick, Entry, IdIndex, Payload};
+use crate::entry::{pick, Entry, EntryType, IdIndex, Payload};
 use crate::json::{push_quoted, quote, raw_str};
 use crate::time::ms_from_iso;
+use serde_json::Value;
 use std::borrow::Cow;
 
 /// Which leaf to build for.
@@ -42,6 +43,12 @@ pub struct SessionContext<'a> {
     /// The id of the entry each message came from (parallel to `messages`; not part of
     /// the agent's JSON), so viewers can link a message to the tree.
     pub entry_ids: Vec<&'a str>,
+    /// The last `model_change` or assistant message on the path: pi's `model` comes
+    /// from it.
+    pub last_model: Option<ModelSource<'a>>,
+    /// Write pi's `model` (`{ provider, modelId }` or `null`) in the JSON (the pi
+    /// flavour, [`crate::Flavour::context_has_model`]).
+    pub with_model: bool,
 }
 
 impl<'a> SessionContext<'a> {
@@ -60,6 +67,8 @@ impl<'a> SessionContext<'a> {
             active_context_tenant: None,
             cycle_at: None,
             entry_ids: Vec::new(),
+            last_model: None,
+            with_model: false,
         }
     }
 
@@ -149,8 +158,48 @@ impl<'a> SessionContext<'a> {
                 out.push_str(v);
             }
         }
+        if self.with_model {
+            out.push_str(",\"model\":");
+            out.push_str(&pi_model(self.last_model.map(|m| m.0)));
+        }
         out.push('}');
         out
+    }
+}
+
+/// Pi's context `model` from the entry that sets it: a `model_change`'s `provider` and
+/// `modelId`, an assistant message's `provider` and `model`; `null` without one. A field
+/// the entry lacks is left out, as `JSON.stringify` leaves out `undefined`.
+fn pi_model(entry: Option<&Entry>) -> String {
+    let Some(entry) = entry else {
+        return "null".into();
+    };
+    let (source, model_key) = match entry.entry_type {
+        EntryType::ModelChange => (entry.to_value(), "modelId"),
+        _ => (
+            entry
+                .message_json()
+                .and_then(|m| serde_json::from_str(m).ok())
+                .unwrap_or(Value::Null),
+            "model",
+        ),
+    };
+    let mut model = serde_json::Map::new();
+    for (from, to) in [("provider", "provider"), (model_key, "modelId")] {
+        if let Some(v) = source.get(from) {
+            model.insert(to.to_string(), v.clone());
+        }
+    }
+    crate::json::to_text(&Value::Object(model))
+}
+
+/// The entry pi's context `model` comes from (two are equal when their ids are).
+#[derive(Debug, Clone, Copy)]
+pub struct ModelSource<'a>(pub &'a Entry);
+
+impl PartialEq for ModelSource<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.id == other.0.id
     }
 }
 
@@ -466,17 +515,22 @@ pub(crate) fn state_along<'a>(
                     .map(|l| l.get().to_string())
                     .unwrap_or_else(|| "\"off\"".into());
             }
-            Payload::ModelChange {
-                model: Some(model),
-                role,
-            } => set_model(&mut ctx.models, role, model.get().to_string()),
+            Payload::ModelChange { model, role } => {
+                ctx.last_model = Some(ModelSource(entry));
+                if let Some(model) = model {
+                    set_model(&mut ctx.models, role, model.get().to_string());
+                }
+            }
             Payload::ServiceTierChange { tier } => {
                 ctx.service_tier = tier.as_ref().map(|t| t.get().to_string())
             }
             Payload::Message {
                 model_key: Some(key),
                 ..
-            } => set_model(&mut ctx.models, "default", quote(key)),
+            } => {
+                ctx.last_model = Some(ModelSource(entry));
+                set_model(&mut ctx.models, "default", quote(key));
+            }
             Payload::Compaction { .. } => compaction = Some(pos),
             Payload::TtsrInjection { rules: injected } => {
                 for r in injected {

@@ -1,5 +1,6 @@
-//! Entry ids (8 lowercase hex, unique within a session) and session ids (16 lowercase hex,
-//! time-sortable: `((unix_ms - 1420070400000) << 22) | seq22`).
+//! Entry ids (8 lowercase hex, unique within a session) and session ids (xcsh's: 16
+//! lowercase hex, time-sortable: `((unix_ms - 1420070400000) << 22) | seq22`; pi's: a
+//! UUID v7).
 
 const EPOCH_2015_MS: i64 = 1_420_070_400_000;
 
@@ -32,6 +33,23 @@ impl SessionIdGen {
         let t = (unix_ms - EPOCH_2015_MS).max(0) as u64;
         format!("{:016x}", (t << 22) | self.seq)
     }
+}
+
+/// A UUID v7 (RFC 9562): 48 bits of `unix_ms`, version 7, 12 random bits, variant `10`,
+/// 62 random bits; lowercase, hyphenated.
+pub fn uuid_v7(unix_ms: i64, mut random: impl FnMut() -> u64) -> String {
+    let ms = (unix_ms.max(0) as u64) & 0xFFFF_FFFF_FFFF;
+    let (a, b) = (random(), random());
+    let hi = (ms << 16) | 0x7000 | (a & 0x0FFF);
+    let lo = (b & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000;
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        hi >> 32,
+        (hi >> 16) & 0xFFFF,
+        hi & 0xFFFF,
+        lo >> 48,
+        lo & 0xFFFF_FFFF_FFFF
+    )
 }
 
 /// Deterministic ids for migrating v1 files: the same file always gets the same ids, so a
@@ -94,6 +112,17 @@ mod tests {
             .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
         assert!(a < b || b < c, "{a} {b} {c}");
         assert!(b < c);
+    }
+
+    #[test]
+    fn uuid_v7_has_the_time_version_and_variant() {
+        let id = uuid_v7(0x0193_0000_0001, || u64::MAX);
+        assert_eq!(id, "01930000-0001-7fff-bfff-ffffffffffff");
+        let id = uuid_v7(1_764_900_000_000, || 0);
+        assert_eq!(id.len(), 36);
+        assert!(id.starts_with("019aec3c-d100-7"), "{id}");
+        assert_eq!(&id[14..15], "7");
+        assert_eq!(&id[19..20], "8");
     }
 
     #[test]

@@ -23,6 +23,7 @@ mod blob;
 pub mod context;
 mod entry;
 pub mod error;
+pub mod flavour;
 #[cfg(feature = "native-fs")]
 pub mod fs;
 mod gc;
@@ -58,6 +59,7 @@ pub use blob::{parse_ref as parse_blob_ref, BlobError, BlobPut, BlobStore, BLOB_
 pub use context::{ContextJsonReader, Leaf, SessionContext};
 pub use entry::{Entry, EntryType, Header, Payload, CURRENT_SESSION_VERSION};
 pub use error::SessionError;
+pub use flavour::Flavour;
 pub use gc::{
     collect_garbage, referrers_in as blob_referrers, GcError, GcOptions, GcReport, GC_GRACE_MS,
 };

@@ -3,6 +3,7 @@
 //! header, first user message and counts; the text of every message only when asked).
 
 use crate::entry::{pick, EntryType, Header, Payload};
+use crate::flavour::Flavour;
 use crate::index::{each_entry, header_of, open_index, IndexCache, SessionIndex};
 use crate::json::raw_str;
 use crate::jsonl::parse_lenient;
@@ -399,6 +400,14 @@ pub fn session_info(
 /// The [`SessionInfo`] of one file read whole and parsed (the reference every other way
 /// of listing must equal), its text included.
 pub fn session_info_whole(storage: Rc<dyn Storage>, path: &str) -> Option<SessionInfo> {
+    session_info_and_session(storage, path).map(|(info, _)| info)
+}
+
+/// [`session_info_whole`] and the session it read.
+fn session_info_and_session(
+    storage: Rc<dyn Storage>,
+    path: &str,
+) -> Option<(SessionInfo, Session)> {
     let bytes = storage.read(path).ok()?;
     let modified_ms = storage.stat(path).ok()?.mtime_ms;
     let text = String::from_utf8_lossy(&bytes);
@@ -428,7 +437,7 @@ pub fn session_info_whole(storage: Rc<dyn Storage>, path: &str) -> Option<Sessio
             _ => {}
         }
     }
-    Some(SessionInfo {
+    let info = SessionInfo {
         head: SessionHead::of(path, header, named.or(short_summary)),
         parent_session_path: header.parent_session().map(str::to_string),
         created: header.timestamp().unwrap_or_default().to_string(),
@@ -436,7 +445,8 @@ pub fn session_info_whole(storage: Rc<dyn Storage>, path: &str) -> Option<Sessio
         message_count,
         first_message: texts.first.unwrap_or_else(|| NO_MESSAGES.into()),
         all_messages_text: Some(texts.all.join(" ")),
-    })
+    };
+    Some((info, session))
 }
 
 /// `allMessagesText` of one session file (see [`SessionInfo::all_messages_text`]), read
@@ -625,6 +635,70 @@ fn last_short_summary(
         }
     }
     Some(None)
+}
+
+/// A listing by `flavour`'s rules: one project (`cwd`), one directory (`session_dir`) or
+/// every project. xcsh's is [`list`] / [`list_all`]; pi's reads each file whole, as pi
+/// does (no index, no cache written in its agent directory), its `modified` the
+/// session's latest activity ([`modified_by_messages`]).
+pub fn list_flavoured(
+    storage: Rc<dyn Storage>,
+    agent_dir: &str,
+    cwd: Option<&str>,
+    session_dir: Option<&str>,
+    text: ListText,
+    flavour: Flavour,
+) -> StorageResult<Vec<SessionInfo>> {
+    if !flavour.modified_by_messages() {
+        return match (cwd, session_dir) {
+            (None, None) => list_all(storage, agent_dir, text),
+            (cwd, dir) => list(storage, agent_dir, cwd.unwrap_or_default(), dir, text),
+        };
+    }
+    let files = session_files(&*storage, agent_dir, cwd, session_dir)?;
+    let infos = files.iter().filter_map(|path| {
+        let (mut info, session) = session_info_and_session(storage.clone(), path)?;
+        if let Some(ms) = modified_by_messages(&session) {
+            info.modified_ms = ms;
+        }
+        if text == ListText::Leave {
+            info.all_messages_text = None;
+        }
+        Some(info)
+    });
+    Ok(sorted(infos.collect()))
+}
+
+/// Pi's `modified` of a session: the latest time of a user or assistant message with
+/// `content` (its numeric `timestamp`, else its entry's), else the header's `timestamp`;
+/// `None` (the file's mtime stays) without either.
+pub fn modified_by_messages(session: &Session) -> Option<i64> {
+    let mut latest: Option<i64> = None;
+    for e in session.entries() {
+        let Some(Ok(m)) = e
+            .message_json()
+            .map(serde_json::from_str::<serde_json::Value>)
+        else {
+            continue;
+        };
+        let role = m.get("role").and_then(|r| r.as_str());
+        if !matches!(role, Some("user" | "assistant")) || m.get("content").is_none() {
+            continue;
+        }
+        let at = match m.get("timestamp").and_then(|t| t.as_f64()) {
+            Some(t) => Some(t as i64),
+            None => crate::time::ms_from_iso(e.timestamp()),
+        };
+        if let Some(at) = at {
+            latest = Some(latest.unwrap_or(0).max(at));
+        }
+    }
+    latest.filter(|&t| t > 0).or_else(|| {
+        session
+            .header()
+            .timestamp()
+            .and_then(crate::time::ms_from_iso)
+    })
 }
 
 fn sorted(mut infos: Vec<SessionInfo>) -> Vec<SessionInfo> {

@@ -289,7 +289,9 @@ impl Session {
             ("display", display.to_string()),
         ];
         push_json(&mut fields, "details", details)?;
-        fields.push(("attribution", quote(attribution.unwrap_or("agent"))));
+        if let Some(a) = self.flavour.attribution(attribution) {
+            fields.push(("attribution", quote(a)));
+        }
         self.append_fields("custom_message", &fields)
     }
 

@@ -4,6 +4,7 @@
 use super::{CreateOptions, OpenOptions, Persistence, Session};
 use crate::entry::{Entry, EntryType, Header, Text};
 use crate::error::{Result, SessionError};
+use crate::flavour::Flavour;
 use crate::json::to_text;
 use crate::paths;
 use crate::storage::{join, parent, Storage, StorageError, StorageExt};
@@ -57,6 +58,7 @@ impl Session {
             &self.agent_dir,
             header,
         );
+        next.flavour = self.flavour;
         for e in &self.entries {
             next.push_entry(e.clone());
         }
@@ -77,7 +79,7 @@ impl Session {
 
     /// An entry as a copy of this session holds it (see [`Self::fresh_copy`]).
     fn copied(&self, e: &Entry) -> Entry {
-        match self.read_from_file(e) {
+        match self.read_from_file(e) && self.flavour.drops_stale_replay() {
             true => crate::replay::entry_without_stale_replay(e).unwrap_or_else(|| e.clone()),
             false => e.clone(),
         }
@@ -95,6 +97,7 @@ impl Session {
     fn sibling_header(&self, parent_session: Option<&str>) -> (Header, Option<String>) {
         let header = Self::new_header(
             &*self.storage,
+            self.flavour,
             self.header.cwd().unwrap_or_default(),
             parent_session,
         );
@@ -145,7 +148,7 @@ impl Session {
         source: &str,
         options: &CreateOptions,
     ) -> Result<(Session, ForkResult)> {
-        let source_session = Session::open(
+        let mut source_session = Session::open(
             storage.clone(),
             source,
             &OpenOptions {
@@ -157,10 +160,16 @@ impl Session {
         if !source_session.report.file_existed {
             return Err(StorageError::NotFound(source.to_string()).into());
         }
+        let flavour = options
+            .flavour
+            .unwrap_or_else(|| Flavour::of_agent_dir(&options.agent_dir));
+        source_session.flavour = flavour;
+        let parent = flavour.fork_parent(source_session.header.id(), source);
         let fresh = Session::create(
             storage.clone(),
             &CreateOptions {
-                parent_session: Some(source_session.header.id().to_string()),
+                parent_session: Some(parent.to_string()),
+                flavour: Some(flavour),
                 ..options.clone()
             },
         );
@@ -325,10 +334,25 @@ impl Session {
                 entry
             });
         }
-        let labels: Vec<(String, String)> = kept
-            .iter()
-            .filter_map(|e| self.labels.get(&e.id).map(|l| (e.id.clone(), l.clone())))
-            .collect();
+        // (target, label, the time it was set: kept by pi's rule, else the copy's own)
+        let labels: Vec<(String, String, Option<String>)> = match self.flavour.labels_as_set() {
+            false => kept
+                .iter()
+                .filter_map(|e| {
+                    let label = self.labels.get(&e.id)?;
+                    Some((e.id.clone(), label.clone(), None))
+                })
+                .collect(),
+            true => {
+                let on_path: std::collections::HashSet<&str> =
+                    kept.iter().map(|e| e.id.as_str()).collect();
+                self.labels_in_set_order()
+                    .into_iter()
+                    .filter(|(target, ..)| on_path.contains(target.as_str()))
+                    .map(|(target, label, at)| (target, label, Some(at)))
+                    .collect()
+            }
+        };
         let old_file = self.file.clone();
         let (header, new_file) = self.sibling_header(old_file.as_deref());
         let mut next = Self::blank(
@@ -338,19 +362,66 @@ impl Session {
             &self.agent_dir,
             header,
         );
+        next.flavour = self.flavour;
         for e in kept {
             next.push_entry(e);
         }
         let saved_persistence = next.persistence;
         next.persistence = Persistence::InMemory;
-        for (target, label) in labels {
+        for (target, label, at) in labels {
             next.append_label_change(&target, Some(&label))?;
+            if let Some(at) = at {
+                let last = next.entries.len() - 1;
+                next.entries[last] =
+                    with_field(&next.entries[last], "timestamp", Value::String(at))?;
+            }
         }
         next.persistence = saved_persistence;
         next.write_new_file()?;
         *self = next;
         Ok(new_file)
     }
+}
+
+impl Session {
+    /// The labels set now, in the order they were first set (a cleared one set again
+    /// comes last), each with the time it was last set: pi's `labelsById` (a JS `Map`).
+    fn labels_in_set_order(&self) -> Vec<(String, String, String)> {
+        let mut out: Vec<(String, String, String)> = Vec::new();
+        for e in &self.entries {
+            let crate::entry::Payload::Label {
+                target_id: Some(target),
+                label,
+            } = &e.payload
+            else {
+                continue;
+            };
+            let at = out.iter().position(|(t, ..)| t == target);
+            match (label.as_deref().filter(|l| !l.is_empty()), at) {
+                (Some(l), Some(i)) => {
+                    out[i].1 = l.to_string();
+                    out[i].2 = e.timestamp().to_string();
+                }
+                (Some(l), None) => {
+                    out.push((target.clone(), l.to_string(), e.timestamp().to_string()))
+                }
+                (None, Some(i)) => {
+                    out.remove(i);
+                }
+                (None, None) => {}
+            }
+        }
+        out
+    }
+}
+
+/// `entry` with `key` set to `value`.
+fn with_field(entry: &Entry, key: &str, value: Value) -> Result<Entry> {
+    let mut v = entry.to_value();
+    if let Value::Object(obj) = &mut v {
+        obj.insert(key.into(), value);
+    }
+    Entry::parse(Text::from(to_text(&v))).map_err(|e| SessionError::InvalidInput(e.to_string()))
 }
 
 fn reparent(entry: &Entry, parent: Option<&str>) -> Result<Entry> {

@@ -155,7 +155,8 @@ impl Session {
                 s
             }
             other => {
-                let header = Self::new_header(&*storage, &options.cwd, None);
+                let flavour = crate::flavour::Flavour::of_agent_dir(&options.agent_dir);
+                let header = Self::new_header(&*storage, flavour, &options.cwd, None);
                 let mut s = Self::blank(
                     storage,
                     options.persistence,
@@ -164,6 +165,7 @@ impl Session {
                     header,
                 );
                 s.report.file_existed = other.is_some();
+                s.header_made_at_open = true;
                 s
             }
         };

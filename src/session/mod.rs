@@ -33,7 +33,7 @@ use crate::blob::{self, BlobStore};
 use crate::context::{self, Leaf, SessionContext};
 use crate::entry::{Entry, Header, IdIndex, Payload, Text};
 use crate::error::{Result, SessionError};
-use crate::ids::SessionIdGen;
+use crate::flavour::Flavour;
 use crate::paths;
 use crate::storage::{join, Storage};
 use crate::time::iso_from_ms;
@@ -85,6 +85,8 @@ pub struct CreateOptions {
     /// Explicit session directory; default: the cwd's directory under the agent dir.
     pub session_dir: Option<String>,
     pub parent_session: Option<String>,
+    /// Whose rules it writes by; default: the agent directory's ([`Flavour::of_agent_dir`]).
+    pub flavour: Option<Flavour>,
 }
 
 /// One session.
@@ -94,6 +96,11 @@ pub struct Session {
     file: Option<String>,
     /// The agent directory: its blob store holds this session's images.
     agent_dir: String,
+    /// Whose rules this session writes by (xcsh's or pi's).
+    flavour: Flavour,
+    /// The header was made when the session was opened (its file missing or empty), not
+    /// read: a flavour set before anything is appended makes it again by its rules.
+    header_made_at_open: bool,
     /// The blobs pinned for this session's file, when it lies outside
     /// `<agentDir>/sessions` (see `write.rs`, `pin_before_writing`).
     pins: Pins,
@@ -156,6 +163,8 @@ impl Session {
             persistence,
             file,
             agent_dir: agent_dir.to_string(),
+            flavour: Flavour::of_agent_dir(agent_dir),
+            header_made_at_open: false,
             artifacts: Default::default(),
             pins: Pins::default(),
             header,
@@ -184,16 +193,50 @@ impl Session {
         }
     }
 
-    fn new_header(storage: &dyn Storage, cwd: &str, parent_session: Option<&str>) -> Header {
+    fn new_header(
+        storage: &dyn Storage,
+        flavour: Flavour,
+        cwd: &str,
+        parent_session: Option<&str>,
+    ) -> Header {
         let env = storage.env();
         let now = env.now_ms();
-        let id = SessionIdGen::new(env.random_u64()).next(now);
+        let id = flavour.new_session_id(env, now);
         Header::new(&id, &iso_from_ms(now), cwd, parent_session)
+    }
+
+    /// Whose rules this session writes by.
+    pub fn flavour(&self) -> Flavour {
+        self.flavour
+    }
+
+    /// Write by `flavour`'s rules from now on (a host's choice over the agent directory's).
+    /// A session opened on a missing or empty file, nothing appended yet, gets a new header
+    /// by those rules (its id among them), as that agent starts a session there.
+    pub fn set_flavour(&mut self, flavour: Flavour) {
+        if flavour != self.flavour && self.header_made_at_open && self.entries.is_empty() {
+            let cwd = self.header.cwd().unwrap_or_default().to_string();
+            self.header = Self::new_header(&*self.storage, flavour, &cwd, None);
+        }
+        self.flavour = flavour;
     }
 
     /// A session that is never written (`SessionManager.inMemory`).
     pub fn in_memory(storage: Rc<dyn Storage>, cwd: &str) -> Session {
         Self::in_memory_child(storage, cwd, None)
+    }
+
+    /// [`Session::in_memory_child`] by `flavour`'s rules (its id among them).
+    pub fn in_memory_flavoured(
+        storage: Rc<dyn Storage>,
+        cwd: &str,
+        parent_session: Option<&str>,
+        flavour: Flavour,
+    ) -> Session {
+        let header = Self::new_header(&*storage, flavour, cwd, parent_session);
+        let mut session = Self::blank(storage, Persistence::InMemory, None, "", header);
+        session.flavour = flavour;
+        session
     }
 
     /// A session that is never written, its header linked by `parentSession` to the
@@ -203,15 +246,22 @@ impl Session {
         cwd: &str,
         parent_session: Option<&str>,
     ) -> Session {
-        let header = Self::new_header(&*storage, cwd, parent_session);
-        Self::blank(storage, Persistence::InMemory, None, "", header)
+        Self::in_memory_flavoured(storage, cwd, parent_session, Flavour::Xcsh)
     }
 
     /// A new persistent session; its file appears with the first assistant message.
     pub fn create(storage: Rc<dyn Storage>, options: &CreateOptions) -> Session {
-        let header = Self::new_header(&*storage, &options.cwd, options.parent_session.as_deref());
+        let flavour = options
+            .flavour
+            .unwrap_or_else(|| Flavour::of_agent_dir(&options.agent_dir));
+        let header = Self::new_header(
+            &*storage,
+            flavour,
+            &options.cwd,
+            options.parent_session.as_deref(),
+        );
         let dir = options.session_dir.clone().unwrap_or_else(|| {
-            let dir = paths::session_dir_for_cwd(&options.agent_dir, &options.cwd);
+            let dir = flavour.session_dir_for_cwd(&options.agent_dir, &options.cwd);
             // Best effort, as the agent's: a merge that fails leaves both folders, and
             // both are read.
             let legacy = paths::legacy_session_dir(&options.agent_dir, &options.cwd);
@@ -219,13 +269,15 @@ impl Session {
             dir
         });
         let name = paths::session_file_name(header.timestamp().unwrap_or_default(), header.id());
-        Self::blank(
+        let mut session = Self::blank(
             storage,
             Persistence::Persistent,
             Some(join(&dir, &name)),
             &options.agent_dir,
             header,
-        )
+        );
+        session.flavour = flavour;
+        session
     }
 
     /// A label entry sets its target's label; any falsy label (none, or empty) clears it,
@@ -402,7 +454,9 @@ impl Session {
         self.assert_read();
         let store = self.blob_store();
         let finish = |e: &'s Entry, m: Cow<'s, str>| self.message_text(e, m, &store);
-        context::build_session_context(&self.entries, &self.by_id, leaf, &finish)
+        let mut ctx = context::build_session_context(&self.entries, &self.by_id, leaf, &finish);
+        ctx.with_model = self.flavour.context_has_model();
+        ctx
     }
 
     /// Was this entry (the last with its id) read from the file?

@@ -254,7 +254,8 @@ impl Session {
         let (mut header, rest): (Header, Vec<&jsonl::Record>) = match header {
             Some(h) => (h, records.collect()),
             None => {
-                let mut h = Self::new_header(storage, cwd, None);
+                // A salvaged header (the file had none) gets xcsh's id.
+                let mut h = Self::new_header(storage, crate::flavour::Flavour::Xcsh, cwd, None);
                 if first.is_none() && !text.trim().is_empty() {
                     report.header_problem = Some(
                         "no session header found: nothing in the file could be read as JSON".into(),

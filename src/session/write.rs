@@ -60,6 +60,9 @@ impl Session {
         entry: &'e Entry,
         transforms: Transforms,
     ) -> std::result::Result<Cow<'e, str>, StorageError> {
+        let Some(transforms) = self.flavour.transforms(transforms) else {
+            return Ok(Cow::Borrowed(entry.json()));
+        };
         let store = self.blob_store();
         prepare_for_persistence(
             entry.json(),

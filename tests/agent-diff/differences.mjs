@@ -374,7 +374,7 @@ export const KNOWN = [
 export const PENDING = [];
 
 /** oh-my-pi 18.2.3's two replay filters of context messages (see context-replay-filters). */
-function replayFiltered(input) {
+export function replayFiltered(input) {
   let messages = input.map((m) => m);
   const paired = new Set(messages.filter((m) => m.role === 'toolResult').map((m) => m.toolCallId));
   const dangling = (b) => b.type === 'toolCall' && !paired.has(b.id);

@@ -4,7 +4,9 @@
 // and by this package, and compared: the entries, the leaf, the tree with its labels, the
 // context of every entry as the leaf (messages, thinking level, model) and the session's
 // name. Every accepted disagreement is in tests/pi-diff/differences.mjs with its reason;
-// any other fails, reported as seed, field and both values.
+// any other fails, reported as seed, field and both values. Those are of this package's
+// `Session` (xcsh's rules); read through `xcsh-session/pi` (pi's rules) the same files
+// and listings agree with pi in every field, no difference accepted.
 //
 // Knobs: XCSH_PI_DIFF_N (scripts, default 120), XCSH_PI_DIFF_SEED (first seed, default 1).
 // Missing pi's package fails the test.
@@ -15,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Session, listSessions, nodeStorage } from './helpers.mjs';
+import * as piEntry from '../../pkg/pi.mjs';
 import { applyScript, piScript } from '../pi-diff/script.mjs';
 import { KNOWN, listView, ours as oursView, pis as piView } from '../pi-diff/differences.mjs';
 
@@ -42,6 +45,12 @@ test('sessions pi writes read the same through this package as through pi', asyn
     const a = piView(pi, theirs, leaves);
     const b = oursView(mine, leaves);
     mine.free();
+    const c = piView(piEntry, piEntry.SessionManager.open(file, dir), leaves);
+    for (const field of Object.keys(a)) {
+      if (JSON.stringify(a[field]) !== JSON.stringify(c[field])) {
+        failures.push(`seed ${seed}, xcsh-session/pi ${field}:\n  pi:   ${JSON.stringify(a[field]).slice(0, 600)}\n  ours: ${JSON.stringify(c[field]).slice(0, 600)}`);
+      }
+    }
     for (const field of Object.keys(a)) {
       if (JSON.stringify(a[field]) === JSON.stringify(b[field])) continue;
       const known = KNOWN.find((k) => k.field === field && k.matches(a[field], b[field]));
@@ -58,6 +67,8 @@ test('sessions pi writes read the same through this package as through pi', asyn
     const a = listView(await pi.SessionManager.list('/w/proj', dir));
     const b = listView(listSessions(nodeStorage(), { agentDir: path.join(root, String(seed)), sessionDir: dir, withText: true }));
     assert.equal(a.length, 1);
+    const c = listView(await piEntry.SessionManager.list('/w/proj', dir));
+    if (JSON.stringify(a) !== JSON.stringify(c)) failures.push(`xcsh-session/pi listing:\n  pi:   ${JSON.stringify(a)}\n  ours: ${JSON.stringify(c)}`);
     for (const key of Object.keys(a[0])) {
       const field = `listing.${key}`;
       if (JSON.stringify(a[0][key]) === JSON.stringify(b[0]?.[key])) continue;

@@ -62,6 +62,8 @@ impl GuestSession for SessionResource {
             cwd,
             session_dir,
             parent_session,
+            // The agent directory's (`.../.pi/agent`: pi's); the WIT has no flavour yet.
+            flavour: None,
         };
         SessionHandle::new(SessionResource(RefCell::new(Session::create(
             storage(),

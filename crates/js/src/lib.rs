@@ -67,14 +67,16 @@ pub fn parse_session(
 }
 
 /// `buildSessionContext` of a session's text: `leafId` `undefined` → the last entry,
-/// `null` → the empty context, an id → that entry (unknown → the last entry, as the agent).
+/// `null` → the empty context, an id → that entry (unknown → the last entry, as the agent);
+/// `flavour` `"pi"` adds pi's `model` (`{ provider, modelId }` or `null`).
 #[wasm_bindgen(js_name = buildSessionContext, unchecked_return_type = "SessionContext")]
 pub fn build_session_context(
     #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] text: JsValue,
     #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")]
     leaf_id: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "\"xcsh\" | \"pi\"")] flavour: JsValue,
 ) -> Result<JsValue, JsValue> {
-    convert::parse(&build_session_context_json(text, leaf_id)?)
+    convert::parse(&build_session_context_json(text, leaf_id, flavour)?)
 }
 
 /// `buildSessionContext` as JSON text (what `JSON.stringify` of the context gives).
@@ -83,11 +85,14 @@ pub fn build_session_context_json(
     #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] text: JsValue,
     #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")]
     leaf_id: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "\"xcsh\" | \"pi\"")] flavour: JsValue,
 ) -> Result<String, JsValue> {
     let leaf = LeafArg::from_js(&leaf_id)?;
-    Ok(read_only(convert::session_text(text)?)
-        .context_at(leaf.leaf(Leaf::Last))
-        .to_json())
+    let mut session = read_only(convert::session_text(text)?);
+    if let Some(f) = session::parse_flavour(flavour.as_string())? {
+        session.set_flavour(f);
+    }
+    Ok(session.context_at(leaf.leaf(Leaf::Last)).to_json())
 }
 
 /// The package version.

@@ -11,6 +11,7 @@ use wasm_bindgen::JsCast;
 use xcsh_session::api;
 use xcsh_session::context::{Leaf, SessionContext};
 use xcsh_session::session::{CompactionInput, CreateOptions, OpenOptions, Persistence};
+use xcsh_session::Flavour;
 use xcsh_session::{ContextReader, SessionError, Storage};
 
 type CoreSession = xcsh_session::Session;
@@ -77,13 +78,28 @@ impl JsSession {
     /// A session that is never written (`SessionManager.inMemory`), its header linked to
     /// `parentSession` when one is given.
     #[wasm_bindgen(js_name = inMemory)]
-    pub fn in_memory(cwd: Option<String>, parent_session: Option<String>) -> JsSession {
-        JsSession {
-            inner: CoreSession::in_memory_child(
+    pub fn in_memory(
+        cwd: Option<String>,
+        parent_session: Option<String>,
+        flavour: Option<String>,
+    ) -> JsResult<JsSession> {
+        let flavour = parse_flavour(flavour)?;
+        Ok(JsSession {
+            inner: CoreSession::in_memory_flavoured(
                 Rc::new(LocalStorage::default()),
                 cwd.as_deref().unwrap_or(""),
                 parent_session.as_deref(),
+                flavour.unwrap_or_default(),
             ),
+        })
+    }
+
+    /// Whose rules this session writes by: `"xcsh"` or `"pi"`.
+    #[wasm_bindgen(getter)]
+    pub fn flavour(&self) -> String {
+        match self.inner.flavour() {
+            Flavour::Xcsh => "xcsh".into(),
+            Flavour::Pi => "pi".into(),
         }
     }
 
@@ -95,6 +111,7 @@ impl JsSession {
         #[wasm_bindgen(unchecked_optional_param_type = "OpenOptions")] options: JsValue,
     ) -> JsResult<JsSession> {
         let read_only = opt_bool(&options, "readOnly")?.unwrap_or(false);
+        let flavour = flavour_option(&options)?;
         let lazy = opt_bool(&options, "lazy")?.unwrap_or(false);
         let cache = convert::index_cache(&options)?;
         let on_progress = crate::convert::get(&options, "onProgress")
@@ -122,9 +139,11 @@ impl JsSession {
             true => CoreSession::open_deferred(storage, path, &options, cache),
             false => CoreSession::open_with_progress(storage, path, &options, &mut progress),
         };
-        Ok(JsSession {
-            inner: core(inner)?,
-        })
+        let mut inner = core(inner)?;
+        if let Some(f) = flavour {
+            inner.set_flavour(f);
+        }
+        Ok(JsSession { inner })
     }
 
     /// A new persistent session; its file appears with the first assistant message.
@@ -912,5 +931,22 @@ fn create_options(options: &JsValue) -> JsResult<CreateOptions> {
         cwd: string(options, "cwd")?,
         session_dir: opt_string(options, "sessionDir")?,
         parent_session: opt_string(options, "parentSession")?,
+        flavour: flavour_option(options)?,
     })
+}
+
+/// `options.flavour`: `"xcsh"` or `"pi"` (absent: the agent directory's).
+fn flavour_option(options: &JsValue) -> JsResult<Option<Flavour>> {
+    parse_flavour(opt_string(options, "flavour")?)
+}
+
+pub(crate) fn parse_flavour(name: Option<String>) -> JsResult<Option<Flavour>> {
+    name.map(|name| {
+        Flavour::parse(&name).ok_or_else(|| {
+            js_error(SessionError::InvalidInput(format!(
+                "flavour must be \"xcsh\" or \"pi\", not {name:?}"
+            )))
+        })
+    })
+    .transpose()
 }

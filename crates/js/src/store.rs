@@ -32,16 +32,22 @@ fn opt_usize(options: &JsValue, key: &str) -> JsResult<Option<usize>> {
 /// Where new sessions of `cwd` go: `<agentDir>/sessions/-<rel>` under the home,
 /// `-tmp-<rel>` under the temp directory, else `--<cwd>--`. Without `places` the home is
 /// the one `agentDir` lives in (`<home>/.xcsh/agent`) and the temp directory `/tmp`.
+/// `{ flavour: "pi" }`: pi's place, always `--<cwd>--`.
 #[wasm_bindgen(js_name = sessionDirForCwd)]
 pub fn session_dir_for_cwd(
     #[wasm_bindgen(js_name = agentDir)] agent_dir: &str,
     cwd: &str,
-    #[wasm_bindgen(unchecked_optional_param_type = "{ home?: string, tempDir?: string }")]
+    #[wasm_bindgen(
+        unchecked_optional_param_type = "{ home?: string, tempDir?: string, flavour?: \"xcsh\" | \"pi\" }"
+    )]
     places: JsValue,
 ) -> JsResult<String> {
     use xcsh_session::paths;
     if places.is_undefined() || places.is_null() {
         return Ok(paths::session_dir_for_cwd(agent_dir, cwd));
+    }
+    if let Some(flavour) = crate::session::parse_flavour(opt_string(&places, "flavour")?)? {
+        return Ok(flavour.session_dir_for_cwd(agent_dir, cwd));
     }
     let home = opt_string(&places, "home")?;
     let temp = opt_string(&places, "tempDir")?.unwrap_or_else(|| "/tmp".into());
@@ -152,12 +158,13 @@ pub fn recent_sessions(
 /// its header line, first user message and counts; `allMessagesText` only with
 /// `withText: true` (every message line read), else `sessionText` reads one on demand.
 /// With `limit`, only the newest `limit` sessions (a picker's first screen): the files
-/// are ordered by their modification time and only those are read.
+/// are ordered by their modification time and only those are read. With `flavour: "pi"`,
+/// pi's rules: `modified` is each session's latest message time (`limit` is not applied).
 #[wasm_bindgen(js_name = listSessions, unchecked_return_type = "SessionInfo[]")]
 pub fn list_sessions(
     storage: JsStorage,
     #[wasm_bindgen(
-        unchecked_param_type = "{ agentDir: string, cwd?: string, sessionDir?: string, withText?: boolean, limit?: number }"
+        unchecked_param_type = "{ agentDir: string, cwd?: string, sessionDir?: string, withText?: boolean, limit?: number, flavour?: \"xcsh\" | \"pi\" }"
     )]
     options: JsValue,
 ) -> JsResult<JsValue> {
@@ -165,6 +172,16 @@ pub fn list_sessions(
     let agent_dir = opt_string(&options, "agentDir")?.unwrap_or_default();
     let session_dir = opt_string(&options, "sessionDir")?;
     let cwd = opt_string(&options, "cwd")?;
+    if let Some(flavour) = crate::session::parse_flavour(opt_string(&options, "flavour")?)? {
+        return done(api::list_flavoured(
+            port(storage)?,
+            &agent_dir,
+            cwd.as_deref(),
+            session_dir.as_deref(),
+            text,
+            flavour,
+        ));
+    }
     if let Some(limit) = opt_usize(&options, "limit")? {
         let (agent_dir, cwd) = match session_dir {
             Some(_) => (agent_dir, None),

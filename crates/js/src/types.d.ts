@@ -249,7 +249,14 @@ export interface SessionContext {
   modeData?: Record<string, unknown>;
   activeContextName?: string;
   activeContextTenant?: string;
+  /** Pi's model (the pi flavour only): of the last model_change or assistant message on the path. */
+  model?: { provider?: string; modelId?: string } | null;
 }
+
+/** Whose rules a session writes by: xcsh's (default) or pi's (UUID v7 ids, `--<cwd>--`
+ * directories, entries as given, pi's context `model` and listing `modified`). Default:
+ * `"pi"` for an agent directory `.../.pi/agent`, else `"xcsh"`. */
+export type Flavour = 'xcsh' | 'pi';
 
 /** One node of `Session.tree()`: children are ordered by timestamp. */
 export interface TreeNode {
@@ -372,6 +379,8 @@ export interface OpenOptions {
   agentDir?: string;
   /** cwd for a header that has to be created (missing or unreadable file). */
   cwd?: string;
+  /** Whose rules later writes follow (default: the agent directory's). */
+  flavour?: Flavour;
   /** Called with (bytes done, total bytes) while a large file is parsed (not by a lazy
    * open, which parses only what it reads). */
   onProgress?: (done: number, total: number) => void;
@@ -396,6 +405,8 @@ export interface CreateOptions {
   sessionDir?: string;
   /** The id of the session this one continues (recorded in the header). */
   parentSession?: string;
+  /** Whose rules it writes by (default: the agent directory's). */
+  flavour?: Flavour;
 }
 
 /** A compaction's own fields (`appendCompaction`'s argument; a `CompactionEntry` has them too). */
