@@ -26,6 +26,7 @@ for (const { name, scheme, theme } of MODES) {
       await page.emulateMedia({ colorScheme: scheme });
       await page.goto(opened.server.url);
       await page.locator('#conversation .msg').first().waitFor();
+      await page.locator('#tree .node').first().waitFor(); // the tree comes after the first screen
       if (theme !== 'system') {
         await page.locator('#theme-select').selectOption(theme);
         await page.waitForFunction((t) => document.documentElement.dataset.theme === t, theme);

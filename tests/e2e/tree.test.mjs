@@ -34,7 +34,12 @@ describe('the tree', { timeout: 240_000 }, () => {
   const b = suiteBrowser((opened) => ({ page, server } = opened));
 
   const row = (id) => page.locator(`#node-${id}`);
-  const box = async (id) => (await row(id).boundingBox()) ?? assert.fail(`row ${id} is not shown`);
+  // A row's box once it is shown (the tree renders its rows after the first screen, and
+  // again as the selection settles: under load a row can come a frame later).
+  const box = async (id) => {
+    await row(id).waitFor({ timeout: 10_000 }).catch(() => assert.fail(`row ${id} is not shown`));
+    return (await row(id).boundingBox()) ?? assert.fail(`row ${id} is not shown`);
+  };
   const activeId = () => page.locator('#tree').getAttribute('aria-activedescendant');
 
   async function openBranchy(name = 'tree-test.jsonl', opts) {

@@ -16,7 +16,8 @@ const MSG_CHUNK = 40;
  */
 export function select(v, leafId, where = 'start') {
   const s = v.session;
-  if (leafId) s.branch(leafId);
+  // The leaf it is at already: no branch() (a lazily opened session would read its file).
+  if (leafId && leafId !== s.leafId) s.branch(leafId);
   const leaf = s.leafId ?? null;
   const t0 = performance.now();
   const count = countOf(v);

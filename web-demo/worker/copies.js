@@ -16,7 +16,7 @@ export async function importCurrent({ target }, reqId) {
   // A session of a source: its files at the same place; a single file: by its header.
   const copy = v.src && v.path
     ? pkg.copySession(v.src.storage, v.src.agentDir, v.path, tgt.storage, tgt.agentDir)
-    : pkg.importSessionText(tgt.storage, tgt.agentDir, v.text ?? v.session.toJsonl(), v.name ?? '');
+    : pkg.importSessionText(tgt.storage, tgt.agentDir, v.text ?? v.readText?.() ?? v.session.toJsonl(), v.name ?? '');
   await commit(tgt);
   const out = await viewWritable(tgt, copy.path, reqId);
   out.imported = { path: copy.path, already: copy.already, target: tgt.key };
