@@ -173,8 +173,11 @@ export function wireLocation() {
     shownLeaf = state.selected;
     if (state.restoring) return;
     // After open.js has written the address of an edit's answer (a fork names another file).
+    // An address without a leaf names the session's own branch: showing that one (Back to
+    // the address of the session just opened, its window shown after the restore ended)
+    // writes nothing.
     setTimeout(() => {
-      if (readPlace().leaf !== state.selected) writePlace({}, { push: true });
+      if ((readPlace().leaf ?? defaultLeaf) !== state.selected) writePlace({}, { push: true });
     }, 0);
   });
   const conv = $('conversation');
