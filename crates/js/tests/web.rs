@@ -98,16 +98,16 @@ fn parse_session_reads_header_count_and_leaf() {
 #[wasm_bindgen_test]
 fn context_is_byte_identical_to_the_native_core() {
     assert_eq!(
-        build_session_context_json(SMALL.into(), JsValue::UNDEFINED).unwrap(),
+        build_session_context_json(SMALL.into(), JsValue::UNDEFINED, JsValue::UNDEFINED).unwrap(),
         SMALL_CONTEXT.trim_end()
     );
-    let ctx = build_session_context(SMALL.into(), JsValue::UNDEFINED).unwrap();
+    let ctx = build_session_context(SMALL.into(), JsValue::UNDEFINED, JsValue::UNDEFINED).unwrap();
     assert_eq!(stringify(&ctx), SMALL_CONTEXT.trim_end());
 }
 
 #[wasm_bindgen_test]
 fn context_at_a_leaf_null_and_unknown() {
-    let at = build_session_context(SMALL.into(), "u0000002".into()).unwrap();
+    let at = build_session_context(SMALL.into(), "u0000002".into(), JsValue::UNDEFINED).unwrap();
     assert_eq!(get(&at, "thinkingLevel").as_string().unwrap(), "high");
     assert_eq!(
         get(&at, "messages")
@@ -115,7 +115,7 @@ fn context_at_a_leaf_null_and_unknown() {
             .length(),
         5
     );
-    let empty = build_session_context(SMALL.into(), JsValue::NULL).unwrap();
+    let empty = build_session_context(SMALL.into(), JsValue::NULL, JsValue::UNDEFINED).unwrap();
     assert_eq!(
         get(&empty, "messages")
             .unchecked_into::<js_sys::Array>()
@@ -123,7 +123,7 @@ fn context_at_a_leaf_null_and_unknown() {
         0
     );
     assert_eq!(
-        build_session_context_json(SMALL.into(), "unknown".into()).unwrap(),
+        build_session_context_json(SMALL.into(), "unknown".into(), JsValue::UNDEFINED).unwrap(),
         SMALL_CONTEXT.trim_end()
     );
 }
@@ -160,7 +160,8 @@ fn errors_carry_their_kind() {
             .unwrap_err(),
     );
     assert_eq!(k, "readOnly");
-    let (k, _) = kind(build_session_context(SMALL.into(), 7.into()).unwrap_err());
+    let (k, _) =
+        kind(build_session_context(SMALL.into(), 7.into(), JsValue::UNDEFINED).unwrap_err());
     assert_eq!(k, "invalidInput");
 }
 
