@@ -279,7 +279,7 @@ impl Session {
         let (Some(lock), Some(file)) = (&self.lock, &self.file) else {
             return Ok(false);
         };
-        match lock.check(&*self.storage) {
+        match lock.check(&*self.storage, self.wrote_ms) {
             crate::lock::LockCheck::Held => Ok(false),
             crate::lock::LockCheck::Missing => Ok(true),
             crate::lock::LockCheck::Replaced(owner) => {
@@ -307,6 +307,7 @@ impl Session {
             .as_deref()
             .and_then(|f| self.storage.stat(f).ok())
             .map(|now| FileStat { size, ..now });
+        self.wrote_ms = self.disk.map(|d| d.mtime_ms);
     }
 
     /// Guarded, latched atomic rewrite of the whole file.

@@ -109,6 +109,17 @@ fn flag(obj: &JsValue, key: &str) -> bool {
     Reflect::get(obj, &JsValue::from_str(key)).is_ok_and(|v| v.is_truthy())
 }
 
+/// A stat's optional `dev` and `ino` ([`FileStat::id`]): both exact integers (a number
+/// past 2^53 may be another file's, rounded), and an inode that is not 0; else none.
+fn file_id(stat: &JsValue) -> Option<(u64, u64)> {
+    let exact = |key| {
+        number(stat, key)
+            .filter(|n| *n >= 0.0 && n.fract() == 0.0 && *n <= MAX_SAFE as f64)
+            .map(|n| n as u64)
+    };
+    Some((exact("dev")?, exact("ino").filter(|ino| *ino != 0)?))
+}
+
 impl JsPort {
     /// `js` as a port, once [`storage_shape::problem`] finds nothing wrong with it (else
     /// an `invalidInput` error naming the method; nothing has been read or written).
@@ -310,6 +321,7 @@ impl Storage for JsPort {
             size: number(&stat, "size").unwrap_or(0.0) as u64,
             mtime_ms: number(&stat, "mtimeMs").unwrap_or(0.0) as i64,
             is_dir: flag(&stat, "isDir"),
+            id: file_id(&stat),
         })
     }
 
@@ -457,8 +469,24 @@ extern "C" {
 }
 
 /// The JS clock (`Date.now`) and the host's cryptographic generator
-/// (`crypto.getRandomValues`).
+/// (`crypto.getRandomValues`), drawn [`POOL_BYTES`] at a time: each append takes 8 bytes
+/// for its id, and one call of the generator costs as much as a small write in Node.
 pub struct JsEnv;
+
+/// How many random bytes one `getRandomValues` call draws (its most is 65536).
+const POOL_BYTES: usize = 512;
+
+/// Random bytes drawn and not handed out yet: `bytes[used..]`.
+struct Pool {
+    bytes: [u8; POOL_BYTES],
+    used: usize,
+}
+
+thread_local! {
+    static POOL: std::cell::RefCell<Pool> = const {
+        std::cell::RefCell::new(Pool { bytes: [0; POOL_BYTES], used: POOL_BYTES })
+    };
+}
 
 impl Environment for JsEnv {
     fn now_ms(&self) -> i64 {
@@ -466,9 +494,17 @@ impl Environment for JsEnv {
     }
 
     fn random_u64(&self) -> u64 {
-        let mut bytes = [0u8; 8];
-        get_random_values(&mut bytes);
-        u64::from_le_bytes(bytes)
+        POOL.with_borrow_mut(|pool| {
+            if pool.used + 8 > POOL_BYTES {
+                get_random_values(&mut pool.bytes);
+                pool.used = 0;
+            }
+            let at = pool.used;
+            pool.used += 8;
+            let mut bytes = [0u8; 8];
+            bytes.copy_from_slice(&pool.bytes[at..at + 8]);
+            u64::from_le_bytes(bytes)
+        })
     }
 }
 
