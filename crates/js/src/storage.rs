@@ -20,11 +20,11 @@ extern "C" {
     #[wasm_bindgen(method, catch)]
     fn read(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch, js_name = readPrefix)]
-    fn read_prefix(this: &JsStorage, path: &str, max_bytes: f64) -> Result<JsValue, JsValue>;
+    fn read_prefix(this: &JsStorage, path: &JsValue, max_bytes: f64) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
     fn write(this: &JsStorage, path: &str, data: &Uint8Array) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
-    fn append(this: &JsStorage, path: &str, data: &Uint8Array) -> Result<JsValue, JsValue>;
+    fn append(this: &JsStorage, path: &JsValue, data: &Uint8Array) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
     fn rename(this: &JsStorage, from: &str, to: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
@@ -32,11 +32,11 @@ extern "C" {
     #[wasm_bindgen(method, catch, js_name = listDir)]
     fn list_dir(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
-    fn stat(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
+    fn stat(this: &JsStorage, path: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch, js_name = mkdirAll)]
     fn mkdir_all(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
-    fn fsync(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
+    fn fsync(this: &JsStorage, path: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
     fn rmdir(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
 }
@@ -58,7 +58,14 @@ struct Optional {
 pub struct JsPort {
     js: JsStorage,
     optional: Optional,
+    /// The paths of the last calls of the methods an append calls (`stat`, `append`,
+    /// `fsync`, the lock's `readPrefix`), as JS strings: made once, not decoded from wasm
+    /// memory at each call. Newest last, at most [`PATHS_KEPT`].
+    paths: std::cell::RefCell<Vec<(String, JsValue)>>,
 }
+
+/// A session's appends go to two paths: the session file and its lock.
+const PATHS_KEPT: usize = 4;
 
 fn method(obj: &JsValue, name: &str) -> Option<Function> {
     Reflect::get(obj, &JsValue::from_str(name))
@@ -105,8 +112,8 @@ fn bytes(value: JsValue, what: &str) -> StorageResult<Vec<u8>> {
     }
 }
 
-fn flag(obj: &JsValue, key: &str) -> bool {
-    Reflect::get(obj, &JsValue::from_str(key)).is_ok_and(|v| v.is_truthy())
+fn flag(obj: &JsValue, key: &'static str) -> bool {
+    Reflect::get(obj, &crate::convert::name(key)).is_ok_and(|v| v.is_truthy())
 }
 
 /// A stat's optional `dev` and `ino` ([`FileStat::id`]): both exact integers (a number
@@ -138,7 +145,28 @@ impl JsPort {
             process_identity: method(&js, "processIdentity"),
             process_alive: method(&js, "processAlive"),
         };
-        Ok(JsPort { js, optional })
+        Ok(JsPort {
+            js,
+            optional,
+            paths: Default::default(),
+        })
+    }
+
+    /// `path` as a JS string ([`JsPort::paths`]).
+    fn path(&self, path: &str) -> JsValue {
+        let mut paths = self.paths.borrow_mut();
+        if let Some(i) = paths.iter().position(|(p, _)| p == path) {
+            let kept = paths.remove(i);
+            let value = kept.1.clone();
+            paths.push(kept);
+            return value;
+        }
+        if paths.len() == PATHS_KEPT {
+            paths.remove(0);
+        }
+        let value = JsValue::from_str(path);
+        paths.push((path.to_string(), value.clone()));
+        value
     }
 }
 
@@ -236,7 +264,7 @@ impl Storage for JsPort {
 
     fn read_prefix(&self, path: &str, max_bytes: u64) -> StorageResult<Vec<u8>> {
         let data = answer(
-            self.js.read_prefix(path, max_bytes as f64),
+            self.js.read_prefix(&self.path(path), max_bytes as f64),
             "readPrefix",
             path,
         )?;
@@ -272,7 +300,7 @@ impl Storage for JsPort {
 
     fn append(&self, path: &str, data: &[u8]) -> StorageResult<()> {
         answer(
-            self.js.append(path, &Uint8Array::from(data)),
+            self.js.append(&self.path(path), &Uint8Array::from(data)),
             "append",
             path,
         )
@@ -311,7 +339,7 @@ impl Storage for JsPort {
     }
 
     fn stat(&self, path: &str) -> StorageResult<FileStat> {
-        let stat = answer(self.js.stat(path), "stat", path)?;
+        let stat = answer(self.js.stat(&self.path(path)), "stat", path)?;
         if !stat.is_object() {
             return Err(StorageError::Other(
                 "storage.stat did not return an object".into(),
@@ -330,7 +358,7 @@ impl Storage for JsPort {
     }
 
     fn fsync(&self, path: &str) -> StorageResult<()> {
-        answer(self.js.fsync(path), "fsync", path).map(|_| ())
+        answer(self.js.fsync(&self.path(path)), "fsync", path).map(|_| ())
     }
 
     fn rmdir(&self, path: &str) -> StorageResult<()> {
