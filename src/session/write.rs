@@ -256,7 +256,7 @@ impl Session {
 
     /// At the start of an append: refuse if this session was fenced (its lock taken
     /// over), before the entry reaches memory; take the lock again if its file is gone.
-    /// The write that follows in the same call then reads the lock file no second time.
+    /// The write that follows in the same call then checks the lock file no second time.
     pub(super) fn fence(&mut self) -> Result<()> {
         self.keep_lock()?;
         self.lock_checked = true;
