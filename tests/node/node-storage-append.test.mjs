@@ -137,3 +137,26 @@ test('stat gives the file identity (dev, ino) the core compares lock files by', 
   assert.equal(got.ino, st.ino);
   assert.equal(got.size, 2);
 });
+
+test('one file is kept open per process, however many storages append', (t) => {
+  // A program that makes a storage per session must not keep a descriptor per session.
+  const openTo = (file) => fs.readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return [file, `${file} (deleted)`].includes(fs.readlinkSync(`/proc/self/fd/${fd}`));
+    } catch {
+      return false; // closed meanwhile (the directory's own descriptor)
+    }
+  }).length;
+  const files = [tempFile(t), tempFile(t), tempFile(t)];
+  const storages = files.map(() => nodeStorage());
+  files.forEach((file, i) => storages[i].append(file, bytes('a\n')));
+  assert.deepEqual(files.map(openTo), [0, 0, 1]);
+  // The first storage's stat finds its file no longer kept: its append opens the path.
+  storages[0].stat(files[0]);
+  storages[0].append(files[0], bytes('b\n'));
+  assert.deepEqual(files.map(openTo), [1, 0, 0]);
+  assert.equal(fs.readFileSync(files[0], 'utf8'), 'a\nb\n');
+  // Deleted through a storage, the file is closed.
+  storages[1].unlink(files[0]);
+  assert.deepEqual(files.map(openTo), [0, 0, 0]);
+});

@@ -8,7 +8,7 @@
 // changed nothing in since (an append to an existing file changes no directory), so a
 // session's `flush()` after each append costs one sync, not two.
 //
-// `nodeStorage()` keeps the file it last appended to open (one descriptor per storage,
+// `nodeStorage()` keeps the file it last appended to open (one descriptor per process,
 // not on Windows), as the agent keeps its session writer open: the next append and fsync
 // of that path use it when the storage's previous call was a `stat` of the path that
 // found that very file there (same `dev` and `ino`). A session stats its file right
@@ -179,40 +179,46 @@ function durableDirs() {
 }
 
 /**
- * The descriptor of the file a storage last appended to, kept open (see the top of this
- * file). `saw(path, stats)`: a `stat` of `path` found `stats`; `take(path)`: the open
- * descriptor when the call just before was a `stat` of `path` that found its file (else
- * null), and every call takes, so that only the call right after the stat can use it.
+ * The file appended to last, kept open: one descriptor per process, whatever the number of
+ * storages (a program that makes a storage per session keeps no descriptor per session).
+ */
+let kept = null; // { path, fd, dev, ino }
+
+function closeKept() {
+  if (kept === null) return;
+  const { fd } = kept;
+  kept = null;
+  fs.closeSync(fd);
+}
+
+/**
+ * A storage's use of the kept file (see the top of this file). `saw(path, stats)`: a
+ * `stat` of `path` found `stats`; `take(path)`: the kept descriptor when this storage's
+ * call just before was a `stat` of `path` that found the kept file (else null). Every
+ * call takes, so that only the call right after the stat can use it.
  */
 function appendHandle() {
-  let open = null; // { path, fd, dev, ino }
-  let found = null; // the path whose stat, the storage's last call, found `open`'s file
-  const close = () => {
-    if (open === null) return;
-    const { fd } = open;
-    open = null;
-    fs.closeSync(fd);
-  };
+  let found = null; // the kept file, when this storage's last call was a stat that found it
   return {
     saw(path, stats) {
-      found = open !== null && open.path === path && stats.isFile()
-        && stats.ino === open.ino && stats.dev === open.dev ? path : null;
+      found = kept !== null && kept.path === path && stats.isFile()
+        && stats.ino === kept.ino && stats.dev === kept.dev ? kept : null;
     },
     take(path) {
-      const fd = found !== null && found === path ? open.fd : null;
+      const fd = found !== null && found === kept && kept.path === path ? kept.fd : null;
       found = null;
       return fd;
     },
     /** Keep `fd` (of `path`, fstat `stats`) open; false when it cannot tell files apart. */
     keep(path, fd, stats) {
       if (process.platform === 'win32' || !(stats.ino > 0)) return false;
-      close();
-      open = { path, fd, dev: stats.dev, ino: stats.ino };
+      closeKept();
+      kept = { path, fd, dev: stats.dev, ino: stats.ino };
       return true;
     },
-    /** Close the descriptor if it is of one of `paths` (written, moved or deleted). */
+    /** Close the kept file if it is at one of `paths` (written, moved or deleted). */
     drop(...paths) {
-      if (open !== null && paths.includes(open.path)) close();
+      if (kept !== null && paths.includes(kept.path)) closeKept();
     },
   };
 }
