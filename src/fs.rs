@@ -366,6 +366,20 @@ fn mtime_ms(meta: &fs::Metadata) -> i64 {
         .unwrap_or(0)
 }
 
+/// [`FileStat::id`](crate::storage::FileStat::id): device and inode (none on Windows).
+fn file_id(meta: &fs::Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
+}
+
 /// Best-effort fsync of a directory (makes a create or rename durable).
 fn sync_dir(dir: &Path) {
     if let Ok(d) = fs::File::open(dir) {

@@ -4,8 +4,9 @@
 //! lock makes a second writer fail with a clear error instead of silently interleaving
 //! writes (users of the reference lost hours of work to that).
 
-use crate::storage::{Storage, StorageError};
+use crate::storage::{FileStat, Storage, StorageError};
 use crate::time::iso_from_ms;
+use std::cell::Cell;
 
 /// An unreadable lock file older than this is taken to be a crash leftover.
 pub const TORN_LOCK_GRACE_MS: i64 = 10_000;
@@ -83,9 +84,30 @@ pub fn lock_path(session_file: &str) -> String {
 pub struct SessionLock {
     pub path: String,
     pub owner: LockOwner,
+    /// What the checks learnt of the lock file ([`SessionLock::check`]).
+    seen: Cell<Seen>,
+}
+
+/// What [`SessionLock::check`] knows of the lock file from its earlier checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    /// Nothing yet.
+    Nothing,
+    /// The storage gives no file identity ([`FileStat::id`]): every check reads the file.
+    Unidentified,
+    /// The lock file's stat, taken just before a read that found this lock's token.
+    Ours(FileStat),
 }
 
 impl SessionLock {
+    fn held(path: String, owner: LockOwner) -> SessionLock {
+        SessionLock {
+            path,
+            owner,
+            seen: Cell::new(Seen::Nothing),
+        }
+    }
+
     /// Take the lock of `session_file`, recovering a stale one; a lock held by this very
     /// process is taken over (the newest open of a session in a process writes it).
     pub fn acquire(storage: &dyn Storage, session_file: &str) -> Result<SessionLock, LockError> {
@@ -122,7 +144,7 @@ impl SessionLock {
         }
         for _ in 0..3 {
             match storage.create_new(&path, owner.to_json().as_bytes()) {
-                Ok(()) => return Ok(SessionLock { path, owner }),
+                Ok(()) => return Ok(SessionLock::held(path, owner)),
                 Err(StorageError::AlreadyExists(_)) => {}
                 Err(e) => return Err(LockError::Storage(e)),
             }
@@ -146,7 +168,7 @@ impl SessionLock {
                         owner.to_json().as_bytes(),
                     )
                     .map_err(LockError::Storage)?;
-                    return Ok(SessionLock { path, owner });
+                    return Ok(SessionLock::held(path, owner));
                 }
                 Some(held) => {
                     let dead = held.host == me.host && env.process_alive(held.pid) == Some(false);
@@ -187,16 +209,55 @@ impl SessionLock {
         }
     }
 
-    /// Is the lock still ours? One read of the lock file's start (a lock file is one
-    /// short JSON line; the hosts need no `stat` before a bounded read).
-    pub fn check(&self, storage: &dyn Storage) -> LockCheck {
+    /// Is the lock still ours? Each append asks, so it costs one `stat` of the lock file
+    /// where the storage identifies files ([`FileStat::id`]: the native, Node and memory
+    /// storages), else one read of the file's start (a lock file is one short JSON line).
+    ///
+    /// The stat is enough once a read has found the token ours, and the filesystem's
+    /// clock had passed the lock file's mtime then. Lock files are never written in place
+    /// (created exclusively, replaced by a rename, deleted), so a lock file with the same
+    /// identity, size and mtime is the same file, unless it was deleted and another
+    /// created in its place (a process that found this one dead takes over so): that one
+    /// can get the same inode number (ext4 gives it again at once) and, created within
+    /// the same tick of the filesystem's clock as ours, the same mtime. Created after the
+    /// read that found ours, it cannot have our mtime once the clock had passed it then.
+    /// `written_ms` tells that it had: the mtime of the session file (same directory,
+    /// same clock) as this session's last write, before this check, left it. The stat is
+    /// taken before the read, so the stat kept is that of the file the read found ours
+    /// (our token was only ever in the one file this lock wrote).
+    pub fn check(&self, storage: &dyn Storage, written_ms: Option<i64>) -> LockCheck {
+        let seen = self.seen.get();
+        let stat = match seen {
+            Seen::Unidentified => None,
+            Seen::Nothing | Seen::Ours(_) => match storage.stat(&self.path) {
+                Err(e) if e.is_not_found() => return LockCheck::Missing,
+                Err(_) => None,
+                Ok(now) if seen == Seen::Ours(now) => return LockCheck::Held,
+                Ok(now) => Some(now),
+            },
+        };
+        let (check, ours) = self.read_check(storage);
+        if ours {
+            match stat {
+                Some(now) if now.id.is_none() => self.seen.set(Seen::Unidentified),
+                Some(now) if written_ms.is_some_and(|ms| ms > now.mtime_ms) => {
+                    self.seen.set(Seen::Ours(now))
+                }
+                _ => {}
+            }
+        }
+        check
+    }
+
+    /// The check by reading the lock file, and whether it found our token there.
+    fn read_check(&self, storage: &dyn Storage) -> (LockCheck, bool) {
         match storage.read_prefix(&self.path, LOCK_READ_MAX) {
-            Err(e) if e.is_not_found() => LockCheck::Missing,
-            Err(_) => LockCheck::Held, // cannot tell: the write's own checks decide
+            Err(e) if e.is_not_found() => (LockCheck::Missing, false),
+            Err(_) => (LockCheck::Held, false), // cannot tell: the write's own checks decide
             Ok(bytes) => match LockOwner::parse(&bytes) {
-                Some(o) if o.token == self.owner.token => LockCheck::Held,
-                Some(o) => LockCheck::Replaced(o),
-                None => LockCheck::Held,
+                Some(o) if o.token == self.owner.token => (LockCheck::Held, true),
+                Some(o) => (LockCheck::Replaced(o), false),
+                None => (LockCheck::Held, false),
             },
         }
     }
@@ -307,10 +368,10 @@ mod tests {
             Err(LockError::Held(owner)) => assert_eq!(owner, open.owner),
             other => panic!("{other:?}"),
         }
-        assert_eq!(open.check(&s), LockCheck::Held);
+        assert_eq!(open.check(&s, None), LockCheck::Held);
         open.release(&s);
         let idle = SessionLock::acquire_idle(&me, "/d/s.jsonl").unwrap();
-        assert_eq!(idle.check(&s), LockCheck::Held);
+        assert_eq!(idle.check(&s, None), LockCheck::Held);
     }
 
     #[test]
@@ -347,7 +408,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(recovered.owner.pid, 11);
-        assert_eq!(recovered.check(&s), LockCheck::Held);
+        assert_eq!(recovered.check(&s, None), LockCheck::Held);
     }
 
     #[test]
@@ -389,10 +450,10 @@ mod tests {
             "/d/s.jsonl",
         )
         .unwrap();
-        assert!(matches!(a.check(&s), LockCheck::Replaced(_)));
+        assert!(matches!(a.check(&s, None), LockCheck::Replaced(_)));
         a.release(&s);
         assert_eq!(
-            b.check(&s),
+            b.check(&s, None),
             LockCheck::Held,
             "a's release must not remove b's lock"
         );

@@ -78,6 +78,12 @@ pub struct FileStat {
     /// Modification time, epoch milliseconds.
     pub mtime_ms: i64,
     pub is_dir: bool,
+    /// The file's identity where the host can tell one (device and inode): a file written
+    /// in place keeps it, one put in its place (renamed over it, or deleted and created
+    /// again) has another while the first is still there. `None` where a host cannot tell
+    /// (the WIT storage, a JS storage that gives no `dev` and `ino`): nothing relies on it
+    /// then, it only saves reads (a session's lock check, [`crate::lock::SessionLock::check`]).
+    pub id: Option<(u64, u64)>,
 }
 
 /// A writer's identity, as recorded in a session lock.

@@ -9,7 +9,7 @@ use std::rc::Rc;
 use xcsh_session::session::Persistence;
 use xcsh_session::session::{OpenOptions, Session};
 use xcsh_session::storage::{
-    Environment, Layer, MemoryStorage, ProcessIdentity, Storage, StorageExt,
+    Environment, FileStat, Layer, MemoryStorage, ProcessIdentity, Storage, StorageExt,
 };
 
 const FILE: &str = "/agent/sessions/--work--/s.jsonl";
@@ -710,42 +710,78 @@ fn an_append_that_fails_after_its_lock_check_leaves_no_check_for_a_later_write()
     );
 }
 
-#[test]
-fn an_append_reads_the_lock_file_once_and_the_session_file_never() {
-    struct Counting {
-        inner: Rc<MemoryStorage>,
-        reads: std::cell::RefCell<Vec<String>>,
+/// A storage that records the files read, and whose `stat` gives file identities as
+/// `ids` says.
+struct Counting {
+    inner: KnownProcess,
+    ids: Ids,
+    reads: std::cell::RefCell<Vec<String>>,
+}
+
+impl Layer for Counting {
+    fn inner(&self) -> &dyn Storage {
+        &self.inner
     }
-    impl Layer for Counting {
-        fn inner(&self) -> &dyn Storage {
-            &*self.inner
-        }
-        fn read(&self, path: &str) -> xcsh_session::storage::StorageResult<Vec<u8>> {
-            self.reads.borrow_mut().push(path.to_string());
-            self.inner.read(path)
-        }
-        fn read_prefix(
-            &self,
-            path: &str,
-            max: u64,
-        ) -> xcsh_session::storage::StorageResult<Vec<u8>> {
-            self.reads.borrow_mut().push(path.to_string());
-            self.inner.read_prefix(path, max)
-        }
-        fn read_range(
-            &self,
-            path: &str,
-            offset: u64,
-            len: u64,
-        ) -> xcsh_session::storage::StorageResult<Vec<u8>> {
-            self.reads.borrow_mut().push(path.to_string());
-            self.inner.read_range(path, offset, len)
-        }
+    fn read(&self, path: &str) -> xcsh_session::storage::StorageResult<Vec<u8>> {
+        self.reads.borrow_mut().push(path.to_string());
+        Storage::read(&self.inner, path)
     }
+    fn read_prefix(&self, path: &str, max: u64) -> xcsh_session::storage::StorageResult<Vec<u8>> {
+        self.reads.borrow_mut().push(path.to_string());
+        Storage::read_prefix(&self.inner, path, max)
+    }
+    fn read_range(
+        &self,
+        path: &str,
+        offset: u64,
+        len: u64,
+    ) -> xcsh_session::storage::StorageResult<Vec<u8>> {
+        self.reads.borrow_mut().push(path.to_string());
+        Storage::read_range(&self.inner, path, offset, len)
+    }
+    fn stat(&self, path: &str) -> xcsh_session::storage::StorageResult<FileStat> {
+        let stat = Storage::stat(&self.inner, path)?;
+        Ok(match self.ids {
+            Ids::None => FileStat { id: None, ..stat },
+            Ids::Real => stat,
+            Ids::Reused => FileStat {
+                id: stat.id.map(|_| (0, 1)),
+                ..stat
+            },
+            Ids::ReusedCoarse => FileStat {
+                id: stat.id.map(|_| (0, 1)),
+                mtime_ms: stat.mtime_ms / 1_000_000_000 * 1_000_000_000,
+                ..stat
+            },
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ids {
+    /// None (the WIT storage gives none).
+    None,
+    /// The memory storage's (the native and Node storages give device and inode).
+    Real,
+    /// One for every file: a filesystem that gives a deleted file's inode number again.
+    Reused,
+    /// That, with a clock so coarse that every mtime is the same: a lock file deleted
+    /// and another created in its place look alike (ext4 gives the inode number again at
+    /// once, and files created within the same tick of its clock have the same mtime).
+    ReusedCoarse,
+}
+
+/// A session of [`FILE`] opened for writing by pid 42 over a [`Counting`] storage, with one
+/// user and one assistant message written (the lock taken and checked once).
+fn counted_session(ids: Ids) -> (Rc<MemoryStorage>, Rc<Counting>, Session) {
     let storage = mem();
     put(&storage, FILE, &lines(&[HEADER_V3]));
     let counting = Rc::new(Counting {
-        inner: storage.clone(),
+        inner: KnownProcess {
+            inner: storage.clone(),
+            pid: 42,
+        },
+        ids,
         reads: Default::default(),
     });
     let mut s = Session::open(
@@ -761,10 +797,100 @@ fn an_append_reads_the_lock_file_once_and_the_session_file_never() {
     s.append_message(&user("one")).unwrap();
     s.append_message(&assistant("two")).unwrap();
     counting.reads.borrow_mut().clear();
+    (storage, counting, s)
+}
+
+#[test]
+fn an_append_reads_the_lock_file_once_and_the_session_file_never() {
+    // A storage that cannot tell files apart: the lock is checked by reading it.
+    let (_, counting, mut s) = counted_session(Ids::None);
     s.append_message(&user("three")).unwrap();
     assert_eq!(
         *counting.reads.borrow(),
         [format!("{FILE}.lock")],
         "one lock check, no re-read of the session"
     );
+}
+
+#[test]
+fn an_append_reads_no_file_where_the_storage_identifies_files() {
+    // The lock file's stat, unchanged since a read found the lock ours, is the check.
+    let (_, counting, mut s) = counted_session(Ids::Real);
+    s.append_message(&user("three")).unwrap();
+    s.append_message(&user("four")).unwrap();
+    assert_eq!(*counting.reads.borrow(), Vec::<String>::new());
+}
+
+#[test]
+fn a_takeover_is_seen_through_the_lock_files_stat() {
+    // What the stat check must still see, each time at the very next append: a newer open
+    // of this process (its lock renamed over ours), a lock deleted (taken again: the stat
+    // finds none, nothing to read), and a process that found this one dead (ours deleted,
+    // its own created, of the same size), also where the new lock file gets the inode
+    // number ours had (`Ids::Reused`: then its later mtime tells), and the same mtime
+    // too (`Ids::ReusedCoarse`: then the stat is never trusted, the lock is read).
+    let cases = [
+        ("newer open", Ids::Real),
+        ("deleted", Ids::Real),
+        ("dead owner's lock replaced", Ids::Real),
+        ("newer open", Ids::Reused),
+        ("dead owner's lock replaced", Ids::Reused),
+        ("newer open", Ids::ReusedCoarse),
+        ("dead owner's lock replaced", Ids::ReusedCoarse),
+    ];
+    for (takeover, ids) in cases {
+        let (storage, counting, mut s) = counted_session(ids);
+        s.append_message(&user("three")).unwrap();
+        let lock = format!("{FILE}.lock");
+        let _newer = match takeover {
+            "newer open" => Some(open_as(&storage, 42).unwrap()),
+            "deleted" => {
+                storage.unlink(&lock).unwrap();
+                None
+            }
+            _ => {
+                let ours = storage.read(&lock).unwrap();
+                let theirs = String::from_utf8(ours)
+                    .unwrap()
+                    .replace(&s.lock().unwrap().owner.token, "ffffffffffffffff")
+                    .replace("\"pid\":42", "\"pid\":43");
+                storage.unlink(&lock).unwrap();
+                storage.create_new(&lock, theirs.as_bytes()).unwrap();
+                None
+            }
+        };
+        counting.reads.borrow_mut().clear();
+        let before = read(&storage, FILE);
+        let r = s.append_message(&user("after"));
+        match takeover {
+            "deleted" => {
+                r.unwrap();
+                assert!(
+                    read(&storage, &lock).contains(&s.lock().unwrap().owner.token),
+                    "taken again"
+                );
+            }
+            _ => {
+                let err = r.unwrap_err();
+                assert!(
+                    matches!(err, xcsh_session::error::SessionError::Superseded { .. }),
+                    "{takeover}, {ids:?}: {err}"
+                );
+                assert_eq!(
+                    read(&storage, FILE),
+                    before,
+                    "{takeover}, {ids:?}: nothing written"
+                );
+            }
+        }
+        let reads: &[String] = match takeover {
+            "deleted" => &[],
+            _ => std::slice::from_ref(&lock),
+        };
+        assert_eq!(
+            *counting.reads.borrow(),
+            reads,
+            "{takeover}, {ids:?}: the changed stat sent the check to the file"
+        );
+    }
 }

@@ -156,6 +156,7 @@ pub(super) fn stat(dir: &Dir, rel: &Path, path: &str) -> StorageResult<FileStat>
         size: meta.len(),
         mtime_ms: mtime_ms(&meta),
         is_dir: meta.is_dir(),
+        id: file_id(&meta),
     })
 }
 
@@ -165,6 +166,20 @@ fn mtime_ms(meta: &Metadata) -> i64 {
         .and_then(|t| t.into_std().duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+/// [`FileStat::id`](crate::storage::FileStat::id): device and inode (none on Windows).
+fn file_id(meta: &Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use cap_std::fs::MetadataExt;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
 }
 
 /// FIFOs, sockets and devices: no storage reads them, so listings leave them out.

@@ -2,7 +2,7 @@
 //! one that only checks them): each path opened as it is, symlinks followed. The twin of
 //! [`super::beneath`], which resolves every path beneath a directory handle.
 
-use super::{io_error, is_special, mtime_ms, open_error, regular, sync_dir, OpenMode};
+use super::{file_id, io_error, is_special, mtime_ms, open_error, regular, sync_dir, OpenMode};
 use crate::storage::{DirEntry, FileStat, StorageResult};
 use std::fs;
 use std::io::Write;
@@ -73,6 +73,7 @@ pub(super) fn stat(p: &Path, path: &str) -> StorageResult<FileStat> {
         size: meta.len(),
         mtime_ms: mtime_ms(&meta),
         is_dir: meta.is_dir(),
+        id: file_id(&meta),
     })
 }
 

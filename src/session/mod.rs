@@ -141,6 +141,9 @@ pub struct Session {
     /// What the file looked like after our last read or write: a different size or
     /// mtime means someone else changed it.
     disk: Option<crate::storage::FileStat>,
+    /// The file's mtime as our last write left it: the filesystem's clock had reached it
+    /// (the lock check needs a time it has passed, [`crate::lock::SessionLock::check`]).
+    wrote_ms: Option<i64>,
     warnings: Vec<String>,
     report: LoadReport,
     /// The artifact counter of the session file, and artifacts kept in memory.
@@ -184,6 +187,7 @@ impl Session {
             lock: None,
             lock_checked: false,
             disk: None,
+            wrote_ms: None,
             warnings: Vec::new(),
             report: LoadReport {
                 file_version: crate::entry::CURRENT_SESSION_VERSION,

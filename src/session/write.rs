@@ -259,7 +259,7 @@ impl Session {
 
     /// At the start of an append: refuse if this session was fenced (its lock taken
     /// over), before the entry reaches memory; take the lock again if its file is gone.
-    /// The write that follows in the same call then reads the lock file no second time.
+    /// The write that follows in the same call then checks the lock file no second time.
     pub(super) fn fence(&mut self) -> Result<()> {
         self.keep_lock()?;
         self.lock_checked = true;
@@ -282,7 +282,7 @@ impl Session {
         let (Some(lock), Some(file)) = (&self.lock, &self.file) else {
             return Ok(false);
         };
-        match lock.check(&*self.storage) {
+        match lock.check(&*self.storage, self.wrote_ms) {
             crate::lock::LockCheck::Held => Ok(false),
             crate::lock::LockCheck::Missing => Ok(true),
             crate::lock::LockCheck::Replaced(owner) => {
@@ -310,6 +310,7 @@ impl Session {
             .as_deref()
             .and_then(|f| self.storage.stat(f).ok())
             .map(|now| FileStat { size, ..now });
+        self.wrote_ms = self.disk.map(|d| d.mtime_ms);
     }
 
     /// Guarded, latched atomic rewrite of the whole file.

@@ -9,7 +9,13 @@ use std::collections::BTreeMap;
 
 #[derive(Debug, Clone)]
 enum Node {
-    File { data: Vec<u8>, mtime_ms: i64 },
+    /// `id`: the file's identity ([`FileStat::id`], as an inode number): kept by writes
+    /// and appends, moved by a rename, new for a file created.
+    File {
+        data: Vec<u8>,
+        mtime_ms: i64,
+        id: u64,
+    },
     Dir,
 }
 
@@ -21,6 +27,8 @@ pub struct MemoryStorage {
     nodes: RefCell<BTreeMap<String, Node>>,
     clock: RefCell<i64>,
     rng: RefCell<u64>,
+    /// The last file identity given out.
+    ids: RefCell<u64>,
 }
 
 impl Default for MemoryStorage {
@@ -40,6 +48,7 @@ impl MemoryStorage {
             nodes: RefCell::new(BTreeMap::new()),
             clock: RefCell::new(start_ms),
             rng: RefCell::new(seed.max(1)),
+            ids: RefCell::new(0),
         }
     }
 
@@ -78,6 +87,13 @@ impl MemoryStorage {
         *c += 1;
         *c
     }
+
+    /// A new file's identity.
+    fn new_id(&self) -> u64 {
+        let mut ids = self.ids.borrow_mut();
+        *ids += 1;
+        *ids
+    }
 }
 
 impl Storage for MemoryStorage {
@@ -106,11 +122,18 @@ impl Storage for MemoryStorage {
     fn write(&self, path: &str, data: &[u8]) -> StorageResult<()> {
         self.ensure_parent(path)?;
         let mtime_ms = self.tick();
+        let path = Self::norm(path);
+        // Written in place: the same file (a directory there is replaced, as before).
+        let id = match self.nodes.borrow().get(&path) {
+            Some(Node::File { id, .. }) => *id,
+            _ => self.new_id(),
+        };
         self.nodes.borrow_mut().insert(
-            Self::norm(path),
+            path,
             Node::File {
                 data: data.to_vec(),
                 mtime_ms,
+                id,
             },
         );
         Ok(())
@@ -120,13 +143,15 @@ impl Storage for MemoryStorage {
         self.ensure_parent(path)?;
         let mtime_ms = self.tick();
         let mut nodes = self.nodes.borrow_mut();
-        match nodes.entry(Self::norm(path)).or_insert(Node::File {
+        match nodes.entry(Self::norm(path)).or_insert_with(|| Node::File {
             data: Vec::new(),
             mtime_ms,
+            id: self.new_id(),
         }) {
             Node::File {
                 data: existing,
                 mtime_ms: m,
+                ..
             } => {
                 existing.extend_from_slice(data);
                 *m = mtime_ms;
@@ -193,15 +218,17 @@ impl Storage for MemoryStorage {
 
     fn stat(&self, path: &str) -> StorageResult<FileStat> {
         match self.nodes.borrow().get(&Self::norm(path)) {
-            Some(Node::File { data, mtime_ms }) => Ok(FileStat {
+            Some(Node::File { data, mtime_ms, id }) => Ok(FileStat {
                 size: data.len() as u64,
                 mtime_ms: *mtime_ms,
                 is_dir: false,
+                id: Some((0, *id)),
             }),
             Some(Node::Dir) => Ok(FileStat {
                 size: 0,
                 mtime_ms: 0,
                 is_dir: true,
+                id: None,
             }),
             None => Err(StorageError::NotFound(path.to_string())),
         }

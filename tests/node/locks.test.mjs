@@ -77,6 +77,37 @@ test("a dead writer's lock is recovered", (t) => {
   r.close();
 });
 
+test('a lock file deleted and another put in its place at once is seen at the next append', (t) => {
+  // The lock check is a stat of the lock file once a read found it ours. A lock deleted
+  // and another created right away has the same size here, and on ext4 can get the same
+  // inode number and, within a tick of its clock, the same mtime: the stat is trusted
+  // only once the filesystem's clock had passed the lock's mtime when the read found it
+  // ours. `coarse`: the storage as such a filesystem shows it at its worst (one inode
+  // number for every file, every mtime in the same tick).
+  const coarse = (storage) => ({
+    ...storage,
+    stat(p) {
+      const st = storage.stat(p);
+      return { ...st, ino: 1, mtimeMs: Math.floor(st.mtimeMs / 1e7) * 1e7 };
+    },
+  });
+  for (const [name, storage] of [['as it is', fsStorage()], ['coarse', coarse(fsStorage())]]) {
+    for (let i = 0; i < 5; i++) {
+      const s = written(storage, tempAgent(t));
+      s.appendMessage(user('the lock checked'));
+      s.appendMessage(user('and again'));
+      const lockPath = `${s.file}.lock`;
+      const ours = fs.readFileSync(lockPath, 'utf8');
+      const { token } = JSON.parse(ours);
+      fs.unlinkSync(lockPath);
+      fs.writeFileSync(lockPath, ours.replace(token, 'f'.repeat(token.length)), { flag: 'wx' });
+      const before = fs.readFileSync(s.file, 'utf8');
+      assert.throws(() => s.appendMessage(user('after the takeover')), (e) => e.kind === 'conflict' && /opened for writing again/.test(e.message), `${name}, round ${i}`);
+      assert.equal(fs.readFileSync(s.file, 'utf8'), before);
+    }
+  }
+});
+
 test('an external edit is reported, not overwritten', (t) => {
   const storage = fsStorage();
   const s = written(storage, tempAgent(t));

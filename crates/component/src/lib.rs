@@ -123,6 +123,7 @@ impl Storage for WitStorage {
                 size: s.size,
                 mtime_ms: s.mtime_ms,
                 is_dir: s.is_dir,
+                id: None,
             })
             .map_err(from_wit)
     }

@@ -8,6 +8,17 @@
 // changed nothing in since (an append to an existing file changes no directory), so a
 // session's `flush()` after each append costs one sync, not two.
 //
+// `nodeStorage()` keeps the file it last appended to open (one descriptor per process,
+// not on Windows), as the agent keeps its session writer open: the next append and fsync
+// of that path use it when the storage's previous call was a `stat` of the path that
+// found that very file there (same `dev` and `ino`). A session stats its file right
+// before each append (another writer's bytes) and right after (its own), so an append
+// and the flush after it cost a write, an fstat and an fsync, no open or close. A file
+// replaced, moved or deleted before the stat, or any other call in between, and the path
+// is opened again as without it; a file deleted or replaced between the stat and the
+// write (the fstat finds no link left to it) gets the bytes written again at the path.
+// `stat` gives `dev` and `ino`: the core's lock check compares them.
+//
 // `readRange` reads only the bytes asked for, by positioned reads (pread), never the whole
 // file.
 //
@@ -40,6 +51,11 @@ const special = (d) => d.isFIFO() || d.isSocket() || d.isCharacterDevice() || d.
 
 /** `path` opened with `flags` (never blocking), or refused unless it is a regular file. */
 function openRegular(path, flags) {
+  return openRegularStat(path, flags)[0];
+}
+
+/** [`openRegular`, and the descriptor's fstat]. */
+function openRegularStat(path, flags) {
   let fd;
   try {
     fd = fs.openSync(path, flags);
@@ -47,14 +63,14 @@ function openRegular(path, flags) {
     // ENXIO: a FIFO without a reader opened for writing, a socket, a device without its device.
     throw e.code === 'ENXIO' ? notRegular(path) : e;
   }
-  let regular = false;
+  let stats;
   try {
-    regular = fs.fstatSync(fd).isFile();
+    stats = fs.fstatSync(fd);
   } finally {
-    if (!regular) fs.closeSync(fd);
+    if (!stats?.isFile()) fs.closeSync(fd);
   }
-  if (!regular) throw notRegular(path);
-  return fd;
+  if (!stats.isFile()) throw notRegular(path);
+  return [fd, stats];
 }
 
 async function openRegularAsync(path, flags) {
@@ -162,25 +178,87 @@ function durableDirs() {
   };
 }
 
+/**
+ * The file appended to last, kept open: one descriptor per process, whatever the number of
+ * storages (a program that makes a storage per session keeps no descriptor per session).
+ */
+let kept = null; // { path, fd, dev, ino }
+
+function closeKept() {
+  if (kept === null) return;
+  const { fd } = kept;
+  kept = null;
+  fs.closeSync(fd);
+}
+
+/**
+ * A storage's use of the kept file (see the top of this file). `saw(path, stats)`: a
+ * `stat` of `path` found `stats`; `take(path)`: the kept descriptor when this storage's
+ * call just before was a `stat` of `path` that found the kept file (else null). Every
+ * call takes, so that only the call right after the stat can use it.
+ */
+function appendHandle() {
+  let found = null; // the kept file, when this storage's last call was a stat that found it
+  return {
+    saw(path, stats) {
+      found = kept !== null && kept.path === path && stats.isFile()
+        && stats.ino === kept.ino && stats.dev === kept.dev ? kept : null;
+    },
+    take(path) {
+      const fd = found !== null && found === kept && kept.path === path ? kept.fd : null;
+      found = null;
+      return fd;
+    },
+    /** Keep `fd` (of `path`, fstat `stats`) open; false when it cannot tell files apart. */
+    keep(path, fd, stats) {
+      if (process.platform === 'win32' || !(stats.ino > 0)) return false;
+      closeKept();
+      kept = { path, fd, dev: stats.dev, ino: stats.ino };
+      return true;
+    },
+    /** Close the kept file if it is at one of `paths` (written, moved or deleted). */
+    drop(...paths) {
+      if (kept !== null && paths.includes(kept.path)) closeKept();
+    },
+  };
+}
+
 export function nodeStorage() {
   const durable = durableDirs();
+  const handle = appendHandle();
   /** An append to `path`; creating the file changes its directory. */
   const append = (path, data) => {
+    const kept = handle.take(path);
+    if (kept !== null) {
+      try {
+        fs.writeFileSync(kept, data);
+        // Deleted, or replaced by a rename, since the stat: the bytes went nowhere, and
+        // go to the path now, as without the kept file.
+        if (fs.fstatSync(kept).nlink > 0) return;
+      } catch (e) {
+        handle.drop(path);
+        throw e;
+      }
+      handle.drop(path);
+    }
     let fd;
+    let stats;
     try {
-      fd = openRegular(path, APPEND_EXISTING);
+      [fd, stats] = openRegularStat(path, APPEND_EXISTING);
     } catch (e) {
       if (e.code !== 'ENOENT') throw e;
       durable.changed(path);
-      fd = openRegular(path, APPEND);
+      [fd, stats] = openRegularStat(path, APPEND);
     }
+    let keep = false;
     try {
       fs.writeFileSync(fd, data);
+      keep = handle.keep(path, fd, stats);
     } finally {
-      fs.closeSync(fd);
+      if (!keep) fs.closeSync(fd);
     }
   };
-  return {
+  const storage = {
     read: (path) => withFile(path, READ, (fd) => fs.readFileSync(fd)),
     readInto: (path, dest, position) => withFile(path, READ, (fd) => {
       let n = 0;
@@ -210,15 +288,18 @@ export function nodeStorage() {
     },
     write: (path, data) => {
       durable.changed(path);
+      handle.drop(path);
       withFile(path, WRITE, (fd) => fs.writeFileSync(fd, data));
     },
     append,
     rename: (from, to) => {
       durable.changed(from, to);
+      handle.drop(from, to);
       fs.renameSync(from, to);
     },
     unlink: (path) => {
       durable.changed(path);
+      handle.drop(path);
       fs.unlinkSync(path);
     },
     listDir(path) {
@@ -226,15 +307,20 @@ export function nodeStorage() {
       return listed(dirents, dirents.map((d) => d.isSymbolicLink() && linkToSpecial(joinPath(path, d.name))));
     },
     stat(path) {
+      handle.take(null);
       const s = fs.statSync(path);
-      return { size: s.size, mtimeMs: s.mtimeMs, isDir: s.isDirectory() };
+      handle.saw(path, s);
+      return { size: s.size, mtimeMs: s.mtimeMs, isDir: s.isDirectory(), dev: s.dev, ino: s.ino };
     },
     mkdirAll: (path) => {
       durable.changed(path);
       fs.mkdirSync(path, { recursive: true });
     },
     fsync(path) {
-      syncPath(path);
+      const kept = handle.take(path);
+      if (kept !== null) fs.fsyncSync(kept);
+      // Deleted or replaced since the stat: the file at the path is the one to sync.
+      if (kept === null || fs.fstatSync(kept).nlink === 0) syncPath(path);
       const dir = parentOf(path);
       if (durable.has(dir)) return;
       try {
@@ -254,6 +340,16 @@ export function nodeStorage() {
     },
     ...identity,
   };
+  // Any call but a stat ends what the last stat found: only the call right after it may
+  // use the kept descriptor (append and fsync take it themselves).
+  for (const [name, f] of Object.entries(storage)) {
+    if (name === 'stat' || name === 'append' || name === 'fsync') continue;
+    storage[name] = function (...args) {
+      handle.take(null);
+      return f.apply(this, args);
+    };
+  }
+  return storage;
 }
 
 /** `nodeAsyncStorage()`: the same storage over `node:fs/promises`; no call blocks the event loop. */

@@ -77,10 +77,25 @@ pub fn stringify_opt(value: &JsValue, what: &str) -> Result<Option<String>, JsVa
 }
 
 /// The number property `key` of a JS object, if it is one.
-pub fn number(obj: &JsValue, key: &str) -> Option<f64> {
-    Reflect::get(obj, &JsValue::from_str(key))
-        .ok()
-        .and_then(|v| v.as_f64())
+pub fn number(obj: &JsValue, key: &'static str) -> Option<f64> {
+    Reflect::get(obj, &name(key)).ok().and_then(|v| v.as_f64())
+}
+
+thread_local! {
+    static NAMES: std::cell::RefCell<std::collections::HashMap<&'static str, JsValue>> =
+        Default::default();
+}
+
+/// A property name as a JS string, made once: reading a storage's answers (a `stat` on
+/// each append: `then`, `size`, `mtimeMs`, ...) would otherwise decode each name from wasm
+/// memory every time, which cost more than the reads. Names are literals: a fixed few.
+pub fn name(key: &'static str) -> JsValue {
+    NAMES.with_borrow_mut(|names| {
+        names
+            .entry(key)
+            .or_insert_with(|| JsValue::from_str(key))
+            .clone()
+    })
 }
 
 /// Let JS write into the spare capacity of `buf`: `fill` gets a `Uint8Array` view of it
@@ -101,9 +116,9 @@ pub fn fill_spare<E>(
 }
 
 /// The property `key` of an options object (`undefined` when `obj` is not an object).
-pub fn get(obj: &JsValue, key: &str) -> JsValue {
+pub fn get(obj: &JsValue, key: &'static str) -> JsValue {
     if obj.is_object() {
-        Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+        Reflect::get(obj, &name(key)).unwrap_or(JsValue::UNDEFINED)
     } else {
         JsValue::UNDEFINED
     }
@@ -113,7 +128,7 @@ pub fn get(obj: &JsValue, key: &str) -> JsValue {
 /// refuses is an error `<key> must be <what>`.
 pub fn opt_prop<T>(
     obj: &JsValue,
-    key: &str,
+    key: &'static str,
     what: &str,
     cast: impl FnOnce(JsValue) -> Option<T>,
 ) -> Result<Option<T>, JsValue> {
@@ -127,15 +142,15 @@ pub fn opt_prop<T>(
 }
 
 /// An optional string property (`undefined`/`null` → `None`).
-pub fn opt_string(obj: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
+pub fn opt_string(obj: &JsValue, key: &'static str) -> Result<Option<String>, JsValue> {
     opt_prop(obj, key, "a string", |v| v.as_string())
 }
 
-pub fn string(obj: &JsValue, key: &str) -> Result<String, JsValue> {
+pub fn string(obj: &JsValue, key: &'static str) -> Result<String, JsValue> {
     opt_string(obj, key)?.ok_or_else(|| invalid(format!("{key} is required")))
 }
 
-pub fn opt_bool(obj: &JsValue, key: &str) -> Result<Option<bool>, JsValue> {
+pub fn opt_bool(obj: &JsValue, key: &'static str) -> Result<Option<bool>, JsValue> {
     opt_prop(obj, key, "a boolean", |v| v.as_bool())
 }
 

@@ -20,11 +20,11 @@ pub struct JsOutputSink {
     last_chunk_ms: f64,
 }
 
-fn opt_function(options: &JsValue, key: &str) -> JsResult<Option<js_sys::Function>> {
+fn opt_function(options: &JsValue, key: &'static str) -> JsResult<Option<js_sys::Function>> {
     opt_prop(options, key, "a function", |v| v.dyn_into().ok())
 }
 
-fn opt_count(options: &JsValue, key: &str) -> JsResult<Option<f64>> {
+fn opt_count(options: &JsValue, key: &'static str) -> JsResult<Option<f64>> {
     opt_prop(options, key, "a non-negative number", |v| {
         v.as_f64().filter(|n| *n >= 0.0 && n.is_finite())
     })

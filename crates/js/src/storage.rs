@@ -20,11 +20,11 @@ extern "C" {
     #[wasm_bindgen(method, catch)]
     fn read(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch, js_name = readPrefix)]
-    fn read_prefix(this: &JsStorage, path: &str, max_bytes: f64) -> Result<JsValue, JsValue>;
+    fn read_prefix(this: &JsStorage, path: &JsValue, max_bytes: f64) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
     fn write(this: &JsStorage, path: &str, data: &Uint8Array) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
-    fn append(this: &JsStorage, path: &str, data: &Uint8Array) -> Result<JsValue, JsValue>;
+    fn append(this: &JsStorage, path: &JsValue, data: &Uint8Array) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
     fn rename(this: &JsStorage, from: &str, to: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
@@ -32,11 +32,11 @@ extern "C" {
     #[wasm_bindgen(method, catch, js_name = listDir)]
     fn list_dir(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
-    fn stat(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
+    fn stat(this: &JsStorage, path: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch, js_name = mkdirAll)]
     fn mkdir_all(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
-    fn fsync(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
+    fn fsync(this: &JsStorage, path: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
     fn rmdir(this: &JsStorage, path: &str) -> Result<JsValue, JsValue>;
 }
@@ -58,7 +58,14 @@ struct Optional {
 pub struct JsPort {
     js: JsStorage,
     optional: Optional,
+    /// The paths of the last calls of the methods an append calls (`stat`, `append`,
+    /// `fsync`, the lock's `readPrefix`), as JS strings: made once, not decoded from wasm
+    /// memory at each call. Newest last, at most [`PATHS_KEPT`].
+    paths: std::cell::RefCell<Vec<(String, JsValue)>>,
 }
+
+/// A session's appends go to two paths: the session file and its lock.
+const PATHS_KEPT: usize = 4;
 
 fn method(obj: &JsValue, name: &str) -> Option<Function> {
     Reflect::get(obj, &JsValue::from_str(name))
@@ -105,8 +112,19 @@ fn bytes(value: JsValue, what: &str) -> StorageResult<Vec<u8>> {
     }
 }
 
-fn flag(obj: &JsValue, key: &str) -> bool {
-    Reflect::get(obj, &JsValue::from_str(key)).is_ok_and(|v| v.is_truthy())
+fn flag(obj: &JsValue, key: &'static str) -> bool {
+    Reflect::get(obj, &crate::convert::name(key)).is_ok_and(|v| v.is_truthy())
+}
+
+/// A stat's optional `dev` and `ino` ([`FileStat::id`]): both exact integers (a number
+/// past 2^53 may be another file's, rounded), and an inode that is not 0; else none.
+fn file_id(stat: &JsValue) -> Option<(u64, u64)> {
+    let exact = |key| {
+        number(stat, key)
+            .filter(|n| *n >= 0.0 && n.fract() == 0.0 && *n <= MAX_SAFE as f64)
+            .map(|n| n as u64)
+    };
+    Some((exact("dev")?, exact("ino").filter(|ino| *ino != 0)?))
 }
 
 impl JsPort {
@@ -127,7 +145,28 @@ impl JsPort {
             process_identity: method(&js, "processIdentity"),
             process_alive: method(&js, "processAlive"),
         };
-        Ok(JsPort { js, optional })
+        Ok(JsPort {
+            js,
+            optional,
+            paths: Default::default(),
+        })
+    }
+
+    /// `path` as a JS string ([`JsPort::paths`]).
+    fn path(&self, path: &str) -> JsValue {
+        let mut paths = self.paths.borrow_mut();
+        if let Some(i) = paths.iter().position(|(p, _)| p == path) {
+            let kept = paths.remove(i);
+            let value = kept.1.clone();
+            paths.push(kept);
+            return value;
+        }
+        if paths.len() == PATHS_KEPT {
+            paths.remove(0);
+        }
+        let value = JsValue::from_str(path);
+        paths.push((path.to_string(), value.clone()));
+        value
     }
 }
 
@@ -225,7 +264,7 @@ impl Storage for JsPort {
 
     fn read_prefix(&self, path: &str, max_bytes: u64) -> StorageResult<Vec<u8>> {
         let data = answer(
-            self.js.read_prefix(path, max_bytes as f64),
+            self.js.read_prefix(&self.path(path), max_bytes as f64),
             "readPrefix",
             path,
         )?;
@@ -261,7 +300,7 @@ impl Storage for JsPort {
 
     fn append(&self, path: &str, data: &[u8]) -> StorageResult<()> {
         answer(
-            self.js.append(path, &Uint8Array::from(data)),
+            self.js.append(&self.path(path), &Uint8Array::from(data)),
             "append",
             path,
         )
@@ -300,7 +339,7 @@ impl Storage for JsPort {
     }
 
     fn stat(&self, path: &str) -> StorageResult<FileStat> {
-        let stat = answer(self.js.stat(path), "stat", path)?;
+        let stat = answer(self.js.stat(&self.path(path)), "stat", path)?;
         if !stat.is_object() {
             return Err(StorageError::Other(
                 "storage.stat did not return an object".into(),
@@ -310,6 +349,7 @@ impl Storage for JsPort {
             size: number(&stat, "size").unwrap_or(0.0) as u64,
             mtime_ms: number(&stat, "mtimeMs").unwrap_or(0.0) as i64,
             is_dir: flag(&stat, "isDir"),
+            id: file_id(&stat),
         })
     }
 
@@ -318,7 +358,7 @@ impl Storage for JsPort {
     }
 
     fn fsync(&self, path: &str) -> StorageResult<()> {
-        answer(self.js.fsync(path), "fsync", path).map(|_| ())
+        answer(self.js.fsync(&self.path(path)), "fsync", path).map(|_| ())
     }
 
     fn rmdir(&self, path: &str) -> StorageResult<()> {
@@ -457,8 +497,24 @@ extern "C" {
 }
 
 /// The JS clock (`Date.now`) and the host's cryptographic generator
-/// (`crypto.getRandomValues`).
+/// (`crypto.getRandomValues`), drawn [`POOL_BYTES`] at a time: each append takes 8 bytes
+/// for its id, and one call of the generator costs as much as a small write in Node.
 pub struct JsEnv;
+
+/// How many random bytes one `getRandomValues` call draws (its most is 65536).
+const POOL_BYTES: usize = 512;
+
+/// Random bytes drawn and not handed out yet: `bytes[used..]`.
+struct Pool {
+    bytes: [u8; POOL_BYTES],
+    used: usize,
+}
+
+thread_local! {
+    static POOL: std::cell::RefCell<Pool> = const {
+        std::cell::RefCell::new(Pool { bytes: [0; POOL_BYTES], used: POOL_BYTES })
+    };
+}
 
 impl Environment for JsEnv {
     fn now_ms(&self) -> i64 {
@@ -466,9 +522,17 @@ impl Environment for JsEnv {
     }
 
     fn random_u64(&self) -> u64 {
-        let mut bytes = [0u8; 8];
-        get_random_values(&mut bytes);
-        u64::from_le_bytes(bytes)
+        POOL.with_borrow_mut(|pool| {
+            if pool.used + 8 > POOL_BYTES {
+                get_random_values(&mut pool.bytes);
+                pool.used = 0;
+            }
+            let at = pool.used;
+            pool.used += 8;
+            let mut bytes = [0u8; 8];
+            bytes.copy_from_slice(&pool.bytes[at..at + 8]);
+            u64::from_le_bytes(bytes)
+        })
     }
 }
 

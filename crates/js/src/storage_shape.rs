@@ -135,8 +135,8 @@ pub fn settled(value: JsValue, method: &str) -> Result<JsValue, String> {
     ))
 }
 
-fn get(obj: &JsValue, key: &str) -> JsValue {
-    Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+fn get(obj: &JsValue, key: &'static str) -> JsValue {
+    Reflect::get(obj, &crate::convert::name(key)).unwrap_or(JsValue::UNDEFINED)
 }
 
 /// `async function` and `async` methods: their constructor is `AsyncFunction` (or

@@ -21,7 +21,7 @@ fn done(r: api::ApiResult) -> JsResult<JsValue> {
     parse(&r.map_err(api_error)?)
 }
 
-fn opt_usize(options: &JsValue, key: &str) -> JsResult<Option<usize>> {
+fn opt_usize(options: &JsValue, key: &'static str) -> JsResult<Option<usize>> {
     opt_prop(options, key, "a non-negative integer", |v| {
         v.as_f64()
             .filter(|n| *n >= 0.0 && n.fract() == 0.0)

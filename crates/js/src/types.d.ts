@@ -13,6 +13,12 @@ export interface StorageStat {
   /** Modification time, epoch milliseconds. */
   mtimeMs: number;
   isDir: boolean;
+  /** Optional: the file's device and inode numbers (Node's `fs.Stats` `dev` and `ino`),
+   * which `nodeStorage()` gives. With them a session checks its writer lock on each append
+   * by a `stat` of the lock file instead of reading it. Leave them out where a replaced
+   * file could keep both numbers while the first file is still there. */
+  dev?: number;
+  ino?: number;
 }
 
 /**

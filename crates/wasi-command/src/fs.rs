@@ -445,6 +445,7 @@ impl Storage for WasiFsStorage {
                     size: 0,
                     mtime_ms: 0,
                     is_dir: true,
+                    id: None,
                 })
             }
         };
@@ -455,6 +456,7 @@ impl Storage for WasiFsStorage {
             size: st.size,
             mtime_ms,
             is_dir: st.type_ == DescriptorType::Directory,
+            id: None,
         })
     }
 
