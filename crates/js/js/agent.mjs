@@ -11,7 +11,7 @@ import {
   Session, blobPut,
   buildSessionContext as contextOfText, continueRecent, fileRecords,
   findMostRecentSession as newestIn, findResumableSession, listSessions, mergeLegacySessionDir, sessionText,
-  migrateRecords, movedSessionDir, parseRecords, recentSessions, sessionDirForCwd, terminalId,
+  movedSessionDir, parseRecords, recentSessions, sessionDirForCwd, terminalId,
 } from './node.mjs';
 import { FileSessionStorage, MemorySessionStorage, packageStorage } from './agent-session-storage.mjs';
 import { getAgentDir } from './agent-dir.mjs';
@@ -453,26 +453,7 @@ export async function deleteSessionWithArtifacts(sessionPath) {
   return FILES.deleteSessionWithArtifacts(sessionPath);
 }
 
-/**
- * `migrateSessionEntries(entries)`: a file's records (header first) migrated to the current
- * version in place, each object keeping its identity, as the agent mutates them.
- */
-export function migrateSessionEntries(entries) {
-  const migrated = migrateRecords(entries);
-  migrated.forEach((next, i) => {
-    const entry = entries[i];
-    for (const key of Object.keys(entry)) if (!(key in next)) delete entry[key];
-    Object.assign(entry, next);
-  });
-}
-
-/** The newest compaction entry of `entries`, or `null`. */
-export function getLatestCompactionEntry(entries) {
-  for (let i = entries.length - 1; i >= 0; i--) {
-    if (entries[i].type === 'compaction') return entries[i];
-  }
-  return null;
-}
+export { getLatestCompactionEntry, migrateSessionEntries } from './entry-helpers.mjs';
 
 /**
  * The `limit` newest sessions of `sessionDir` for a welcome screen: `path`, `mtime` (ms),

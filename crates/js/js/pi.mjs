@@ -20,7 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   Session, nodeStorage, buildSessionContext as contextOfText, fileRecords,
-  findMostRecentSession as newestIn, listSessions, migrateRecords, parseRecords, sessionDirForCwd,
+  findMostRecentSession as newestIn, listSessions, parseRecords, sessionDirForCwd,
 } from './node.mjs';
 
 const PI = 'pi';
@@ -298,23 +298,7 @@ export function findMostRecentSession(sessionDir) {
   }
 }
 
-/** A file's records (header first) migrated to the current version in place. */
-export function migrateSessionEntries(entries) {
-  const migrated = migrateRecords(entries);
-  migrated.forEach((next, i) => {
-    const entry = entries[i];
-    for (const key of Object.keys(entry)) if (!(key in next)) delete entry[key];
-    Object.assign(entry, next);
-  });
-}
-
-/** The newest compaction entry of `entries`, or `null`. */
-export function getLatestCompactionEntry(entries) {
-  for (let i = entries.length - 1; i >= 0; i--) {
-    if (entries[i].type === 'compaction') return entries[i];
-  }
-  return null;
-}
+export { getLatestCompactionEntry, migrateSessionEntries } from './entry-helpers.mjs';
 
 function definedOnly(object) {
   return Object.fromEntries(Object.entries(object).filter(([, v]) => v !== undefined));
