@@ -102,7 +102,7 @@ function rendererRss() {
  *   listed (`firstHitMs`, the 150 ms typing debounce included) and to the last (`allMs`),
  *   over the whole branch (the last switch leaves the leaf's branch shown);
  * - `cancelMs`: a search that finds nothing (so it reads every message), closed with Esc
- *   once it reports progress, until the worker answers the next request.
+ *   as soon as it says it runs, until the worker answers the next request.
  */
 async function interact(page) {
   const switchMs = await page.evaluate(async () => {
@@ -134,17 +134,21 @@ async function interact(page) {
       let started = false;
       let firstHitMs = null;
       hits.replaceChildren(); // the last query's rows stay until the new one's first report
-      field.value = query;
-      field.dispatchEvent(new Event('input', { bubbles: true }));
+      // Every change of the status and the hit list is seen (an observer, not a poll: a
+      // search of a short branch can start and end between two frames).
       await new Promise((resolve) => {
-        const tick = () => {
+        const seen = new MutationObserver(() => {
           const text = status.textContent;
           if (/Searching/.test(text)) started = true;
           if (firstHitMs === null && started && hits.querySelector('.find-hit-row')) firstHitMs = performance.now() - t0;
-          if (started && !/Searching/.test(text)) resolve();
-          else requestAnimationFrame(tick);
-        };
-        tick();
+          if (started && !/Searching/.test(text)) {
+            seen.disconnect();
+            resolve();
+          }
+        });
+        for (const el of [status, hits]) seen.observe(el, { childList: true, subtree: true, characterData: true });
+        field.value = query;
+        field.dispatchEvent(new Event('input', { bubbles: true }));
       });
       out.push({ query, firstHitMs, allMs: performance.now() - t0, status: status.textContent });
     }
@@ -154,14 +158,20 @@ async function interact(page) {
     const { call } = await import('./rpc.js');
     const field = document.getElementById('find-query');
     const status = document.getElementById('find-status');
-    field.value = 'zq-nowhere-xv';
-    field.dispatchEvent(new Event('input', { bubbles: true }));
-    await new Promise((resolve) => {
-      const tick = () => (/Searching… \d+ %/.test(status.textContent) ? resolve() : requestAnimationFrame(tick));
-      tick();
+    // Closed as soon as the search says it runs (with a percentage where it reports one);
+    // a branch short enough to be searched in one step is closed as it starts.
+    const t0 = await new Promise((resolve) => {
+      const seen = new MutationObserver(() => {
+        if (!/Searching/.test(status.textContent)) return;
+        seen.disconnect();
+        const t = performance.now();
+        field.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
+        resolve(t);
+      });
+      seen.observe(status, { childList: true, subtree: true, characterData: true });
+      field.value = 'zq-nowhere-xv';
+      field.dispatchEvent(new Event('input', { bubbles: true }));
     });
-    const t0 = performance.now();
-    field.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
     await call('sources');
     return performance.now() - t0;
   });
