@@ -405,7 +405,8 @@ pub fn list_in_dir(
 
 /// A listing by `flavour`'s rules: one project (`cwd`), one directory (`session_dir`) or
 /// every project; pi's `modified` is each session's latest activity
-/// ([`crate::listing::list_flavoured`]). JSON as [`list`].
+/// ([`crate::listing::list_flavoured`]). With `limit`, its newest `limit` sessions (the
+/// head of the whole listing: pi's order needs every file read). JSON as [`list`].
 pub fn list_flavoured(
     storage: Rc<dyn Storage>,
     agent_dir: &str,
@@ -413,9 +414,13 @@ pub fn list_flavoured(
     session_dir: Option<&str>,
     text: ListText,
     flavour: crate::Flavour,
+    limit: Option<usize>,
 ) -> ApiResult {
-    let items =
+    let mut items =
         crate::listing::list_flavoured(storage, agent_dir, cwd, session_dir, text, flavour)?;
+    if let Some(limit) = limit {
+        items.truncate(limit);
+    }
     Ok(crate::listing::list_json(&items))
 }
 

@@ -353,3 +353,24 @@ both('messages are written as given: a large image stays inline, a long tool out
   assert.equal('attribution' in lines[4], false);
   assert.equal(fs.existsSync(path.join(root, 'agent', 'blobs')), false);
 });
+
+test('listSessions with flavour pi and a limit: the newest sessions of the whole listing, by pi\'s modified', async () => {
+  const { listSessions, nodeStorage } = await import('../../pkg/node.mjs');
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'xcsh-pi-limit-'));
+  try {
+    const dir = path.join(root, 's');
+    // The latest message times run against the order of the files' creation.
+    for (const [i, at] of [[0, 5000], [1, 9000], [2, 1000], [3, 7000]]) {
+      const m = ours.SessionManager.create('/w', dir);
+      m.appendMessage(user(`q${i}`, at));
+      m.appendMessage(assistant(`a${i}`, at + 1));
+    }
+    const options = { agentDir: path.join(root, 'agent'), sessionDir: dir, flavour: 'pi' };
+    const all = listSessions(nodeStorage(), options);
+    assert.deepEqual(all.map((s) => s.firstMessage), ['q1', 'q3', 'q0', 'q2'], 'newest activity first');
+    const two = listSessions(nodeStorage(), { ...options, limit: 2 });
+    assert.deepEqual(two.map((s) => s.path), all.slice(0, 2).map((s) => s.path));
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});

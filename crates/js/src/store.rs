@@ -159,7 +159,8 @@ pub fn recent_sessions(
 /// `withText: true` (every message line read), else `sessionText` reads one on demand.
 /// With `limit`, only the newest `limit` sessions (a picker's first screen): the files
 /// are ordered by their modification time and only those are read. With `flavour: "pi"`,
-/// pi's rules: `modified` is each session's latest message time (`limit` is not applied).
+/// pi's rules: `modified` is each session's latest message time, and `limit` keeps the
+/// newest `limit` of the whole listing (pi's order needs every file read).
 #[wasm_bindgen(js_name = listSessions, unchecked_return_type = "SessionInfo[]")]
 pub fn list_sessions(
     storage: JsStorage,
@@ -180,6 +181,7 @@ pub fn list_sessions(
             session_dir.as_deref(),
             text,
             flavour,
+            opt_usize(&options, "limit")?,
         ));
     }
     if let Some(limit) = opt_usize(&options, "limit")? {
