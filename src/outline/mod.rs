@@ -58,6 +58,33 @@ impl Outline {
     /// The outline of `session`, each entry read with its strings cut to `preview_chars`
     /// (UTF-16 units as in [`PREVIEW_CHARS`]; a preview reads no further).
     pub fn of(session: &Session, preview_chars: usize) -> Outline {
+        let mut b = OutlineBuilder::new(session, preview_chars);
+        b.step(session, usize::MAX);
+        b.finish()
+    }
+}
+
+/// An [`Outline`] made a piece at a time, so that a viewer can report progress and let
+/// other work in between: [`OutlineBuilder::new`] lays the rows out (the tree's shape
+/// only, without reading an entry), each [`OutlineBuilder::step`] describes the next rows
+/// (their previews and totals inputs: the costly part), [`OutlineBuilder::finish`] hands
+/// the outline out. The session must not change in between (a step of a changed session
+/// describes nothing and says so).
+pub struct OutlineBuilder {
+    out: Outline,
+    /// The entry of each row.
+    entry_of: Vec<usize>,
+    /// Rows described so far.
+    done: usize,
+    preview_chars: usize,
+    /// The session's entry count when the rows were laid out.
+    entries: usize,
+    cut: String,
+}
+
+impl OutlineBuilder {
+    /// The rows of `session`'s tree laid out, none described yet.
+    pub fn new(session: &Session, preview_chars: usize) -> OutlineBuilder {
         let entries = session.entries();
         let tree = session.tree();
         // Subtree sizes, bottom-up over a pre-order (no recursion: a line nests deep).
@@ -72,7 +99,7 @@ impl Outline {
             size[i] += tree.children[i].iter().map(|&c| size[c]).sum::<u32>();
         }
         let mut out = Outline::default();
-        let mut cut = String::new();
+        let mut entry_of = Vec::with_capacity(entries.len());
         // (entry, depth, starts a branch, last sibling, parent row)
         let mut stack: Vec<(usize, u16, bool, bool, i32)> = Vec::new();
         let push_kids =
@@ -90,19 +117,7 @@ impl Outline {
             let children = &tree.children[i];
             let fork = children.len() > 1;
             let row = out.ids.len();
-            // The entry as written: neither its blobs nor the replay data `entry_json` settles
-            // change what a row shows, and settling them copies every assistant message.
-            let value = slim::entry(e.json(), preview_chars, &mut cut);
-            let Preview { tag, class, text } = describe(&value);
-            // A few kinds (one per type and role): found by a look along the table.
-            let kind = match out.kinds.iter().position(|(t, c)| *t == tag && *c == class) {
-                Some(k) => k,
-                None => {
-                    out.kinds.push((tag, class));
-                    out.kinds.len() - 1
-                }
-            };
-            out.digests.push(&value);
+            entry_of.push(i);
             out.ids.push(e.id.clone());
             out.parent.push(parent);
             out.depth.push(depth);
@@ -110,8 +125,6 @@ impl Outline {
                 .push(flag(fork, FORK) | flag(branch_start, BRANCH_START) | flag(last, LAST));
             out.kids.push(children.len() as u32);
             out.end.push(row as u32 + size[i]);
-            out.kind.push(u16::try_from(kind).unwrap_or(u16::MAX));
-            out.texts.push(text);
             if let Some(l) = session.label(&e.id) {
                 out.labels.push((row as u32, l.to_string()));
             }
@@ -123,7 +136,65 @@ impl Outline {
                 row as i32,
             );
         }
-        out
+        OutlineBuilder {
+            out,
+            entry_of,
+            done: 0,
+            preview_chars,
+            entries: entries.len(),
+            cut: String::new(),
+        }
+    }
+
+    /// How many rows the outline has.
+    pub fn rows(&self) -> usize {
+        self.entry_of.len()
+    }
+
+    /// How many rows are described.
+    pub fn done(&self) -> usize {
+        self.done
+    }
+
+    /// Describes up to `max_rows` more rows of `session` (the session the rows were laid
+    /// out from, unchanged); true once every row is. A session with another number of
+    /// entries now is not the one laid out: nothing is described, and it stays false.
+    pub fn step(&mut self, session: &Session, max_rows: usize) -> bool {
+        let entries = session.entries();
+        if entries.len() != self.entries {
+            return false;
+        }
+        let end = self.done.saturating_add(max_rows).min(self.rows());
+        for row in self.done..end {
+            // The entry as written: neither its blobs nor the replay data `entry_json` settles
+            // change what a row shows, and settling them copies every assistant message.
+            let value = slim::entry(
+                entries[self.entry_of[row]].json(),
+                self.preview_chars,
+                &mut self.cut,
+            );
+            let Preview { tag, class, text } = describe(&value);
+            let out = &mut self.out;
+            // A few kinds (one per type and role): found by a look along the table.
+            let kind = match out.kinds.iter().position(|(t, c)| *t == tag && *c == class) {
+                Some(k) => k,
+                None => {
+                    out.kinds.push((tag, class));
+                    out.kinds.len() - 1
+                }
+            };
+            out.digests.push(&value);
+            out.kind.push(u16::try_from(kind).unwrap_or(u16::MAX));
+            out.texts.push(text);
+        }
+        self.done = end;
+        self.done == self.rows()
+    }
+
+    /// The outline, its rows described up to [`OutlineBuilder::done`] (all of them once
+    /// [`OutlineBuilder::step`] said so).
+    pub fn finish(self) -> Outline {
+        self.out
     }
 }
 

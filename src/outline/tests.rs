@@ -178,3 +178,43 @@ fn digests_hold_what_the_totals_need_of_each_message() {
     assert_eq!((d.model[0], d.model[1]), (-1, 0));
     assert_eq!(d.models, ["p/m"]);
 }
+
+#[test]
+fn an_outline_made_a_few_rows_at_a_time_equals_the_whole_and_a_changed_session_stops_it() {
+    let mut entries = vec![("r".to_string(), None, user("start"))];
+    for i in 0..23 {
+        let parent = if i % 5 == 4 {
+            "r".to_string()
+        } else {
+            entries.last().unwrap().0.clone()
+        };
+        entries.push((format!("e{i}"), Some(parent), user(&format!("message {i}"))));
+    }
+    let borrowed: Vec<(&str, Option<&str>, serde_json::Value)> = entries
+        .iter()
+        .map(|(id, p, v)| (id.as_str(), p.as_deref(), v.clone()))
+        .collect();
+    let s = session(&borrowed);
+    let whole = Outline::of(&s, PREVIEW_CHARS);
+    for piece in [1, 2, 7, 24, 100] {
+        let mut b = OutlineBuilder::new(&s, PREVIEW_CHARS);
+        assert_eq!((b.rows(), b.done()), (24, 0));
+        let mut steps = 1;
+        while !b.step(&s, piece) {
+            assert_eq!(b.done(), piece * steps, "each step describes its rows");
+            steps += 1;
+        }
+        assert_eq!(steps, 24usize.div_ceil(piece));
+        // Compared as text: a cost not known is NaN, which equals nothing.
+        assert_eq!(
+            format!("{:?}", b.finish()),
+            format!("{whole:?}"),
+            "{piece} rows at a time"
+        );
+    }
+    // The session laid out is not the one stepped: nothing described, never done.
+    let mut b = OutlineBuilder::new(&s, PREVIEW_CHARS);
+    let other = session(&borrowed[..3]);
+    assert!(!b.step(&other, 100));
+    assert_eq!(b.done(), 0);
+}

@@ -68,3 +68,29 @@ test('previews read strings only up to previewChars', () => {
   assert.equal(s.outline().texts[0].length, 140);
   s.free();
 });
+
+test('outlineBuilder makes the same outline a few rows at a time, and refuses a session changed meanwhile', () => {
+  for (const name of FIXTURES) {
+    const s = Session.fromText(fixture(name));
+    const whole = s.outline();
+    const b = s.outlineBuilder();
+    assert.equal(b.rows, whole.ids.length, name);
+    let steps = 0;
+    const seen = [];
+    while (!b.step(s, 7)) {
+      steps++;
+      seen.push(b.done);
+    }
+    assert.deepEqual(seen, seen.map((_, i) => 7 * (i + 1)), `${name}: each step describes 7 rows`);
+    assert.equal(steps, Math.max(0, Math.ceil(whole.ids.length / 7) - 1));
+    assert.deepEqual(b.finish(), whole, `${name}: the same outline`);
+    s.free();
+  }
+  const s = Session.inMemory('/w');
+  s.appendMessage(user('a question'));
+  s.appendMessage(assistant('an answer'));
+  const b = s.outlineBuilder();
+  s.appendMessage(user('one more'));
+  assert.throws(() => b.step(s, 7), /the session changed since its outline was begun/);
+  s.free();
+});
