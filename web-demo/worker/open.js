@@ -13,25 +13,27 @@ import { FileStorage } from './file-storage.js';
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-/** Opens a session read-only from its text (samples, opened files, large files). */
-async function viewFromText(text, { src = null, path = null, name, size, reqId, t0, origin = 'file' }) {
-  const options = { onProgress: (done, total) => progress(reqId, 'parse', done, total) };
-  if (src) {
-    options.storage = src.storage;
-    options.agentDir = src.agentDir;
-  }
-  await checkpoint(reqId); // cancelled while the file was read
-  const tParse = performance.now();
-  const session = pkg.Session.fromText(text, options);
-  const parse = performance.now() - tParse;
-  // Nothing read as a header and no entry at all: not a session file (a plain text file,
-  // say). Shown as an error, not as a session with an invented id and date.
+/**
+ * Nothing read as a header and no entry at all: not a session file (a plain text file,
+ * say). Shown as an error, not as a session with an invented id and date.
+ */
+function refuseNonSession(session, name) {
   const headerProblem = session.leafId == null ? session.report().headerProblem : null;
   if (headerProblem) {
     session.free();
     throw fail(`${name} is not a session file: ${headerProblem}`, 'invalidInput');
   }
-  return setView({ session, src, path, name, size, t0, reqId, text: src ? null : text, origin, timings: { parse } });
+}
+
+/** Opens a sample read-only from its text (kept: an import copies it). */
+async function viewFromText(text, { name, size, reqId, t0, origin }) {
+  const options = { onProgress: (done, total) => progress(reqId, 'parse', done, total) };
+  await checkpoint(reqId); // cancelled while the file was read
+  const tParse = performance.now();
+  const session = pkg.Session.fromText(text, options);
+  const parse = performance.now() - tParse;
+  refuseNonSession(session, name);
+  return setView({ session, src: null, path: null, name, size, t0, reqId, text, origin, timings: { parse } });
 }
 
 /**
@@ -47,13 +49,7 @@ async function viewReadOnly(storage, path, { src = null, viewPath = path, name, 
   const onProgress = (done, total) => progress(reqId, 'parse', done, total);
   const session = pkg.Session.open(storage, path, { readOnly: true, agentDir: src?.agentDir ?? '', onProgress });
   const parse = performance.now() - tParse;
-  // Nothing read as a header and no entry at all: not a session file (a plain text file,
-  // say). Shown as an error, not as a session with an invented id and date.
-  const headerProblem = session.leafId == null ? session.report().headerProblem : null;
-  if (headerProblem) {
-    session.free();
-    throw fail(`${name} is not a session file: ${headerProblem}`, 'invalidInput');
-  }
+  refuseNonSession(session, name);
   // A file of no source is imported into a writable one as its very bytes.
   const readText = src ? null : () => dec.decode(storage.read(path));
   return setView({ session, src, path: viewPath, name, size, t0, reqId, origin, readText, timings: { parse } });
