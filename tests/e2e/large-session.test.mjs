@@ -88,9 +88,29 @@ describe('large session', { timeout: 600_000 }, () => {
     await page.goto(server.url);
     await page.locator('#conversation .msg').first().waitFor();
     const title = await page.locator('#session-bar h1').innerText();
+    // Hold the load until the page cancels it, so the click cannot come after a fast load
+    // has finished: the page's request to open the file reaches the worker only when the
+    // page sends its cancel, just before it (the worker then stops the load at its first
+    // step). Patched on the prototype, so the page's worker, already running, is covered;
+    // the next test's navigation drops the patch.
+    await page.evaluate(() => {
+      const post = Worker.prototype.postMessage;
+      let held = null;
+      Worker.prototype.postMessage = function hold(msg, ...rest) {
+        if (msg?.op === 'openFile' && !held) {
+          held = () => post.call(this, msg, ...rest);
+          return;
+        }
+        if (msg?.op === 'cancel' && held) {
+          held();
+          held = null;
+        }
+        return post.call(this, msg, ...rest);
+      };
+    });
     await page.setInputFiles('#file-input', big.file);
     const cancel = page.getByRole('button', { name: `Stop opening ${big.name}` });
-    await cancel.waitFor(); // during the read or the parse: the worker stops after it
+    await cancel.waitFor();
     const t0 = Date.now();
     await cancel.click();
     await page.locator('#progress').waitFor({ state: 'hidden' });
@@ -106,6 +126,7 @@ describe('large session', { timeout: 600_000 }, () => {
     measured.afterCancelMs = Date.now() - t1;
     assert.equal(await page.locator('#session-bar h1').innerText(), title, 'still the same session after the worker is free');
     assert.equal(await page.locator('#session-bar [data-testid=chip-file]', { hasText: big.name }).count(), 0, 'the cancelled file is not shown');
+    assert.equal(await page.getByText('finished opening before it could be stopped').count(), 0, 'the worker stopped the load');
     console.log(`cancel: the page is back on its session after ${measured.cancelMs} ms; the worker answered a click ${measured.afterCancelMs} ms later`);
     b.assertNoProblems();
   });
