@@ -49,6 +49,7 @@ mod scan;
 pub mod session;
 mod sort;
 pub mod storage;
+pub mod sync;
 mod time;
 /// WASI `datetime` (seconds, nanoseconds) to epoch milliseconds, for the wasm shells.
 pub use time::ms_from_secs_nanos;

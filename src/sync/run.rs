@@ -1,0 +1,158 @@
+//! One sync of an agent directory with a remote: the sessions on either side, each synced
+//! by [`super::session`].
+
+use std::collections::BTreeMap;
+
+use super::layout::{
+    is_name, machine_id, parse_segment_key, sessions_prefix, sync_dir, SegmentKey,
+};
+use super::session::{Job, SessionSync};
+use super::store::{ObjectError, ObjectStore};
+use crate::entry::Header;
+use crate::paths::sessions_root;
+use crate::storage::{join, Storage, StorageError, StorageExt};
+
+/// What to sync.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// Every session of the agent directory and of the remote.
+    All,
+    /// The sessions of one project folder (`--home-me-proj--`, a folder of `sessions/`).
+    Project(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct SyncOptions {
+    /// The remote's key prefix (`team/alice`), `""` for the bucket's root.
+    pub prefix: String,
+    pub scope: Scope,
+    /// Say what would move; move nothing, change nothing.
+    pub dry_run: bool,
+}
+
+/// Why a sync stopped. A failure of the store stops it before anything local changes for
+/// the session it was at; sessions synced before stay synced. The first call is a listing:
+/// a bucket that does not exist, refused credentials or an unreachable store change
+/// nothing at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SyncError {
+    #[error(transparent)]
+    Store(#[from] ObjectError),
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SyncReport {
+    /// This machine's id (see [`machine_id`]).
+    pub machine: String,
+    pub sessions: Vec<SessionSync>,
+}
+
+/// The remote as a session's sync uses it.
+pub(crate) struct Remote<'a> {
+    pub store: &'a dyn ObjectStore,
+    pub prefix: &'a str,
+}
+
+/// Syncs the sessions of `agent_dir` in `opts.scope` with `store`: pushes each session's
+/// lines this machine added, then merges those other machines added.
+pub fn sync(
+    storage: &dyn Storage,
+    agent_dir: &str,
+    store: &dyn ObjectStore,
+    opts: &SyncOptions,
+) -> Result<SyncReport, SyncError> {
+    let root = sessions_prefix(&opts.prefix);
+    let listed = store.list(&match &opts.scope {
+        Scope::All => root.clone(),
+        Scope::Project(p) => format!("{root}{p}/"),
+    })?;
+    let mut remote_sessions: BTreeMap<(String, String), Vec<SegmentKey>> = BTreeMap::new();
+    for o in listed {
+        if let Some(k) = o.key.strip_prefix(&root).and_then(parse_segment_key) {
+            remote_sessions
+                .entry((k.project.clone(), k.session.clone()))
+                .or_default()
+                .push(k);
+        }
+    }
+    let local = local_sessions(storage, agent_dir, &opts.scope)?;
+    // A dry run makes no machine id: it would be the only thing it wrote.
+    let machine = if opts.dry_run && !storage.exists(&join(&sync_dir(agent_dir), "machine-id")) {
+        "0".repeat(16)
+    } else {
+        machine_id(storage, agent_dir)?
+    };
+    let mut keys: Vec<(String, String)> = local
+        .keys()
+        .chain(remote_sessions.keys())
+        .cloned()
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let remote = Remote {
+        store,
+        prefix: &opts.prefix,
+    };
+    let mut report = SyncReport {
+        machine: machine.clone(),
+        sessions: vec![],
+    };
+    for (project, session) in keys {
+        let segments = remote_sessions
+            .remove(&(project.clone(), session.clone()))
+            .unwrap_or_default();
+        let file = local.get(&(project.clone(), session.clone())).cloned();
+        let job = Job {
+            storage,
+            agent_dir,
+            remote: &remote,
+            machine: &machine,
+            project: &project,
+            session: &session,
+            dry_run: opts.dry_run,
+        };
+        report.sessions.push(job.run(file, segments)?);
+    }
+    Ok(report)
+}
+
+/// `(project, session id) → file` for the local sessions in scope (a file whose header
+/// names no usable id is not synced).
+fn local_sessions(
+    storage: &dyn Storage,
+    agent_dir: &str,
+    scope: &Scope,
+) -> Result<BTreeMap<(String, String), String>, StorageError> {
+    let root = sessions_root(agent_dir);
+    let list = |dir: &str| match storage.list_dir(dir) {
+        Ok(items) => Ok(items),
+        Err(e) if e.is_not_found() => Ok(vec![]),
+        Err(e) => Err(e),
+    };
+    let projects = match scope {
+        Scope::Project(p) => vec![p.clone()],
+        Scope::All => list(&root)?
+            .into_iter()
+            .filter(|d| d.is_dir && is_name(&d.name))
+            .map(|d| d.name)
+            .collect(),
+    };
+    let mut out = BTreeMap::new();
+    for project in projects {
+        let dir = join(&root, &project);
+        for item in list(&dir)?
+            .into_iter()
+            .filter(|d| !d.is_dir && d.name.ends_with(".jsonl"))
+        {
+            let path = join(&dir, &item.name);
+            let head = storage.read_prefix(&path, 4096)?;
+            if let Some(h) = Header::from_file_start(&head).filter(|h| is_name(h.id())) {
+                out.entry((project.clone(), h.id().to_string()))
+                    .or_insert(path);
+            }
+        }
+    }
+    Ok(out)
+}

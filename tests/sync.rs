@@ -1,0 +1,432 @@
+//! Sync through an object store: machines appending to the same session and syncing in
+//! any order end with the same entries, nothing lost, every file one the agent reads.
+
+use std::collections::{BTreeMap, HashSet};
+use std::rc::Rc;
+
+use proptest::prelude::*;
+use xcsh_session::session::{CreateOptions, OpenOptions, Persistence, Session};
+use xcsh_session::storage::{MemoryStorage, Storage};
+use xcsh_session::sync::{sync, MemoryObjectStore, ObjectStore, Scope, SyncOptions, SyncReport};
+
+const AGENT: &str = "/agent";
+const CWD: &str = "/home/me/proj";
+
+fn machine(seed: u64) -> Rc<dyn Storage> {
+    Rc::new(MemoryStorage::with_seed(
+        seed,
+        1_760_000_000_000 + seed as i64 * 1000,
+    ))
+}
+
+fn opts() -> SyncOptions {
+    SyncOptions {
+        prefix: "team".into(),
+        scope: Scope::All,
+        dry_run: false,
+    }
+}
+
+fn user(text: &str) -> String {
+    format!(
+        r#"{{"role":"user","content":{},"timestamp":1}}"#,
+        serde_json::to_string(text).unwrap()
+    )
+}
+
+fn assistant(text: &str) -> String {
+    format!(
+        r#"{{"role":"assistant","provider":"p","model":"m","content":[{{"type":"text","text":{}}}],"timestamp":2}}"#,
+        serde_json::to_string(text).unwrap()
+    )
+}
+
+/// A new session on `m` with one exchange; its file.
+fn start(m: &Rc<dyn Storage>) -> String {
+    let mut s = Session::create(
+        m.clone(),
+        &CreateOptions {
+            agent_dir: AGENT.into(),
+            cwd: CWD.into(),
+            ..Default::default()
+        },
+    );
+    s.append_message(&user("hello")).unwrap();
+    s.append_message(&assistant("hi")).unwrap();
+    s.flush().unwrap();
+    let f = s.file().unwrap().to_string();
+    s.close().unwrap();
+    f
+}
+
+/// The session files of a machine.
+fn files(m: &dyn Storage) -> Vec<String> {
+    let root = format!("{AGENT}/sessions");
+    let mut out = vec![];
+    for d in m.list_dir(&root).unwrap_or_default() {
+        for f in m.list_dir(&format!("{root}/{}", d.name)).unwrap() {
+            if f.name.ends_with(".jsonl") {
+                out.push(format!("{root}/{}/{}", d.name, f.name));
+            }
+        }
+    }
+    out
+}
+
+fn open(m: &Rc<dyn Storage>, file: &str) -> Session {
+    let s = Session::open(
+        m.clone(),
+        file,
+        &OpenOptions {
+            persistence: Persistence::Persistent,
+            agent_dir: AGENT.into(),
+            cwd: CWD.into(),
+        },
+    )
+    .unwrap();
+    assert!(
+        s.report().issues.is_empty() && s.report().header_problem.is_none(),
+        "{file}: {:?}",
+        s.report().issues
+    );
+    s
+}
+
+/// `id → line` of every entry of a file, checking that each parent comes before its
+/// children and no id is there twice.
+fn entries(m: &dyn Storage, file: &str) -> BTreeMap<String, String> {
+    let text = String::from_utf8(m.read(file).unwrap()).unwrap();
+    let mut seen = BTreeMap::new();
+    for line in text.lines().skip(1) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let id = v["id"].as_str().unwrap().to_string();
+        if let Some(p) = v["parentId"].as_str() {
+            assert!(seen.contains_key(p), "{file}: {id} before its parent {p}");
+        }
+        assert!(
+            seen.insert(id.clone(), line.to_string()).is_none(),
+            "{file}: {id} twice"
+        );
+    }
+    seen
+}
+
+fn last_id(m: &dyn Storage, file: &str) -> String {
+    let text = String::from_utf8(m.read(file).unwrap()).unwrap();
+    let v: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    v["id"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn a_session_written_on_one_machine_appears_on_another() {
+    let (a, b, remote) = (machine(1), machine(2), MemoryObjectStore::new());
+    let fa = start(&a);
+    sync(&*a, AGENT, &remote, &opts()).unwrap();
+    let r = sync(&*b, AGENT, &remote, &opts()).unwrap();
+    assert!(r.sessions[0].created);
+    let fb = files(&*b).pop().unwrap();
+    assert_eq!(
+        a.read(&fa).unwrap(),
+        b.read(&fb).unwrap(),
+        "the same bytes, the same file name"
+    );
+    assert_eq!(fa, fb);
+}
+
+#[test]
+fn a_machine_that_continued_the_leaf_is_followed() {
+    let (a, b, remote) = (machine(1), machine(2), MemoryObjectStore::new());
+    let f = start(&a);
+    sync(&*a, AGENT, &remote, &opts()).unwrap();
+    sync(&*b, AGENT, &remote, &opts()).unwrap();
+    let mut s = open(&b, &f);
+    let id = s.append_message(&user("more")).unwrap();
+    s.close().unwrap();
+    sync(&*b, AGENT, &remote, &opts()).unwrap();
+    let r = sync(&*a, AGENT, &remote, &opts()).unwrap();
+    assert_eq!(r.sessions[0].pulled_entries, 1);
+    assert!(!r.sessions[0].rewritten);
+    assert_eq!(last_id(&*a, &f), id);
+    assert_eq!(open(&a, &f).leaf_id(), Some(id.as_str()));
+}
+
+#[test]
+fn the_leaf_stays_where_the_user_left_it_and_the_other_branch_is_reported() {
+    let (a, b, remote) = (machine(1), machine(2), MemoryObjectStore::new());
+    let f = start(&a);
+    sync(&*a, AGENT, &remote, &opts()).unwrap();
+    sync(&*b, AGENT, &remote, &opts()).unwrap();
+    // Both continue the same leaf.
+    let mut s = open(&a, &f);
+    let on_a = s.append_message(&user("on a")).unwrap();
+    s.close().unwrap();
+    let mut s = open(&b, &f);
+    let on_b = s.append_message(&user("on b")).unwrap();
+    s.close().unwrap();
+    sync(&*a, AGENT, &remote, &opts()).unwrap();
+    let r = sync(&*b, AGENT, &remote, &opts()).unwrap();
+    assert!(r.sessions[0].rewritten);
+    assert_eq!(r.sessions[0].branches, vec![on_a.clone()]);
+    assert_eq!(
+        open(&b, &f).leaf_id(),
+        Some(on_b.as_str()),
+        "b resumes where b was"
+    );
+    let r = sync(&*a, AGENT, &remote, &opts()).unwrap();
+    assert_eq!(r.sessions[0].branches, vec![on_b.clone()]);
+    assert_eq!(
+        open(&a, &f).leaf_id(),
+        Some(on_a.as_str()),
+        "a resumes where a was"
+    );
+    assert_eq!(entries(&*a, &f), entries(&*b, &f));
+}
+
+#[test]
+fn an_unchanged_store_is_only_listed_and_one_append_moves_one_line() {
+    let (a, b, remote) = (machine(1), machine(2), MemoryObjectStore::new());
+    let f = start(&a);
+    sync(&*a, AGENT, &remote, &opts()).unwrap();
+    sync(&*b, AGENT, &remote, &opts()).unwrap();
+    sync(&*a, AGENT, &remote, &opts()).unwrap();
+    remote.reset_traffic();
+    let r = sync(&*a, AGENT, &remote, &opts()).unwrap();
+    assert!(!r.sessions[0].changed());
+    let t = remote.traffic();
+    assert_eq!((t.lists, t.gets, t.puts), (1, 0, 0), "{t:?}");
+
+    let mut s = open(&a, &f);
+    s.append_message(&user(&"x".repeat(1000))).unwrap();
+    s.close().unwrap();
+    remote.reset_traffic();
+    sync(&*a, AGENT, &remote, &opts()).unwrap();
+    let up = remote.traffic();
+    assert!(up.bytes_put > 1000 && up.bytes_put <= 8 * 1024, "{up:?}");
+    remote.reset_traffic();
+    sync(&*b, AGENT, &remote, &opts()).unwrap();
+    let down = remote.traffic();
+    assert!(
+        down.bytes_got > 1000 && down.bytes_got <= 8 * 1024,
+        "{down:?}"
+    );
+}
+
+#[test]
+fn a_corrupt_or_foreign_segment_is_refused_and_nothing_of_it_merged() {
+    let (a, b, remote) = (machine(1), machine(2), MemoryObjectStore::new());
+    let f = start(&a);
+    sync(&*a, AGENT, &remote, &opts()).unwrap();
+    sync(&*b, AGENT, &remote, &opts()).unwrap();
+    let key = remote
+        .keys()
+        .into_iter()
+        .find(|k| k.ends_with("0000000000.jsonl"))
+        .unwrap();
+    let dir = key
+        .rsplit_once('/')
+        .unwrap()
+        .0
+        .rsplit_once('/')
+        .unwrap()
+        .0
+        .to_string();
+    let before = b.read(&f).unwrap();
+    let good = r#"{"type":"message","id":"feedbeef","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"x","timestamp":1}}"#;
+    for (machine, data, why) in [
+        ("00000000000000aa", format!("{good}\n{{not json\n"), "line 2 is not a session entry"),
+        ("00000000000000bb", good.to_string(), "cut short"),
+        ("00000000000000cc", r#"{"type":"session","version":3,"id":"other","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}"#.to_string() + "\n" + good + "\n", "belongs to session other"),
+    ] {
+        remote.overwrite(&format!("{dir}/{machine}/0000000000.jsonl"), data.as_bytes());
+        let r = sync(&*b, AGENT, &remote, &opts()).unwrap();
+        assert!(r.sessions[0].refused.iter().any(|e| e.contains(why)), "{why}: {:?}", r.sessions[0].refused);
+        assert_eq!(b.read(&f).unwrap(), before, "{why}: nothing merged");
+    }
+}
+
+#[test]
+fn a_failing_store_changes_nothing_locally() {
+    struct Down;
+    impl ObjectStore for Down {
+        fn put_if_absent(
+            &self,
+            _: &str,
+            _: &[u8],
+        ) -> Result<xcsh_session::sync::Put, xcsh_session::sync::ObjectError> {
+            Err(xcsh_session::sync::ObjectError::Unreachable("down".into()))
+        }
+        fn get(&self, _: &str) -> Result<Option<Vec<u8>>, xcsh_session::sync::ObjectError> {
+            Err(xcsh_session::sync::ObjectError::Unreachable("down".into()))
+        }
+        fn get_range(
+            &self,
+            _: &str,
+            _: u64,
+            _: u64,
+        ) -> Result<Option<Vec<u8>>, xcsh_session::sync::ObjectError> {
+            Err(xcsh_session::sync::ObjectError::Unreachable("down".into()))
+        }
+        fn list(
+            &self,
+            _: &str,
+        ) -> Result<Vec<xcsh_session::sync::ObjectMeta>, xcsh_session::sync::ObjectError> {
+            Err(xcsh_session::sync::ObjectError::Unreachable("down".into()))
+        }
+    }
+    let a = machine(1);
+    start(&a);
+    let before: Vec<_> = xcsh_session::storage::files_under(&*a, AGENT).unwrap();
+    let e = sync(&*a, AGENT, &Down, &opts()).unwrap_err();
+    assert!(e.to_string().contains("cannot be reached"), "{e}");
+    assert_eq!(
+        xcsh_session::storage::files_under(&*a, AGENT).unwrap(),
+        before
+    );
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// Append on the machine's leaf.
+    Append(usize),
+    /// Go back `n` entries on the path and append there (a branch).
+    Branch(usize, usize),
+    /// Label the leaf's parent.
+    Label(usize),
+    Sync(usize),
+}
+
+fn op(machines: usize) -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => (0..machines).prop_map(Op::Append),
+        1 => (0..machines, 1..4usize).prop_map(|(m, n)| Op::Branch(m, n)),
+        1 => (0..machines).prop_map(Op::Label),
+        3 => (0..machines).prop_map(Op::Sync),
+    ]
+}
+
+fn run_schedule(n: usize, ops: &[Op]) {
+    let remote = MemoryObjectStore::new();
+    let ms: Vec<Rc<dyn Storage>> = (0..n).map(|i| machine(i as u64 + 1)).collect();
+    let file = start(&ms[0]);
+    let mut written: HashSet<String> = entries(&*ms[0], &file).into_keys().collect();
+    let mut k = 0;
+    let sync_on = |m: &Rc<dyn Storage>| -> SyncReport {
+        let r = sync(&**m, AGENT, &remote, &opts()).unwrap();
+        for s in &r.sessions {
+            assert!(s.refused.is_empty(), "{:?}", s.refused);
+        }
+        r
+    };
+    for o in ops {
+        let m = match o {
+            Op::Append(m) | Op::Branch(m, _) | Op::Label(m) | Op::Sync(m) => &ms[*m],
+        };
+        if let Op::Sync(_) = o {
+            sync_on(m);
+            continue;
+        }
+        if !m.exists_file(&file) {
+            continue; // this machine has not got the session yet
+        }
+        k += 1;
+        let mut s = open(m, &file);
+        let id = match o {
+            Op::Append(_) => s.append_message(&user(&format!("m{k}"))).unwrap(),
+            Op::Branch(_, back) => {
+                let path: Vec<String> = s
+                    .branch_path(None)
+                    .unwrap()
+                    .iter()
+                    .map(|e| e.id.clone())
+                    .collect();
+                let at = path.len().saturating_sub(1 + back);
+                s.branch(&path[at]).unwrap();
+                s.append_message(&assistant(&format!("b{k}"))).unwrap()
+            }
+            Op::Label(_) => {
+                let path: Vec<String> = s
+                    .branch_path(None)
+                    .unwrap()
+                    .iter()
+                    .map(|e| e.id.clone())
+                    .collect();
+                let target = path[path.len().saturating_sub(2)].clone();
+                s.append_label_change(&target, Some(&format!("l{k}")))
+                    .unwrap()
+            }
+            Op::Sync(_) => unreachable!(),
+        };
+        s.close().unwrap();
+        written.insert(id);
+    }
+    // Everyone syncs twice, in order: then all have everything.
+    for _ in 0..2 {
+        for m in &ms {
+            sync_on(m);
+        }
+    }
+    let first = entries(&*ms[0], &file);
+    let ids: HashSet<String> = first.keys().cloned().collect();
+    assert_eq!(
+        ids, written,
+        "every entry written on any machine is on every machine"
+    );
+    for m in &ms[1..] {
+        assert_eq!(
+            entries(&**m, &file),
+            first,
+            "the same entries, byte for byte"
+        );
+    }
+    for m in &ms {
+        let s = open(m, &file);
+        assert_eq!(s.entries().len(), written.len());
+    }
+}
+
+trait Exists {
+    fn exists_file(&self, path: &str) -> bool;
+}
+impl Exists for Rc<dyn Storage> {
+    fn exists_file(&self, path: &str) -> bool {
+        self.stat(path).is_ok()
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn two_machines_converge_whatever_the_schedule(ops in prop::collection::vec(op(2), 1..30)) {
+        run_schedule(2, &ops);
+    }
+
+    #[test]
+    fn three_machines_converge_whatever_the_schedule(ops in prop::collection::vec(op(3), 1..40)) {
+        run_schedule(3, &ops);
+    }
+}
+
+#[test]
+fn images_travel_with_their_entries() {
+    let (a, b, remote) = (machine(1), machine(2), MemoryObjectStore::new());
+    let f = start(&a);
+    let data = xcsh_session::internals::encode_base64(&[7u8; 3000]);
+    let mut s = open(&a, &f);
+    s.append_message(&format!(r#"{{"role":"user","content":[{{"type":"image","data":"{data}","mimeType":"image/png"}}],"timestamp":3}}"#)).unwrap();
+    s.close().unwrap();
+    let blobs = |m: &dyn Storage| {
+        m.list_dir(&format!("{AGENT}/blobs"))
+            .map(|v| v.len())
+            .unwrap_or(0)
+    };
+    assert_eq!(blobs(&*a), 1, "the image went to the blob store");
+    sync(&*a, AGENT, &remote, &opts()).unwrap();
+    sync(&*b, AGENT, &remote, &opts()).unwrap();
+    assert_eq!(blobs(&*b), 1);
+    let ctx = open(&b, &f).context().to_json();
+    assert!(
+        ctx.contains(&data),
+        "the image reads back whole on the other machine"
+    );
+}
