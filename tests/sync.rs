@@ -124,6 +124,11 @@ fn a_session_written_on_one_machine_appears_on_another() {
     sync(&*a, AGENT, &remote, &opts()).unwrap();
     let r = sync(&*b, AGENT, &remote, &opts()).unwrap();
     assert!(r.sessions[0].created);
+    assert!(
+        r.sessions[0].branches.is_empty(),
+        "{:?}",
+        r.sessions[0].branches
+    );
     let fb = files(&*b).pop().unwrap();
     assert_eq!(
         a.read(&fa).unwrap(),

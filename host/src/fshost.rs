@@ -220,6 +220,16 @@ fn to_wit(e: StorageError) -> wit::StorageError {
     }
 }
 
+/// The confined filesystem storage alone, for what the host runs natively over the core
+/// (`sync`): the same roots, the same refusals as the component's.
+pub fn confined_storage(roots: Roots, writable: bool) -> FsStorage<Confinement> {
+    FsStorage::with_policy(Confinement {
+        roots,
+        writable,
+        cache: None,
+    })
+}
+
 impl FsHost {
     pub fn new(roots: Roots, writable: bool, cache: Option<IndexCacheDir>) -> FsHost {
         FsHost {

@@ -14,7 +14,9 @@ mod history;
 #[cfg(target_os = "linux")]
 mod hugemem;
 mod progress;
+mod remote;
 mod rpc;
+mod sync;
 
 mod bindings {
     wasmtime::component::bindgen!({
@@ -70,6 +72,10 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Sync the sessions with a remote (an S3-compatible store or a shared folder): this
+    /// machine's new entries go up, the other machines' are merged in by entry id;
+    /// nothing is lost, the leaf stays where you left it.
+    Sync(sync::SyncArgs),
     /// Header, entry count, leaf, version, whether a migration is needed, load report.
     Show {
         /// The session file (`.jsonl`).
@@ -399,7 +405,7 @@ struct Scope {
 /// entry or a file does not exist (a session file given to show, context, tree, migrate,
 /// fork or move), 4 for a session of another project. Output cut short by its reader
 /// (`| head`) is a normal end.
-const EXIT_ERROR: u8 = 1;
+pub(crate) const EXIT_ERROR: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 const EXIT_NOT_FOUND: u8 = 3;
 const EXIT_OTHER_PROJECT: u8 = 4;
@@ -713,7 +719,10 @@ fn plan(command: &Command) -> (Vec<&Path>, bool) {
         Command::Blob { op } => (vec![], matches!(op, BlobCommand::Put { .. })),
         Command::Gc { delete, .. } => (vec![], *delete),
         Command::History { op } => (vec![], matches!(op, HistoryCommand::Add { .. })),
-        Command::Precompile | Command::Completions { .. } | Command::Man { .. } => (vec![], false),
+        Command::Precompile
+        | Command::Completions { .. }
+        | Command::Man { .. }
+        | Command::Sync(_) => (vec![], false),
         Command::Session { .. } => (vec![], true),
     }
 }
@@ -877,6 +886,14 @@ fn completions(shell: clap_complete::Shell) -> String {
 fn run(cli: Cli) -> Result<ExitCode> {
     if let Some(code) = describe_cli(&cli.command)? {
         return Ok(code);
+    }
+    // Runs natively over the core: no component to load.
+    if let Command::Sync(args) = &cli.command {
+        let agent_dir = match &cli.agent_dir {
+            Some(d) => d.clone(),
+            None => default_agent_dir()?,
+        };
+        return sync::run(agent_dir, args);
     }
     let engine = engine()?;
     let component = aot::locate_component(cli.component.as_deref())?;
@@ -1077,6 +1094,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         },
         Command::Precompile
+        | Command::Sync(_)
         | Command::Session { .. }
         | Command::Completions { .. }
         | Command::Man { .. } => unreachable!("handled above"),

@@ -101,7 +101,11 @@ pub(crate) fn plan(local: &[Node], remote: &[Node]) -> Plan {
         .collect();
     // Follow the other machine when it continued this leaf (its newest such leaf);
     // else the file's own leaf stays the last line.
-    let followed = tips.iter().rev().copied().find(|&i| follows[i]);
+    let followed = match old_leaf {
+        // A file with no entry yet follows the newest leaf that came.
+        None => tips.last().copied(),
+        Some(_) => tips.iter().rev().copied().find(|&i| follows[i]),
+    };
     let keep_old = followed.is_none() && old_leaf.is_some();
 
     let latest_local_label = latest_labels(local);
@@ -376,6 +380,14 @@ mod tests {
         let p = plan(&local, &remote);
         assert_eq!(p.write, Write::Append(vec![0, 1]));
         assert_eq!(p.leaf.as_deref(), Some("d"));
+        assert!(p.branches.is_empty());
+    }
+
+    #[test]
+    fn a_file_with_no_entry_takes_the_newest_leaf_and_reports_no_branch() {
+        let remote = [e("a", None, "1"), e("b", Some("a"), "2")];
+        let p = plan(&[], &remote);
+        assert_eq!(p.leaf.as_deref(), Some("b"));
         assert!(p.branches.is_empty());
     }
 

@@ -58,6 +58,6 @@ mod store;
 
 pub use layout::{machine_id, segment_key, sessions_prefix};
 pub use lines::SegmentError;
-pub use run::{sync, Scope, SyncError, SyncOptions, SyncReport};
+pub use run::{sync, sync_with_progress, Scope, SyncError, SyncOptions, SyncReport};
 pub use session::SessionSync;
 pub use store::{MemoryObjectStore, ObjectError, ObjectMeta, ObjectStore, Put, Traffic};

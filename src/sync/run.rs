@@ -63,6 +63,17 @@ pub fn sync(
     store: &dyn ObjectStore,
     opts: &SyncOptions,
 ) -> Result<SyncReport, SyncError> {
+    sync_with_progress(storage, agent_dir, store, opts, &mut |_, _, _| {})
+}
+
+/// [`sync`], calling `progress(done, total, session)` after each session.
+pub fn sync_with_progress(
+    storage: &dyn Storage,
+    agent_dir: &str,
+    store: &dyn ObjectStore,
+    opts: &SyncOptions,
+    progress: &mut dyn FnMut(usize, usize, &SessionSync),
+) -> Result<SyncReport, SyncError> {
     let root = sessions_prefix(&opts.prefix);
     let listed = store.list(&match &opts.scope {
         Scope::All => root.clone(),
@@ -99,6 +110,7 @@ pub fn sync(
         machine: machine.clone(),
         sessions: vec![],
     };
+    let total = keys.len();
     for (project, session) in keys {
         let segments = remote_sessions
             .remove(&(project.clone(), session.clone()))
@@ -114,6 +126,11 @@ pub fn sync(
             dry_run: opts.dry_run,
         };
         report.sessions.push(job.run(file, segments)?);
+        progress(
+            report.sessions.len(),
+            total,
+            report.sessions.last().expect("just pushed"),
+        );
     }
     Ok(report)
 }
