@@ -9,6 +9,7 @@ use futures::TryStreamExt;
 use object_store::aws::{AmazonS3Builder, S3ConditionalPut};
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as ObjectPath;
+use object_store::ObjectStoreExt as _;
 use object_store::{
     ClientOptions, GetOptions, GetRange, ObjectStore as _, PutMode, PutOptions, PutPayload,
     RetryConfig,
@@ -126,7 +127,17 @@ impl Remote {
 }
 
 impl ObjectStore for Remote {
+    /// A look first, then a put that asks the store to refuse an existing key
+    /// (`If-None-Match: *`). Some stores ignore the ask (Garage 2.5): the look is what
+    /// keeps an object from being replaced there; the core runs one sync per agent
+    /// directory at a time, so nothing else writes this machine's keys in between.
     fn put_if_absent(&self, key: &str, data: &[u8]) -> Result<Put, ObjectError> {
+        let path = ObjectPath::from(key);
+        match self.runtime.block_on(self.store.head(&path)) {
+            Ok(_) => return Ok(Put::Exists),
+            Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(self.error(e)),
+        }
         let opts = PutOptions {
             mode: PutMode::Create,
             ..Default::default()
@@ -134,7 +145,7 @@ impl ObjectStore for Remote {
         let payload = PutPayload::from(data.to_vec());
         match self
             .runtime
-            .block_on(self.store.put_opts(&ObjectPath::from(key), payload, opts))
+            .block_on(self.store.put_opts(&path, payload, opts))
         {
             Ok(_) => Ok(Put::Created),
             Err(

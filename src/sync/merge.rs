@@ -120,8 +120,10 @@ pub(crate) fn plan(local: &[Node], remote: &[Node]) -> Plan {
         Some(i) => remote[i].id,
         None => old_leaf,
     };
+    // A file with no entry yet is a copy: its branches are the session's, not news.
     let branches = tips
         .iter()
+        .filter(|_| old_leaf.is_some())
         .filter(|&&i| Some(i) != followed)
         .filter_map(|&i| remote[i].id)
         .map(str::to_string)

@@ -9,6 +9,7 @@ use super::layout::{
 use super::session::{Job, SessionSync};
 use super::store::{ObjectError, ObjectStore};
 use crate::entry::Header;
+use crate::lock::{lock_path, SessionLock};
 use crate::paths::sessions_root;
 use crate::storage::{join, Storage, StorageError, StorageExt};
 
@@ -40,6 +41,9 @@ pub enum SyncError {
     Store(#[from] ObjectError),
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// Another sync of this agent directory is running.
+    #[error("another sync of this agent directory is running (its lock: {0})")]
+    Busy(String),
 }
 
 #[derive(Debug, Clone, Default)]
@@ -88,6 +92,15 @@ pub fn sync_with_progress(
                 .push(k);
         }
     }
+    // One sync at a time per agent directory: a machine's own objects are then never
+    // written by two syncs at once, which a store that ignores put-if-absent (Garage 2.5
+    // ignores `If-None-Match`) could not tell apart.
+    let _running = if opts.dry_run {
+        None
+    } else {
+        storage.mkdir_all(&sync_dir(agent_dir))?;
+        Some(RunLock::take(storage, agent_dir)?)
+    };
     let local = local_sessions(storage, agent_dir, &opts.scope)?;
     // A dry run makes no machine id: it would be the only thing it wrote.
     let machine = if opts.dry_run && !storage.exists(&join(&sync_dir(agent_dir), "machine-id")) {
@@ -133,6 +146,29 @@ pub fn sync_with_progress(
         );
     }
     Ok(report)
+}
+
+/// The agent directory's sync lock (`<agent-dir>/sync/run.lock`, a session lock's rules:
+/// a lock left by a process that is gone is taken over), released when dropped.
+struct RunLock<'s> {
+    storage: &'s dyn Storage,
+    lock: SessionLock,
+}
+
+impl<'s> RunLock<'s> {
+    fn take(storage: &'s dyn Storage, agent_dir: &str) -> Result<RunLock<'s>, SyncError> {
+        let path = join(&sync_dir(agent_dir), "run");
+        match SessionLock::acquire_idle(storage, &path) {
+            Ok(lock) => Ok(RunLock { storage, lock }),
+            Err(_) => Err(SyncError::Busy(lock_path(&path))),
+        }
+    }
+}
+
+impl Drop for RunLock<'_> {
+    fn drop(&mut self) {
+        self.lock.release(self.storage);
+    }
 }
 
 /// `(project, session id) → file` for the local sessions in scope (a file whose header
