@@ -21,6 +21,7 @@ fn machine(seed: u64) -> Rc<dyn Storage> {
 
 fn opts() -> SyncOptions {
     SyncOptions {
+        remote: "memory://team".into(),
         prefix: "team".into(),
         scope: Scope::All,
         dry_run: false,
@@ -434,4 +435,23 @@ fn images_travel_with_their_entries() {
         ctx.contains(&data),
         "the image reads back whole on the other machine"
     );
+}
+
+#[test]
+fn what_one_remote_has_says_nothing_of_another() {
+    let (a, b) = (machine(1), machine(2));
+    let (first, second) = (MemoryObjectStore::new(), MemoryObjectStore::new());
+    start(&a);
+    sync(&*a, AGENT, &first, &opts()).unwrap();
+    let other = SyncOptions {
+        remote: "memory://other".into(),
+        ..opts()
+    };
+    let r = sync(&*a, AGENT, &second, &other).unwrap();
+    assert_eq!(
+        r.sessions[0].pushed_entries, 2,
+        "the second remote gets everything"
+    );
+    let r = sync(&*b, AGENT, &second, &other).unwrap();
+    assert!(r.sessions[0].created);
 }

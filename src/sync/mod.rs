@@ -30,7 +30,7 @@
 //! use xcsh_session::Session;
 //!
 //! let remote = MemoryObjectStore::new();
-//! let opts = SyncOptions { prefix: "team".into(), scope: Scope::All, dry_run: false };
+//! let opts = SyncOptions { remote: "memory://team".into(), prefix: "team".into(), scope: Scope::All, dry_run: false };
 //! let laptop: Rc<dyn Storage> = Rc::new(MemoryStorage::with_seed(1, 1_700_000_000_000));
 //! let server: Rc<dyn Storage> = Rc::new(MemoryStorage::with_seed(2, 1_700_000_000_000));
 //!

@@ -24,6 +24,9 @@ pub enum Scope {
 
 #[derive(Debug, Clone)]
 pub struct SyncOptions {
+    /// The remote's name (its URL: `s3://bucket/team`): this machine keeps what it synced
+    /// with each remote apart.
+    pub remote: String,
     /// The remote's key prefix (`team/alice`), `""` for the bucket's root.
     pub prefix: String,
     pub scope: Scope,
@@ -123,6 +126,7 @@ pub fn sync_with_progress(
         machine: machine.clone(),
         sessions: vec![],
     };
+    let state_dir = super::state::remote_dir(agent_dir, &opts.remote);
     let total = keys.len();
     for (project, session) in keys {
         let segments = remote_sessions
@@ -132,6 +136,7 @@ pub fn sync_with_progress(
         let job = Job {
             storage,
             agent_dir,
+            state_dir: &state_dir,
             remote: &remote,
             machine: &machine,
             project: &project,

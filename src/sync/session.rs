@@ -53,6 +53,8 @@ impl SessionSync {
 pub(crate) struct Job<'a> {
     pub storage: &'a dyn Storage,
     pub agent_dir: &'a str,
+    /// This remote's sync states ([`state::remote_dir`]).
+    pub state_dir: &'a str,
     pub remote: &'a Remote<'a>,
     pub machine: &'a str,
     pub project: &'a str,
@@ -125,7 +127,7 @@ impl Job<'_> {
         };
         let prior = file
             .as_ref()
-            .and_then(|_| state::load(self.storage, self.agent_dir, self.project, self.session));
+            .and_then(|_| state::load(self.storage, self.state_dir, self.project, self.session));
         let merged = prior.as_ref().map(|s| s.merged.clone()).unwrap_or_default();
         let unseen: Vec<&SegmentKey> = segments
             .iter()
@@ -319,7 +321,7 @@ impl Job<'_> {
         };
         state::save(
             self.storage,
-            self.agent_dir,
+            self.state_dir,
             self.project,
             self.session,
             &st,

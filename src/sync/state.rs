@@ -27,35 +27,37 @@ pub(crate) struct SessionState {
 /// How much of the file before `covered` the tail hash covers.
 pub(crate) const TAIL: u64 = 4096;
 
-fn state_path(agent_dir: &str, project: &str, session: &str) -> String {
-    join(
-        &join(&join(&sync_dir(agent_dir), "state"), project),
-        &format!("{session}.json"),
-    )
+/// Where the states of one remote live: `<agent-dir>/sync/state/<remote>/`, `<remote>`
+/// a hash of the remote's name (its URL): what one remote has says nothing of another.
+pub(crate) fn remote_dir(agent_dir: &str, remote: &str) -> String {
+    let key = &crate::blob::sha256_hex(remote.as_bytes())[..16];
+    join(&join(&sync_dir(agent_dir), "state"), key)
+}
+
+fn state_path(dir: &str, project: &str, session: &str) -> String {
+    join(&join(dir, project), &format!("{session}.json"))
 }
 
 /// The state of a session; `None` when there is none or it cannot be read (then the
 /// session is compared whole).
 pub(crate) fn load(
     storage: &dyn Storage,
-    agent_dir: &str,
+    dir: &str,
     project: &str,
     session: &str,
 ) -> Option<SessionState> {
-    let bytes = storage
-        .read(&state_path(agent_dir, project, session))
-        .ok()?;
+    let bytes = storage.read(&state_path(dir, project, session)).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 
 pub(crate) fn save(
     storage: &dyn Storage,
-    agent_dir: &str,
+    dir: &str,
     project: &str,
     session: &str,
     state: &SessionState,
 ) -> Result<(), StorageError> {
-    let path = state_path(agent_dir, project, session);
+    let path = state_path(dir, project, session);
     storage.mkdir_all(crate::storage::parent(&path))?;
     let json = serde_json::to_vec(state).map_err(|e| StorageError::Other(e.to_string()))?;
     storage.atomic_write(&path, &json)

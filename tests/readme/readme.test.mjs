@@ -27,7 +27,8 @@
 // along would: it holds the package as node_modules/xcsh-session (pkg/) and the browser
 // build of WASI, node_modules/@bytecodealliance/preview2-shim (tests/node_modules', from
 // scripts/setup test); for the repository's README (not the npm package's, whose reader
-// has no repository) a copy of tests/fixtures and the package as ./pkg too; for the
+// has no repository) a copy of tests/fixtures, the package as ./pkg and `scripts` as a
+// link (its sync example starts a local Garage cluster) too; for the
 // component's and the WASI command's, whose reader is at the repository root, `target`
 // (the built components) and `tests` as links. On PATH: the CLI
 // (target/release/xcsh-session), the venv's python3 (with wasmtime) and the tool cache
@@ -52,7 +53,7 @@ const PATH = [CLI_DIR, path.join(TOOLS, 'py', 'bin'), path.join(TOOLS, 'bin'), p
 
 /** Each README and what its reader has beside the blocks (see the header). */
 const READMES = {
-  'README.md': { repository: true },
+  'README.md': { repository: true, links: ['scripts'] },
   'crates/js/README.md': {},
   'crates/component/README.md': { links: ['target'] },
   'crates/wasi-command/README.md': { links: ['target', 'tests'] },
@@ -226,7 +227,7 @@ for (const [readme, reader] of Object.entries(READMES)) {
     const blocks = codeBlocks(fs.readFileSync(path.join(ROOT, readme), 'utf8'));
     assert.ok(blocks.length > 0);
     const dir = scratch(reader);
-    const env = { ...process.env, PATH, HOME: dir, XCSH_SESSION_CACHE_DIR: path.join(ROOT, 'target', 'aot-cache') };
+    const env = { ...process.env, PATH, HOME: dir, XCSH_TOOLS_DIR: TOOLS, XCSH_SESSION_CACHE_DIR: path.join(ROOT, 'target', 'aot-cache') };
     const name = readme.replace(/\/?README\.md$/, '').replaceAll('/', '-') || 'README';
     try {
       for (const [i, block] of blocks.entries()) {

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gate, startCluster } from './garage.mjs';
+import { gate, startCluster } from '../../scripts/lib/garage.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TARGET = process.env.CARGO_TARGET_DIR || path.join(ROOT, 'target');

@@ -1,4 +1,4 @@
-// A Garage cluster on loopback for the sync tier: N nodes (replication 3 by default), each
+// A Garage cluster on loopback (the sync tier's, scripts/garage-local's): N nodes (replication 3 by default), each
 // with its own ports and directories under `dir`, a bucket and a key. Nodes can be killed,
 // stopped and started again; `stop()` ends them all. Garage comes from the tool cache
 // (scripts/setup test installs it).
