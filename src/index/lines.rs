@@ -1,6 +1,7 @@
 //! Lines of a session file read by their place in the index, in as few ranged reads as
 //! the gaps between them allow, each checked whole against what the index says of it.
 
+use super::verbatim::line_sum;
 use super::SessionIndex;
 use crate::entry::{Entry, EntryType, Payload, Record, Text};
 use crate::storage::{Storage, StorageResult};
@@ -11,6 +12,13 @@ use std::sync::Arc;
 const GAP: u64 = 4 << 10;
 /// At most this many bytes per read, beyond a single longer line.
 const PIECE: u64 = 16 << 20;
+
+/// A line read: parsed and checked, or (its checksum the one noted) only its message.
+pub(super) enum Line {
+    Entry(Entry),
+    /// The context message, the line's `message` value as it is.
+    Message(Text),
+}
 
 /// Reads lines of one file by position, validating each against the index.
 pub(super) struct Lines<'a> {
@@ -42,6 +50,26 @@ impl Lines<'_> {
     /// Read the lines at `positions` (any order), in as few calls as the gaps allow,
     /// each checked whole; in file order. `Ok(None)`: a line is not what the index says.
     pub(super) fn read(&self, positions: &[usize]) -> StorageResult<Option<Vec<(usize, Entry)>>> {
+        let read = self.read_lines(positions, false)?;
+        Ok(read.map(|lines| {
+            lines
+                .into_iter()
+                .filter_map(|(p, line)| match line {
+                    Line::Entry(e) => Some((p, e)),
+                    Line::Message(_) => None, // never without `verbatim`
+                })
+                .collect()
+        }))
+    }
+
+    /// [`Self::read`], where, with `verbatim`, a line whose checksum is the one the index
+    /// noted with its message ([`super::verbatim`]) is not parsed: its message is handed
+    /// as it is in the line.
+    pub(super) fn read_lines(
+        &self,
+        positions: &[usize],
+        verbatim: bool,
+    ) -> StorageResult<Option<Vec<(usize, Line)>>> {
         let mut want = positions.to_vec();
         let offsets = &self.index.offsets;
         crate::sort::sort_by(&mut want, |a, b| offsets[*a].cmp(&offsets[*b]));
@@ -81,13 +109,28 @@ impl Lines<'_> {
             let buf = Arc::new(text);
             for &p in &want[k..last] {
                 let s = (self.index.offsets[p] - start) as usize;
+                let end = s + self.index.lens[p] as usize;
+                let copied = match self.index.verbatim(p) {
+                    Some(v) if verbatim && line_sum(&buf.as_bytes()[s..end]) == v.sum => Some(v),
+                    _ => None,
+                };
+                if let Some(v) = copied {
+                    let at = s + v.start as usize;
+                    let text = Text::Shared {
+                        buf: buf.clone(),
+                        start: at,
+                        end: at + v.len as usize,
+                    };
+                    out.push((p, Line::Message(text)));
+                    continue;
+                }
                 let text = Text::Shared {
                     buf: buf.clone(),
                     start: s,
-                    end: s + self.index.lens[p] as usize,
+                    end,
                 };
                 match Entry::parse_record(text) {
-                    Ok(Record::Entry(e)) if self.agrees(p, &e) => out.push((p, e)),
+                    Ok(Record::Entry(e)) if self.agrees(p, &e) => out.push((p, Line::Entry(e))),
                     _ => return Ok(None),
                 }
             }

@@ -3,7 +3,7 @@
 
 use super::path::{PathContext, Streamed};
 use super::SessionIndex;
-use crate::context::{entry_message, ContextJsonReader, JSON_HEAD};
+use crate::context::{ContextJsonReader, JSON_HEAD};
 use crate::error::{Result, SessionError};
 
 /// How many bytes of lines a streamed context reads at a time.
@@ -181,7 +181,7 @@ impl<'a> StreamedReader<'a> {
                         continue;
                     };
                     self.next += batch.len();
-                    let read = self.pc.lines().read(batch);
+                    let read = self.pc.lines().read_lines(batch, true);
                     let Ok(Some(read)) = read else {
                         let why = match read {
                             Err(e) => SessionError::Storage(e),
@@ -191,8 +191,8 @@ impl<'a> StreamedReader<'a> {
                         return Err(why);
                     };
                     let pc = self.pc;
-                    for (_, e) in &read {
-                        if let Some(m) = entry_message(e, &|e, m| pc.finish(e, m)) {
+                    for (_, line) in &read {
+                        if let Some(m) = pc.line_message(line) {
                             self.push_message(&m);
                         }
                     }
