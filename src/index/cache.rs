@@ -7,6 +7,14 @@
 //! its own bytes, the file at least as long as what it covers, the header line and the
 //! last bytes covered unchanged (a hash of each), and, for a file of exactly the covered
 //! length, the same mtime. Bytes appended since are scanned and added.
+//!
+//! What those checks let it trust is only where the lines are and what their leading
+//! keys say (id, parent, type), for the lines an open does not read: every line an open
+//! reads is checked again. A line changed in place (same length, the mtime set back, or
+//! within the mtime's granularity), away from the header and the last bytes, is not seen
+//! by them; so the messages noted for copying ([`super::verbatim`]) are trusted only
+//! through a checksum of their own line, taken as it is read: a line that does not match
+//! is parsed and checked as any other.
 
 use super::verbatim::Verbatim;
 use super::{Kind, SessionIndex, NO_PARENT};

@@ -7,7 +7,10 @@
 //! ([`cache`]): never session data, never in the sessions directory, trusted only after
 //! a check against the file, rebuilt when anything is off. Deleting it changes nothing
 //! but speed. An open through the index ([`path`]) validates every line it reads and
-//! hands the open back to the full reader when a line is not what the index says.
+//! hands the open back to the full reader when a line is not what the index says; a
+//! message line it checked once is noted, so that the next open copies its message
+//! without parsing the line again, as long as the line's checksum is the one noted
+//! ([`verbatim`]).
 
 pub(crate) mod cache;
 mod lines;
