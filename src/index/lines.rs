@@ -18,6 +18,20 @@ pub(super) enum Line {
     Entry(Entry),
     /// The context message, the line's `message` value as it is.
     Message(Text),
+    /// Its message is the one noted, as it is in the line ([`Notes::Confirm`]).
+    Confirmed,
+}
+
+/// What [`Lines::read_lines`] makes of a line the index noted ([`super::verbatim`])
+/// whose checksum is the one noted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Notes {
+    /// Parse it as any line.
+    Ignore,
+    /// Hand its message, as it is in the line.
+    Copy,
+    /// Only say so (a piece of such lines alone is not even made text).
+    Confirm,
 }
 
 /// Reads lines of one file by position, validating each against the index.
@@ -50,25 +64,25 @@ impl Lines<'_> {
     /// Read the lines at `positions` (any order), in as few calls as the gaps allow,
     /// each checked whole; in file order. `Ok(None)`: a line is not what the index says.
     pub(super) fn read(&self, positions: &[usize]) -> StorageResult<Option<Vec<(usize, Entry)>>> {
-        let read = self.read_lines(positions, false)?;
+        let read = self.read_lines(positions, Notes::Ignore)?;
         Ok(read.map(|lines| {
             lines
                 .into_iter()
                 .filter_map(|(p, line)| match line {
                     Line::Entry(e) => Some((p, e)),
-                    Line::Message(_) => None, // never without `verbatim`
+                    Line::Message(_) | Line::Confirmed => None, // never when ignored
                 })
                 .collect()
         }))
     }
 
-    /// [`Self::read`], where, with `verbatim`, a line whose checksum is the one the index
-    /// noted with its message ([`super::verbatim`]) is not parsed: its message is handed
-    /// as it is in the line.
+    /// [`Self::read`], where a line whose checksum is the one the index noted with its
+    /// message ([`super::verbatim`]) is not parsed (unless `notes` ignores them): its
+    /// message is handed as it is in the line, or only confirmed.
     pub(super) fn read_lines(
         &self,
         positions: &[usize],
-        verbatim: bool,
+        notes: Notes,
     ) -> StorageResult<Option<Vec<(usize, Line)>>> {
         let mut want = positions.to_vec();
         let offsets = &self.index.offsets;
@@ -101,37 +115,58 @@ impl Lines<'_> {
                 bytes[at..s].fill(b' ');
                 at = s + self.index.lens[p] as usize;
             }
+            // Noted lines whose checksum is the one noted (see `super::verbatim`).
+            let noted: Vec<bool> = want[k..last]
+                .iter()
+                .map(|&p| {
+                    let s = (self.index.offsets[p] - start) as usize;
+                    let end = s + self.index.lens[p] as usize;
+                    notes != Notes::Ignore
+                        && self
+                            .index
+                            .verbatim(p)
+                            .is_some_and(|v| line_sum(&bytes[s..end]) == v.sum)
+                })
+                .collect();
+            if notes == Notes::Confirm && noted.iter().all(|&n| n) {
+                // Nothing of these bytes is kept: no text to make of them.
+                out.extend(want[k..last].iter().map(|&p| (p, Line::Confirmed)));
+                k = last;
+                continue;
+            }
             if simdutf8::basic::from_utf8(&bytes).is_err() {
                 return Ok(None);
             }
             // SAFETY: just checked.
             let text = unsafe { String::from_utf8_unchecked(bytes) };
             let buf = Arc::new(text);
-            for &p in &want[k..last] {
+            for (&p, noted) in want[k..last].iter().zip(noted) {
                 let s = (self.index.offsets[p] - start) as usize;
                 let end = s + self.index.lens[p] as usize;
-                let copied = match self.index.verbatim(p) {
-                    Some(v) if verbatim && line_sum(&buf.as_bytes()[s..end]) == v.sum => Some(v),
-                    _ => None,
-                };
-                if let Some(v) = copied {
-                    let at = s + v.start as usize;
-                    let text = Text::Shared {
-                        buf: buf.clone(),
-                        start: at,
-                        end: at + v.len as usize,
-                    };
-                    out.push((p, Line::Message(text)));
-                    continue;
-                }
-                let text = Text::Shared {
-                    buf: buf.clone(),
-                    start: s,
-                    end,
-                };
-                match Entry::parse_record(text) {
-                    Ok(Record::Entry(e)) if self.agrees(p, &e) => out.push((p, Line::Entry(e))),
-                    _ => return Ok(None),
+                match self.index.verbatim(p).filter(|_| noted) {
+                    Some(_) if notes == Notes::Confirm => out.push((p, Line::Confirmed)),
+                    Some(v) => {
+                        let at = s + v.start as usize;
+                        let text = Text::Shared {
+                            buf: buf.clone(),
+                            start: at,
+                            end: at + v.len as usize,
+                        };
+                        out.push((p, Line::Message(text)));
+                    }
+                    None => {
+                        let text = Text::Shared {
+                            buf: buf.clone(),
+                            start: s,
+                            end,
+                        };
+                        match Entry::parse_record(text) {
+                            Ok(Record::Entry(e)) if self.agrees(p, &e) => {
+                                out.push((p, Line::Entry(e)))
+                            }
+                            _ => return Ok(None),
+                        }
+                    }
                 }
             }
             k = last;

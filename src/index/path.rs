@@ -10,7 +10,7 @@
 //! and read again, a piece at a time, as its JSON is read. Memory then stays at a piece
 //! plus the index, whatever the size of the session.
 
-use super::lines::{Line, Lines};
+use super::lines::{Line, Lines, Notes};
 use super::stream::{batches, ContextReader, StreamedReader};
 use super::verbatim::verbatim_of;
 use super::window::{makes_message, SUMMARY};
@@ -93,7 +93,7 @@ impl PathContext {
         let lines = self.lines();
         for batch in batches(&self.index, &st.shown) {
             let read = lines
-                .read_lines(batch, true)?
+                .read_lines(batch, Notes::Copy)?
                 .ok_or_else(|| self.changed())?;
             for (p, line) in &read {
                 if let Some(m) = self.line_message(line) {
@@ -122,11 +122,15 @@ impl PathContext {
         let lines = self.lines();
         for batch in batches(&self.index, &st.shown) {
             let read = lines
-                .read_lines(batch, true)?
+                .read_lines(batch, Notes::Confirm)?
                 .ok_or_else(|| self.changed())?;
-            for (_, line) in &read {
-                if let Some(m) = self.line_message(line) {
-                    total += m.len();
+            for (p, line) in &read {
+                let len = match line {
+                    Line::Confirmed => self.index.verbatim(*p).map(|v| v.len as usize),
+                    line => self.line_message(line).map(|m| m.len()),
+                };
+                if let Some(len) = len {
+                    total += len;
                     messages += 1;
                 }
             }
@@ -174,6 +178,7 @@ impl PathContext {
         match line {
             Line::Message(text) => Some(Cow::Borrowed(text.as_str())),
             Line::Entry(e) => entry_message(e, &|e, m| self.finish(e, m)),
+            Line::Confirmed => None, // never read for its message
         }
     }
 
@@ -402,7 +407,7 @@ pub(crate) fn read_path_context(
         let cuts: Vec<usize> = batches(&pc.index, &shown).map(<[usize]>::len).collect();
         for n in cuts {
             let batch = &shown[first..first + n];
-            let Some(read) = pc.lines().read_lines(batch, true)? else {
+            let Some(read) = pc.lines().read_lines(batch, Notes::Confirm)? else {
                 return Ok(None);
             };
             // Each line's place in `shown`, for this batch only (a map of the whole path
@@ -413,7 +418,7 @@ pub(crate) fn read_path_context(
             let mut made: Vec<u32> = read
                 .iter()
                 .filter(|(_, line)| match line {
-                    Line::Message(_) => true,
+                    Line::Message(_) | Line::Confirmed => true,
                     Line::Entry(e) => makes_message(e),
                 })
                 .map(|(p, _)| place[p])
@@ -425,7 +430,7 @@ pub(crate) fn read_path_context(
                 .iter()
                 .filter_map(|(p, line)| match line {
                     Line::Entry(e) => Some((*p, verbatim_of(e, &|e, m| pc.finish(e, m))?)),
-                    Line::Message(_) => None,
+                    Line::Message(_) | Line::Confirmed => None,
                 })
                 .collect();
             drop(read);
