@@ -728,3 +728,41 @@ fn a_noted_message_moved_within_its_line_is_read_where_it_is_now() {
     assert!(through);
     assert_eq!(got, want);
 }
+
+/// A reopen parses none of the message lines the first open noted: it copies their
+/// messages (the same bytes), and reads as few other lines as the first open did.
+#[test]
+fn a_reopen_copies_the_messages_it_noted_without_parsing_their_lines() {
+    let storage = mem();
+    let mut s = create(&storage);
+    s.append_message(&assistant("first")).unwrap();
+    for i in 0..40 {
+        s.append_message(&user(&format!("q{i} {}", "x".repeat(150))))
+            .unwrap();
+        s.append_message(&assistant(&format!("a{i}"))).unwrap();
+    }
+    let file = s.file().unwrap().to_string();
+    drop(s);
+    let want = whole(&storage, &file, None).unwrap();
+    xcsh_session::internals::set_stream_above(0);
+    let open = || {
+        let before = xcsh_session::internals::lines_parsed();
+        let o = open_for_context(storage.clone(), &file, AGENT, None, IndexCache::Use).unwrap();
+        let mut json = Vec::new();
+        o.json_reader().read_into(&mut json, usize::MAX).unwrap();
+        let total = o.json_reader().total_bytes().unwrap();
+        let parsed = xcsh_session::internals::lines_parsed() - before;
+        (String::from_utf8(json).unwrap(), total, parsed)
+    };
+    let first = open();
+    let again = open();
+    xcsh_session::internals::set_stream_above(64 << 20);
+    assert_eq!(first.0, want);
+    assert_eq!(again.0, want);
+    assert_eq!((first.1, again.1), (want.len(), want.len()));
+    // The first open parses its 81 message lines (at open, and again as its JSON is
+    // read); the reopen only the few it reads for the state (the assistant messages that
+    // set the model: the first and the last).
+    assert!(first.2 >= 81, "{}", first.2);
+    assert!(again.2 <= 4, "the reopen parsed {} lines", again.2);
+}

@@ -40,6 +40,12 @@ pub fn set_stream_above(bytes: u64) {
     STREAM_ABOVE.with(|t| t.set(bytes));
 }
 
+/// How many lines opens through an index parsed on this thread, rather than copied
+/// their messages from (see `index::verbatim`): for tests.
+pub fn lines_parsed() -> u64 {
+    super::lines::parsed()
+}
+
 /// The entries a context of one leaf reads, read from the file through its index.
 pub struct PathContext {
     /// Root first: the entries read and kept (the state changes, compactions, first and
