@@ -239,7 +239,11 @@ impl SessionIndex {
             return false;
         }
         if self.verbatim.len() <= p {
-            self.verbatim.resize(p + 1, verbatim::Verbatim::default());
+            // Room for every entry at once, and no more (a 10 GB session has 6 million).
+            self.verbatim
+                .reserve_exact(self.len() - self.verbatim.len());
+            self.verbatim
+                .resize(self.len(), verbatim::Verbatim::default());
         }
         self.verbatim[p] = v;
         true
