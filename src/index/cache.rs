@@ -38,7 +38,9 @@ pub(crate) fn location(agent_dir: &str, file: &str) -> String {
 /// A 64-bit checksum, the same on every platform: it tells a cache that was damaged,
 /// cut short or changed from one written whole (it is no defence against a forger:
 /// whoever can write the agent directory can write its sessions too, and every line an
-/// open reads is checked against the file anyway). A word at a time, so that a reopen of
+/// open reads is checked against the file anyway, a line whose message a note lets it
+/// copy against the checksum in the note: a forged note can make an open copy another
+/// part of that line, never bytes from elsewhere, never a cut character). A word at a time, so that a reopen of
 /// a large session does not spend its time here (SHA-256 of a 2 MB index took most of a
 /// reopen in wasm); fed a piece at a time, so that a cache is written as it is encoded,
 /// never held whole.

@@ -133,10 +133,10 @@ impl Lines<'_> {
                     let s = (self.index.offsets[p] - start) as usize;
                     let end = s + self.index.lens[p] as usize;
                     notes != Notes::Ignore
-                        && self
-                            .index
-                            .verbatim(p)
-                            .is_some_and(|v| line_sum(&bytes[s..end]) == v.sum)
+                        && self.index.verbatim(p).is_some_and(|v| {
+                            line_sum(&bytes[s..end]) == v.sum
+                                && cuts_no_character(&bytes[s..end], v)
+                        })
                 })
                 .collect();
             if notes == Notes::Confirm && noted.iter().all(|&n| n) {
@@ -229,5 +229,62 @@ impl Lines<'_> {
             }
         }
         Ok(Some(false))
+    }
+}
+
+/// Does the note's message start and end where characters do (as any a parse noted
+/// does)? One that does not (a cache written by hand or by a bug, its checksum sound) is
+/// not followed: the line is parsed.
+fn cuts_no_character(line: &[u8], v: super::verbatim::Verbatim) -> bool {
+    let boundary = |i: usize| line.get(i).is_none_or(|&b| (b as i8) >= -0x40);
+    boundary(v.start as usize) && boundary((v.start + v.len) as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::scan::Scanner;
+    use crate::index::verbatim::{line_sum, Verbatim};
+
+    /// A note whose message would start inside a character, on a line whose checksum it
+    /// has: the line is parsed instead (no slice of a character, no panic).
+    #[test]
+    fn a_note_that_cuts_a_character_is_not_followed() {
+        let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#;
+        let line = r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user","content":"é"}}"#;
+        let text = format!("{header}\n{line}\n");
+        let storage = crate::MemoryStorage::new();
+        storage.write("/f", text.as_bytes()).unwrap();
+        let mut scanner = Scanner::resume(SessionIndex::default());
+        scanner.feed(text.as_bytes(), 0);
+        let mut index = scanner.finish(b"").unwrap();
+        let (at, len) = (index.offsets[0] as usize, index.lens[0] as usize);
+        let sum = line_sum(&text.as_bytes()[at..at + len]);
+        let inside = line.find('\u{e9}').unwrap() + 1;
+        let lines = |index: &SessionIndex| {
+            let lines = Lines {
+                storage: &storage,
+                path: "/f",
+                index,
+                read: HashMap::new(),
+            };
+            let read = lines.read_lines(&[0], Notes::Copy).unwrap().unwrap();
+            read.into_iter().next().unwrap().1
+        };
+        for (start, len) in [(inside, 3), (inside - 5, 5)] {
+            index.verbatim = vec![Verbatim {
+                sum,
+                start: start as u32,
+                len: len as u32,
+            }];
+            assert!(matches!(lines(&index), Line::Entry(_)), "{start} {len}");
+        }
+        // Where characters start and end, it is followed (copied as it is).
+        index.verbatim = vec![Verbatim {
+            sum,
+            start: (inside - 1) as u32,
+            len: 2,
+        }];
+        assert!(matches!(lines(&index), Line::Message(t) if t.as_str() == "\u{e9}"));
     }
 }

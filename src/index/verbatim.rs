@@ -13,7 +13,9 @@
 //! place, is parsed and checked as any line is; see [`line_sum`] for what it always
 //! tells). It is no defence against a forger who crafts a line to another's checksum:
 //! whoever can write the session file chooses its messages anyway. The bytes copied are
-//! still checked to be UTF-8 with the rest of what is read.
+//! still checked to be UTF-8 with the rest of what is read, and a note that would cut a
+//! character is not followed (the cache's soundness checks keep every note inside its
+//! line).
 
 use crate::context::entry_message;
 use crate::entry::{Entry, Payload};
