@@ -133,6 +133,7 @@ pub fn open_for_context(
                 agent_dir,
                 index,
                 leaf,
+                cache,
             );
             if let Ok(Some(p)) = read {
                 return Ok(OpenedContext::Path(Box::new(p)));

@@ -6,7 +6,7 @@
 pub use crate::blob::{encode_base64, rehydrate, sha256_hex};
 pub use crate::entry::fields::{scan_entry_fields, serde_entry_fields, EntryFields};
 pub use crate::entry::{compose_line, pick, Text};
-pub use crate::index::path::set_stream_above;
+pub use crate::index::path::{lines_parsed, set_stream_above};
 pub use crate::json::{object_fields, quote};
 pub use crate::jsonl::parse_lenient;
 pub use crate::persist::{prepare_for_persistence, Transforms};

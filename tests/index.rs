@@ -650,3 +650,119 @@ fn a_large_cache_is_written_in_pieces_and_reads_back_whole() {
         counting.bytes.get()
     );
 }
+
+/// A session of `n` long user messages (each with its answer): long enough that the
+/// cache's check (the header and the last 4 KiB) does not cover its first lines. Its
+/// file, and its context opened twice (streamed, the cache on): the first open notes the
+/// messages it may copy, the second copies them.
+fn noted(n: usize) -> (Rc<MemoryStorage>, String) {
+    let storage = mem();
+    let mut s = create(&storage);
+    s.append_message(&assistant("first")).unwrap();
+    for i in 0..n {
+        s.append_message(&user(&format!("q{i} {}", "x".repeat(150))))
+            .unwrap();
+        s.append_message(&assistant(&format!("a{i}"))).unwrap();
+    }
+    let file = s.file().unwrap().to_string();
+    drop(s);
+    xcsh_session::internals::set_stream_above(0);
+    for _ in 0..2 {
+        let _ = checked_once(storage.clone(), &file, None, IndexCache::Use, true).unwrap();
+    }
+    (storage, file)
+}
+
+/// `bytes` written as the file, its mtime set back: a change the cache's own check
+/// (length, mtime, header, last bytes) cannot see.
+fn write_unseen(storage: &MemoryStorage, file: &str, bytes: &[u8]) {
+    let mtime = storage.stat(file).unwrap().mtime_ms;
+    storage.write(file, bytes).unwrap();
+    storage.set_mtime(file, mtime);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    /// A message the index noted as copyable (its line's checksum), whose line was then
+    /// changed in place (same length, same mtime, the header and the tail as they were):
+    /// its line is parsed and checked again, and the context is the full reader's.
+    #[test]
+    fn a_noted_line_changed_in_place_gives_the_full_readers_context(n in 30usize..50, line in any::<prop::sample::Index>(), at in any::<prop::sample::Index>(), byte in any::<u8>()) {
+        let (storage, file) = noted(n);
+        let mut bytes = storage.read(&file).unwrap();
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(bytes.iter().enumerate().filter(|(_, &c)| c == b'\n').map(|(i, _)| i + 1))
+            .collect();
+        // A line after the header and the first entry, well before the last 4 KiB.
+        let k = 2 + line.index(n);
+        let (start, end) = (starts[k], starts[k + 1] - 1);
+        let pos = start + at.index(end - start);
+        prop_assume!(bytes[pos] != byte);
+        bytes[pos] = byte;
+        write_unseen(&storage, &file, &bytes);
+        let ok = same(&storage, &file, None, IndexCache::Use);
+        xcsh_session::internals::set_stream_above(64 << 20);
+        prop_assert!(ok);
+    }
+}
+
+/// The same change, one that keeps the line a valid entry: a space before the message
+/// and one character fewer in it. Its message is no longer where the note says.
+#[test]
+fn a_noted_message_moved_within_its_line_is_read_where_it_is_now() {
+    let (storage, file) = noted(40);
+    let text = read(&storage, &file);
+    let moved = text.replacen(
+        r#""message":{"role":"user","content":[{"type":"text","text":"q3 x"#,
+        r#""message": {"role":"user","content":[{"type":"text","text":"q3 "#,
+        1,
+    );
+    assert_ne!(moved, text);
+    assert_eq!(moved.len(), text.len());
+    write_unseen(&storage, &file, moved.as_bytes());
+    let want = whole(&storage, &file, None).unwrap();
+    let (got, through, _) =
+        checked_once(storage.clone(), &file, None, IndexCache::Use, true).unwrap();
+    xcsh_session::internals::set_stream_above(64 << 20);
+    assert!(through);
+    assert_eq!(got, want);
+}
+
+/// A reopen parses none of the message lines the first open noted: it copies their
+/// messages (the same bytes), and reads as few other lines as the first open did.
+#[test]
+fn a_reopen_copies_the_messages_it_noted_without_parsing_their_lines() {
+    let storage = mem();
+    let mut s = create(&storage);
+    s.append_message(&assistant("first")).unwrap();
+    for i in 0..40 {
+        s.append_message(&user(&format!("q{i} {}", "x".repeat(150))))
+            .unwrap();
+        s.append_message(&assistant(&format!("a{i}"))).unwrap();
+    }
+    let file = s.file().unwrap().to_string();
+    drop(s);
+    let want = whole(&storage, &file, None).unwrap();
+    xcsh_session::internals::set_stream_above(0);
+    let open = || {
+        let before = xcsh_session::internals::lines_parsed();
+        let o = open_for_context(storage.clone(), &file, AGENT, None, IndexCache::Use).unwrap();
+        let mut json = Vec::new();
+        o.json_reader().read_into(&mut json, usize::MAX).unwrap();
+        let total = o.json_reader().total_bytes().unwrap();
+        let parsed = xcsh_session::internals::lines_parsed() - before;
+        (String::from_utf8(json).unwrap(), total, parsed)
+    };
+    let first = open();
+    let again = open();
+    xcsh_session::internals::set_stream_above(64 << 20);
+    assert_eq!(first.0, want);
+    assert_eq!(again.0, want);
+    assert_eq!((first.1, again.1), (want.len(), want.len()));
+    // The first open parses its 81 message lines (at open, and again as its JSON is
+    // read); the reopen only the few it reads for the state (the assistant messages that
+    // set the model: the first and the last).
+    assert!(first.2 >= 81, "{}", first.2);
+    assert!(again.2 <= 4, "the reopen parsed {} lines", again.2);
+}

@@ -638,7 +638,7 @@ fn print_context(
     api: &GuestContextReader,
     reader: ResourceAny,
 ) -> Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = context_out()?;
     let written = loop {
         let chunk = api.call_read(&mut *store, reader, CONTEXT_CHUNK)?;
         if chunk.is_empty() {
@@ -653,6 +653,23 @@ fn print_context(
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other.context("writing to stdout")?),
     }
+}
+
+/// Where a context's chunks go: stdout itself, not through its line buffer (which looks
+/// for the last newline of every chunk: a pass over all of a context that has none).
+#[cfg(unix)]
+fn context_out() -> Result<Box<dyn Write>> {
+    use std::os::fd::AsFd;
+    let stdout = std::io::stdout();
+    stdout.lock().flush()?;
+    Ok(Box::new(std::fs::File::from(
+        stdout.as_fd().try_clone_to_owned()?,
+    )))
+}
+
+#[cfg(not(unix))]
+fn context_out() -> Result<Box<dyn Write>> {
+    Ok(Box::new(std::io::stdout().lock()))
 }
 
 /// How much of the store one step of `search` reads between two progress updates.

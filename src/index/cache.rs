@@ -7,12 +7,21 @@
 //! its own bytes, the file at least as long as what it covers, the header line and the
 //! last bytes covered unchanged (a hash of each), and, for a file of exactly the covered
 //! length, the same mtime. Bytes appended since are scanned and added.
+//!
+//! What those checks let it trust is only where the lines are and what their leading
+//! keys say (id, parent, type), for the lines an open does not read: every line an open
+//! reads is checked again. A line changed in place (same length, the mtime set back, or
+//! within the mtime's granularity), away from the header and the last bytes, is not seen
+//! by them; so the messages noted for copying ([`super::verbatim`]) are trusted only
+//! through a checksum of their own line, taken as it is read: a line that does not match
+//! is parsed and checked as any other.
 
+use super::verbatim::Verbatim;
 use super::{Kind, SessionIndex, NO_PARENT};
 use crate::storage::{join, FileStat, Storage, StorageExt};
 use sha2::{Digest as _, Sha256};
 
-const MAGIC: &[u8; 8] = b"XCSHIDX\x03";
+const MAGIC: &[u8; 8] = b"XCSHIDX\x04";
 /// How many of the last covered bytes are hashed.
 const TAIL: u64 = 4096;
 
@@ -29,7 +38,9 @@ pub(crate) fn location(agent_dir: &str, file: &str) -> String {
 /// A 64-bit checksum, the same on every platform: it tells a cache that was damaged,
 /// cut short or changed from one written whole (it is no defence against a forger:
 /// whoever can write the agent directory can write its sessions too, and every line an
-/// open reads is checked against the file anyway). A word at a time, so that a reopen of
+/// open reads is checked against the file anyway, a line whose message a note lets it
+/// copy against the checksum in the note: a forged note can make an open copy another
+/// part of that line, never bytes from elsewhere, never a cut character). A word at a time, so that a reopen of
 /// a large session does not spend its time here (SHA-256 of a 2 MB index took most of a
 /// reopen in wasm); fed a piece at a time, so that a cache is written as it is encoded,
 /// never held whole.
@@ -175,10 +186,28 @@ fn encode(
         tail.extend_from_slice(&child.to_le_bytes());
         put_bytes(&mut tail, parent.as_bytes());
     }
+    tail.extend_from_slice(&(index.verbatim.len() as u64).to_le_bytes());
     out.put(&tail);
+    column_of(&mut out, &index.verbatim, &|b, v| {
+        b.extend_from_slice(&v.sum.to_le_bytes());
+        b.extend_from_slice(&v.start.to_le_bytes());
+        b.extend_from_slice(&v.len.to_le_bytes());
+    });
     let sum = std::mem::take(&mut out.sum).finish();
     (out.out)(&sum.to_le_bytes());
     Some(())
+}
+
+/// `items` handed to `out` a block at a time, each encoded by `each`.
+fn column_of<T>(out: &mut Summed, items: &[T], each: &dyn Fn(&mut Vec<u8>, &T)) {
+    let mut block = Vec::new();
+    for items in items.chunks(BLOCK) {
+        block.clear();
+        for item in items {
+            each(&mut block, item);
+        }
+        out.put(&block);
+    }
 }
 
 /// Bytes handed on and summed.
@@ -292,6 +321,22 @@ fn decode(bytes: &[u8], file: &str) -> Option<(Seal, SessionIndex)> {
         let parent = std::str::from_utf8(f.bytes()?).ok()?;
         index.dangling.push((child, parent.into()));
     }
+    let known = f.len()?;
+    if known > n {
+        return None;
+    }
+    index.verbatim = f
+        .array(known, 16)?
+        .chunks_exact(16)
+        .map(|c| Verbatim {
+            sum: u64::from_le_bytes(c[..8].try_into().unwrap_or_default()),
+            start: u32::from_le_bytes(c[8..12].try_into().unwrap_or_default()),
+            len: u32::from_le_bytes(c[12..].try_into().unwrap_or_default()),
+        })
+        .collect();
+    if !f.0.is_empty() {
+        return None;
+    }
     sound(&index).then_some((seal, index))
 }
 
@@ -310,7 +355,14 @@ fn sound(index: &SessionIndex) -> bool {
             .is_some_and(|e| e <= index.covered)
     });
     let header_ok = index.header_offset + u64::from(index.header_len) <= index.covered;
+    let verbatim_ok = index.verbatim.len() <= n
+        && index
+            .verbatim
+            .iter()
+            .zip(&index.lens)
+            .all(|(v, &l)| v.fits(l));
     ids_ok
+        && verbatim_ok
         && lines_ok
         && header_ok
         && index
@@ -449,6 +501,32 @@ mod tests {
             }
             prop_assert_eq!(d.finish(), digest(&bytes));
         }
+    }
+
+    /// A note of a message beyond its line, or of more entries than there are (a cache
+    /// written by a bug, its checksum sound), is refused before anything reads by it.
+    #[test]
+    fn a_note_beyond_its_line_or_entry_is_refused() {
+        let mut index = SessionIndex {
+            covered: 100,
+            header_len: 10,
+            offsets: vec![10],
+            lens: vec![50],
+            parents: vec![NO_PARENT],
+            kinds: vec![Kind(0)],
+            ids: b"a".to_vec(),
+            id_ends: vec![1],
+            ..SessionIndex::default()
+        };
+        let note = |start, len| Verbatim { sum: 1, start, len };
+        index.verbatim = vec![note(10, 40)];
+        assert!(sound(&index));
+        index.verbatim = vec![note(10, 41)];
+        assert!(!sound(&index));
+        index.verbatim = vec![note(u32::MAX, 2)];
+        assert!(!sound(&index));
+        index.verbatim = vec![note(0, 0), note(0, 1)];
+        assert!(!sound(&index));
     }
 
     #[test]

@@ -7,13 +7,17 @@
 //! ([`cache`]): never session data, never in the sessions directory, trusted only after
 //! a check against the file, rebuilt when anything is off. Deleting it changes nothing
 //! but speed. An open through the index ([`path`]) validates every line it reads and
-//! hands the open back to the full reader when a line is not what the index says.
+//! hands the open back to the full reader when a line is not what the index says; a
+//! message line it checked once is noted, so that the next open copies its message
+//! without parsing the line again, as long as the line's checksum is the one noted
+//! ([`verbatim`]).
 
 pub(crate) mod cache;
 mod lines;
 pub mod path;
 pub(crate) mod scan;
 pub mod stream;
+pub(crate) mod verbatim;
 pub mod window;
 
 use crate::entry::EntryType;
@@ -81,6 +85,9 @@ pub(crate) struct SessionIndex {
     pub(crate) id_ends: Vec<u32>,
     /// Entries whose parent id names no entry (yet): a later append may.
     pub(crate) dangling: Vec<(u32, Box<str>)>,
+    /// Per entry, the messages a reopen may copy from their lines ([`verbatim`]); shorter
+    /// than the entries when the last ones are not known (none is, after a scan).
+    pub(crate) verbatim: Vec<verbatim::Verbatim>,
     /// id → position + 1 (0: empty slot), linear probing, at most half full; seeded per
     /// index, so crafted ids cannot make lookups linear.
     /// Each slot: the top 32 bits of the id's hash (its tag: it picks the slot, and is
@@ -219,6 +226,27 @@ impl SessionIndex {
             slots: vec![0; (n * 2).next_power_of_two().max(16)],
             ..SessionIndex::default()
         }
+    }
+
+    /// What a reopen may copy of entry `p`'s line, if known.
+    pub(crate) fn verbatim(&self, p: usize) -> Option<verbatim::Verbatim> {
+        self.verbatim.get(p).copied().filter(|v| v.known())
+    }
+
+    /// Note what a reopen may copy of entry `p`'s line; `true` if it was not known.
+    pub(crate) fn learn(&mut self, p: usize, v: verbatim::Verbatim) -> bool {
+        if p >= self.len() || self.verbatim(p) == Some(v) {
+            return false;
+        }
+        if self.verbatim.len() <= p {
+            // Room for every entry at once, and no more (a 10 GB session has 6 million).
+            self.verbatim
+                .reserve_exact(self.len() - self.verbatim.len());
+            self.verbatim
+                .resize(self.len(), verbatim::Verbatim::default());
+        }
+        self.verbatim[p] = v;
+        true
     }
 
     /// Free the id lookup (ids stay): an open that has its path needs no more lookups.

@@ -10,9 +10,11 @@
 //! and read again, a piece at a time, as its JSON is read. Memory then stays at a piece
 //! plus the index, whatever the size of the session.
 
-use super::lines::Lines;
+use super::lines::{Line, Lines, Notes};
 use super::stream::{batches, ContextReader, StreamedReader};
+use super::verbatim::verbatim_of;
 use super::window::{makes_message, SUMMARY};
+use super::IndexCache;
 use super::SessionIndex;
 use crate::blob::BlobStore;
 use crate::context::{
@@ -36,6 +38,12 @@ thread_local! {
 /// this thread.
 pub fn set_stream_above(bytes: u64) {
     STREAM_ABOVE.with(|t| t.set(bytes));
+}
+
+/// How many lines opens through an index parsed on this thread, rather than copied
+/// their messages from (see `index::verbatim`): for tests.
+pub fn lines_parsed() -> u64 {
+    super::lines::parsed()
 }
 
 /// The entries a context of one leaf reads, read from the file through its index.
@@ -90,9 +98,11 @@ impl PathContext {
         }
         let lines = self.lines();
         for batch in batches(&self.index, &st.shown) {
-            let read = lines.read(batch)?.ok_or_else(|| self.changed())?;
-            for (p, e) in &read {
-                if let Some(m) = entry_message(e, &|e, m| self.finish(e, m)) {
+            let read = lines
+                .read_lines(batch, Notes::Copy)?
+                .ok_or_else(|| self.changed())?;
+            for (p, line) in &read {
+                if let Some(m) = self.line_message(line) {
                     ctx.messages.push(Cow::Owned(m.into_owned()));
                     ctx.entry_ids.push(self.index.id(*p));
                 }
@@ -117,10 +127,16 @@ impl PathContext {
         total += st.summary.as_ref().map_or(0, String::len);
         let lines = self.lines();
         for batch in batches(&self.index, &st.shown) {
-            let read = lines.read(batch)?.ok_or_else(|| self.changed())?;
-            for (_, e) in &read {
-                if let Some(m) = entry_message(e, &|e, m| self.finish(e, m)) {
-                    total += m.len();
+            let read = lines
+                .read_lines(batch, Notes::Confirm)?
+                .ok_or_else(|| self.changed())?;
+            for (p, line) in &read {
+                let len = match line {
+                    Line::Confirmed => self.index.verbatim(*p).map(|v| v.len as usize),
+                    line => self.line_message(line).map(|m| m.len()),
+                };
+                if let Some(len) = len {
+                    total += len;
                     messages += 1;
                 }
             }
@@ -160,6 +176,16 @@ impl PathContext {
         let store = BlobStore::new(&*self.storage, paths::blobs_dir(&self.agent_dir));
         // Every entry here was read from the file, under an id no other entry has.
         model_message(e, m, true, &store)
+    }
+
+    /// The message a line read puts in the context, if any: a line read for its message
+    /// only (see [`super::verbatim`]) hands it as it is in the file.
+    pub(super) fn line_message<'l>(&'l self, line: &'l Line) -> Option<Cow<'l, str>> {
+        match line {
+            Line::Message(text) => Some(Cow::Borrowed(text.as_str())),
+            Line::Entry(e) => entry_message(e, &|e, m| self.finish(e, m)),
+            Line::Confirmed => None, // never read for its message
+        }
     }
 
     pub(super) fn lines(&self) -> Lines<'_> {
@@ -220,6 +246,20 @@ impl PathContext {
         Some((st.summary.as_deref(), st.compaction, &st.shown))
     }
 
+    /// Keep the index, with what this open noted in it, as the file's cache (a failure,
+    /// or a file shorter than the index now, leaves the cache as it was).
+    fn keep_index(&self, cache: IndexCache) {
+        if cache != IndexCache::Use || self.agent_dir.is_empty() {
+            return;
+        }
+        let storage = &*self.storage;
+        if let Ok(stat) = storage.stat(&self.file) {
+            if stat.size >= self.index.covered {
+                super::cache::save(storage, &self.agent_dir, &self.file, &self.index, stat);
+            }
+        }
+    }
+
     /// Is the context streamed (read from the file again as its JSON is read)?
     pub fn streamed(&self) -> bool {
         self.streamed.is_some()
@@ -254,6 +294,7 @@ pub(crate) fn read_path_context(
     agent_dir: &str,
     index: SessionIndex,
     leaf: Option<&str>,
+    cache: IndexCache,
 ) -> StorageResult<Option<PathContext>> {
     let mut pc = PathContext {
         entries: Vec::new(),
@@ -364,10 +405,15 @@ pub(crate) fn read_path_context(
         // no line it cannot show.
         // Where each message comes from is noted as they are checked (a window then
         // reads only its own lines).
+        // A line parsed here whose message is its `message` value as written is noted in
+        // the index, so that the next open copies it without parsing the line.
         let mut sources: Vec<u32> = summary.iter().map(|_| SUMMARY).collect();
         let mut first = 0;
-        for batch in batches(&pc.index, &shown) {
-            let Some(read) = pc.lines().read(batch)? else {
+        let mut learned = false;
+        let cuts: Vec<usize> = batches(&pc.index, &shown).map(<[usize]>::len).collect();
+        for n in cuts {
+            let batch = &shown[first..first + n];
+            let Some(read) = pc.lines().read_lines(batch, Notes::Confirm)? else {
                 return Ok(None);
             };
             // Each line's place in `shown`, for this batch only (a map of the whole path
@@ -377,12 +423,29 @@ pub(crate) fn read_path_context(
                 .collect();
             let mut made: Vec<u32> = read
                 .iter()
-                .filter(|(_, e)| makes_message(e))
+                .filter(|(_, line)| match line {
+                    Line::Message(_) | Line::Confirmed => true,
+                    Line::Entry(e) => makes_message(e),
+                })
                 .map(|(p, _)| place[p])
                 .collect();
             made.sort_unstable();
             sources.extend(made);
             first += batch.len();
+            let noted: Vec<_> = read
+                .iter()
+                .filter_map(|(p, line)| match line {
+                    Line::Entry(e) => Some((*p, verbatim_of(e, &|e, m| pc.finish(e, m))?)),
+                    Line::Message(_) | Line::Confirmed => None,
+                })
+                .collect();
+            drop(read);
+            for (p, v) in noted {
+                learned |= pc.index.learn(p, v);
+            }
+        }
+        if learned {
+            pc.keep_index(cache);
         }
         // The lines checked: those kept (marked read) and the shown ones, counted once.
         let kept_not_shown = was_read.iter().filter(|&&r| r).count()

@@ -1,10 +1,13 @@
 //! A large context's JSON streamed from the file: the head, the compaction's summary, each
 //! shown message (its lines read a piece at a time, never all held), the tail.
 
+use super::lines::{Line, Notes};
 use super::path::{PathContext, Streamed};
 use super::SessionIndex;
-use crate::context::{entry_message, ContextJsonReader, JSON_HEAD};
+use crate::context::{ContextJsonReader, JSON_HEAD};
+use crate::entry::Text;
 use crate::error::{Result, SessionError};
+use std::collections::VecDeque;
 
 /// How many bytes of lines a streamed context reads at a time.
 const STREAM_PIECE: u64 = 4 << 20;
@@ -104,13 +107,48 @@ pub struct StreamedReader<'a> {
     st: &'a Streamed,
     tail: String,
     stage: Stage,
-    /// Bytes ready to hand out, and how many of them were.
-    pending: Vec<u8>,
+    /// What is ready to hand out (a message copied from its line stays where it was
+    /// read until it is handed out), and how much of the first piece was.
+    pending: VecDeque<Piece>,
     at: usize,
     /// The next shown position to read.
     next: usize,
     first: bool,
     failed: Option<SessionError>,
+}
+
+/// Bytes of the JSON ready to hand out, after a comma if `comma`.
+struct Piece {
+    comma: bool,
+    body: Body,
+}
+
+enum Body {
+    Owned(Vec<u8>),
+    /// A message as it is in the lines read.
+    Shared(Text),
+}
+
+impl Piece {
+    fn body(&self) -> &[u8] {
+        match &self.body {
+            Body::Owned(b) => b,
+            Body::Shared(t) => t.as_str().as_bytes(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        usize::from(self.comma) + self.body().len()
+    }
+
+    /// Append its bytes `from..to` (the comma first) to `out`.
+    fn copy(&self, from: usize, to: usize, out: &mut Vec<u8>) {
+        let c = usize::from(self.comma);
+        if from < c && to > from {
+            out.push(b',');
+        }
+        out.extend_from_slice(&self.body()[from.max(c) - c..to.max(c) - c]);
+    }
 }
 
 impl<'a> StreamedReader<'a> {
@@ -120,7 +158,7 @@ impl<'a> StreamedReader<'a> {
             pc,
             st,
             stage: Stage::Head,
-            pending: Vec::new(),
+            pending: VecDeque::new(),
             at: 0,
             next: 0,
             first: true,
@@ -131,28 +169,37 @@ impl<'a> StreamedReader<'a> {
     fn read_into(&mut self, out: &mut Vec<u8>, max: usize) -> Result<usize> {
         let mut done = 0;
         while done < max {
-            if self.at == self.pending.len() {
-                self.pending.clear();
+            if self.pending.is_empty() {
                 self.at = 0;
                 self.refill()?;
                 if self.pending.is_empty() {
                     break;
                 }
             }
-            let take = (self.pending.len() - self.at).min(max - done);
-            out.extend_from_slice(&self.pending[self.at..self.at + take]);
+            let Some(piece) = self.pending.front() else {
+                break;
+            };
+            let len = piece.len();
+            let take = (len - self.at).min(max - done);
+            piece.copy(self.at, self.at + take, out);
             self.at += take;
             done += take;
+            if self.at == len {
+                self.pending.pop_front();
+                self.at = 0;
+            }
         }
         Ok(done)
     }
 
-    fn push_message(&mut self, m: &str) {
-        if !self.first {
-            self.pending.push(b',');
-        }
+    fn push(&mut self, body: Body) {
+        self.pending.push_back(Piece { comma: false, body });
+    }
+
+    fn push_message(&mut self, body: Body) {
+        let comma = !self.first;
         self.first = false;
-        self.pending.extend_from_slice(m.as_bytes());
+        self.pending.push_back(Piece { comma, body });
     }
 
     /// The next bytes: the head, the summary, a piece of messages, the tail.
@@ -163,14 +210,14 @@ impl<'a> StreamedReader<'a> {
         loop {
             match self.stage {
                 Stage::Head => {
-                    self.pending.extend_from_slice(JSON_HEAD.as_bytes());
+                    self.push(Body::Owned(JSON_HEAD.as_bytes().to_vec()));
                     self.stage = Stage::Summary;
                     return Ok(());
                 }
                 Stage::Summary => {
                     self.stage = Stage::Messages;
                     if let Some(s) = &self.st.summary {
-                        self.push_message(&s.clone());
+                        self.push_message(Body::Owned(s.clone().into_bytes()));
                         return Ok(());
                     }
                 }
@@ -181,7 +228,7 @@ impl<'a> StreamedReader<'a> {
                         continue;
                     };
                     self.next += batch.len();
-                    let read = self.pc.lines().read(batch);
+                    let read = self.pc.lines().read_lines(batch, Notes::Copy);
                     let Ok(Some(read)) = read else {
                         let why = match read {
                             Err(e) => SessionError::Storage(e),
@@ -191,9 +238,14 @@ impl<'a> StreamedReader<'a> {
                         return Err(why);
                     };
                     let pc = self.pc;
-                    for (_, e) in &read {
-                        if let Some(m) = entry_message(e, &|e, m| pc.finish(e, m)) {
-                            self.push_message(&m);
+                    for (_, line) in read {
+                        match line {
+                            Line::Message(text) => self.push_message(Body::Shared(text)),
+                            line => {
+                                if let Some(m) = pc.line_message(&line) {
+                                    self.push_message(Body::Owned(m.into_owned().into_bytes()));
+                                }
+                            }
                         }
                     }
                     if !self.pending.is_empty() {
@@ -201,7 +253,7 @@ impl<'a> StreamedReader<'a> {
                     }
                 }
                 Stage::Tail => {
-                    self.pending.extend_from_slice(self.tail.as_bytes());
+                    self.push(Body::Owned(self.tail.as_bytes().to_vec()));
                     self.stage = Stage::Done;
                     return Ok(());
                 }

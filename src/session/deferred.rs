@@ -21,6 +21,9 @@ const SETTLE_ATTEMPTS: usize = 3;
 /// What a deferred session knows of the file without its entries.
 pub(super) struct Deferred {
     index: SessionIndex,
+    /// Whether the index is kept in the cache (a context read notes in it what the next
+    /// open may copy without parsing).
+    cache: IndexCache,
 }
 
 impl Session {
@@ -103,7 +106,7 @@ impl Session {
                     s.flushed = true;
                     s.disk = Some(stat);
                 }
-                s.deferred = Some(Box::new(Deferred { index }));
+                s.deferred = Some(Box::new(Deferred { index, cache }));
                 Ok(Some(s))
             }
             None => {
@@ -178,6 +181,7 @@ impl Session {
             &self.agent_dir,
             d.index.clone(),
             self.leaf.as_deref(),
+            d.cache,
         );
         match p {
             Ok(Some(p)) => Some(OpenedContext::Path(Box::new(p))),

@@ -4,6 +4,7 @@
 // is a whole read sliced); a v1 file is read whole; a large context streams.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
@@ -191,4 +192,32 @@ test('Session.historyWindow: every message of the branch, compactions where they
   assert.deepEqual(all.messages[all.ids.indexOf(summaryId)], JSON.parse(s.contextJson()).messages[0]);
   assert.deepEqual(s.historyWindow(n - 3, n + 10).ids, all.ids.slice(n - 3));
   assert.throws(() => s.historyWindow(NaN, 1), (e) => e.kind === 'invalidInput');
+});
+
+test('a context over 64 MiB streams from the file, and its reopen (which copies the messages the first open checked) writes the bytes Session.open makes', (t) => {
+  const agentDir = agentHome(t);
+  const s = Session.create(nodeStorage(), { agentDir, cwd: '/w' });
+  // Shown lines of ~80 MB (a text is kept whole up to 500,000 characters).
+  const big = 'y'.repeat(400_000);
+  for (let i = 0; i < 200; i++) {
+    s.appendMessage(user(`question ${i} ${big}`));
+    s.appendMessage(assistant(`answer ${i}`));
+  }
+  const file = s.file;
+  s.flush();
+  const sha = (write) => {
+    const h = crypto.createHash('sha256');
+    const n = write((chunk) => h.update(chunk));
+    return { n, sha: h.digest('hex') };
+  };
+  const whole = Session.open(nodeStorage(), file, { readOnly: true, agentDir }).contextJsonBytes();
+  const want = { n: whole.length, sha: crypto.createHash('sha256').update(whole).digest('hex') };
+  assert.ok(want.n > 64 << 20, `${want.n}`);
+  for (const open of ['first', 'reopen', 'again']) {
+    const c = openContext(nodeStorage(), file, { agentDir });
+    assert.equal(c.throughIndex, true, open);
+    assert.deepEqual(sha((w) => c.writeJson(w)), want, open);
+  }
+  const lazy = Session.open(nodeStorage(), file, { readOnly: true, agentDir, lazy: true });
+  assert.deepEqual(sha((w) => lazy.writeContextJson(w)), want);
 });
