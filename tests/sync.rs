@@ -455,3 +455,73 @@ fn what_one_remote_has_says_nothing_of_another() {
     let r = sync(&*b, AGENT, &second, &other).unwrap();
     assert!(r.sessions[0].created);
 }
+
+/// A machine's storage that counts the bytes read from it.
+struct Counting(MemoryStorage, std::cell::Cell<u64>);
+
+impl xcsh_session::storage::Layer for Counting {
+    fn inner(&self) -> &dyn Storage {
+        &self.0
+    }
+    fn read(&self, path: &str) -> xcsh_session::storage::StorageResult<Vec<u8>> {
+        let r = self.0.read(path)?;
+        self.1.set(self.1.get() + r.len() as u64);
+        Ok(r)
+    }
+    fn read_range(
+        &self,
+        path: &str,
+        offset: u64,
+        len: u64,
+    ) -> xcsh_session::storage::StorageResult<Vec<u8>> {
+        let r = self.0.read_range(path, offset, len)?;
+        self.1.set(self.1.get() + r.len() as u64);
+        Ok(r)
+    }
+}
+
+#[test]
+fn a_large_session_goes_in_pieces_and_arrives_whole_then_only_what_is_new() {
+    let counting = Rc::new(Counting(
+        MemoryStorage::with_seed(1, 1_760_000_000_000),
+        Default::default(),
+    ));
+    let a: Rc<dyn Storage> = counting.clone();
+    let (b, remote) = (machine(2), MemoryObjectStore::new());
+    let f = start(&a);
+    let mut s = open(&a, &f);
+    // 100 lines of 400 kB (the agent cuts a text over 500,000 characters).
+    for i in 0..100 {
+        s.append_message(&user(&format!("{i} {}", "y".repeat(400_000))))
+            .unwrap();
+    }
+    s.close().unwrap();
+    let r = sync(&*a, AGENT, &remote, &opts()).unwrap();
+    assert!(
+        r.sessions[0].pushed_bytes > 40_000_000,
+        "{:?}",
+        r.sessions[0]
+    );
+    let segments = remote
+        .keys()
+        .iter()
+        .filter(|k| k.ends_with(".jsonl"))
+        .count();
+    assert!(segments >= 2, "{segments} segment(s) for 40 MB");
+    sync(&*b, AGENT, &remote, &opts()).unwrap();
+    assert_eq!(entries(&*b, &f), entries(&*a, &f));
+    // One more line: one small segment, the file not read again whole.
+    let mut s = open(&a, &f);
+    s.append_message(&user("small")).unwrap();
+    s.close().unwrap();
+    remote.reset_traffic();
+    counting.1.set(0);
+    let r = sync(&*a, AGENT, &remote, &opts()).unwrap();
+    assert_eq!(r.sessions[0].pushed_entries, 1);
+    assert!(remote.traffic().bytes_put < 1024, "{:?}", remote.traffic());
+    assert!(
+        counting.1.get() < 64 * 1024,
+        "read {} bytes of a 40 MB machine",
+        counting.1.get()
+    );
+}

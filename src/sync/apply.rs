@@ -113,7 +113,7 @@ pub(crate) fn apply(
             let data = lines_of(order.iter().map(|&i| incoming[i].bytes.as_slice()));
             // A last line still being written would be glued to the first new one: the
             // new lines wait for the next sync (only a writer that died leaves one).
-            if local.bytes.len() > local.complete {
+            if !local.unfinished().is_empty() {
                 out.pulled_entries = 0;
                 out.in_use = true;
                 return Ok(Applied {
@@ -139,7 +139,7 @@ pub(crate) fn apply(
             ));
             let covered = data.len() as u64;
             // What a writer had not finished stays after everything (not covered).
-            data.extend_from_slice(&local.bytes[local.complete..]);
+            data.extend_from_slice(local.unfinished());
             out.rewritten = true;
             if !job.dry_run {
                 storage.atomic_write(&f, &data)?;

@@ -49,6 +49,9 @@ impl SessionSync {
     }
 }
 
+/// The most bytes of lines one segment holds (one longer line makes a segment alone).
+const SEGMENT_MAX: usize = 32 << 20;
+
 /// A session to sync, and where.
 pub(crate) struct Job<'a> {
     pub storage: &'a dyn Storage,
@@ -71,8 +74,11 @@ pub(crate) struct Fetched<'k> {
 
 /// The local file as read under the lock: its complete lines.
 pub(crate) struct LocalFile {
-    pub bytes: Vec<u8>,
-    /// Where the complete lines end (a line still being written comes after).
+    /// Where in the file `bytes` start (0 unless only the end was read: then there is
+    /// nothing to merge, only lines to send).
+    start: usize,
+    bytes: Vec<u8>,
+    /// Where the complete lines end in the file (a line still being written comes after).
     pub complete: usize,
     pub header: Option<Vec<u8>>,
     pub lines: Vec<Line>,
@@ -81,23 +87,35 @@ pub(crate) struct LocalFile {
 }
 
 impl LocalFile {
-    fn read(storage: &dyn Storage, file: Option<&str>) -> Result<LocalFile, StorageError> {
+    /// The file from byte `from` on (0: all of it, the header first). Only what is after
+    /// `from` is read: a sync with nothing to merge reads the lines added since the last.
+    fn read(
+        storage: &dyn Storage,
+        file: Option<&str>,
+        from: u64,
+    ) -> Result<LocalFile, StorageError> {
         let bytes = match file {
-            Some(f) => storage.read(f)?,
+            Some(f) if from == 0 => storage.read(f)?,
+            Some(f) => {
+                let size = storage.stat(f)?.size;
+                storage.read_range(f, from, size.saturating_sub(from))?
+            }
             None => vec![],
         };
+        let start = from as usize;
         let (spans, complete) = complete_lines(&bytes);
         let mut out = LocalFile {
+            start,
             header: None,
             lines: Vec::with_capacity(spans.len()),
             ends: Vec::with_capacity(spans.len()),
-            complete,
+            complete: start + complete,
             bytes: vec![],
         };
         for (n, &(s, e)) in spans.iter().enumerate() {
             let line = match read_line(&bytes[s..e]) {
                 Ok(l) => l,
-                Err(LineProblem::Header { .. }) if n == 0 => {
+                Err(LineProblem::Header { .. }) if n == 0 && start == 0 => {
                     out.header = Some(bytes[s..e].to_vec());
                     continue;
                 }
@@ -106,10 +124,15 @@ impl LocalFile {
                 Err(_) => Line::opaque(&bytes[s..e]),
             };
             out.lines.push(line);
-            out.ends.push(e);
+            out.ends.push(start + e);
         }
         out.bytes = bytes;
         Ok(out)
+    }
+
+    /// The bytes after the complete lines (a line a writer is still writing).
+    pub fn unfinished(&self) -> &[u8] {
+        &self.bytes[self.complete - self.start..]
     }
 }
 
@@ -232,18 +255,25 @@ impl Job<'_> {
         blocked: &BTreeMap<String, u64>,
         out: &mut SessionSync,
     ) -> Result<(), SyncError> {
-        let local = LocalFile::read(self.storage, file)?;
+        let covered_from = if whole {
+            0
+        } else {
+            prior.as_ref().map_or(0, |s| s.covered)
+        };
+        // Nothing fetched, nothing to merge: only the lines after what the remote has.
+        let nothing_to_merge = fetched.iter().all(|f| f.lines.is_empty());
+        let local = LocalFile::read(
+            self.storage,
+            file,
+            if nothing_to_merge { covered_from } else { 0 },
+        )?;
         let blob_store = BlobStore::new(self.storage, blobs_dir(self.agent_dir));
         let remote_ids: HashSet<&str> = fetched
             .iter()
             .flat_map(|f| &f.lines)
             .filter_map(|l| l.id.as_deref())
             .collect();
-        let covered_from = if whole {
-            0
-        } else {
-            prior.as_ref().map_or(0, |s| s.covered as usize)
-        };
+        let covered_from = covered_from as usize;
         let remote_has_header = fetched.iter().any(|f| f.header.is_some()) || !whole;
         self.push(
             &local,
@@ -355,31 +385,41 @@ impl Job<'_> {
         if new.is_empty() && header.is_none() {
             return Ok(());
         }
-        let mut data = vec![];
+        // Segments of at most SEGMENT_MAX bytes (a line longer goes alone): a large session
+        // is sent in pieces a store takes in one request, never held twice in memory whole.
+        let mut segments: Vec<Vec<u8>> = vec![];
         for l in header.into_iter().chain(new.iter().map(|l| &l.bytes)) {
-            data.extend_from_slice(l);
-            data.push(b'\n');
+            match segments.last_mut() {
+                Some(d) if d.len() + l.len() < SEGMENT_MAX => {}
+                _ => segments.push(vec![]),
+            }
+            let d = segments.last_mut().expect("just pushed");
+            d.extend_from_slice(l);
+            d.push(b'\n');
         }
         out.pushed_entries = new.len();
-        out.pushed_bytes = data.len() as u64;
+        out.pushed_bytes = segments.iter().map(|d| d.len() as u64).sum();
         if self.dry_run {
             return Ok(());
         }
         // Blobs first: a segment on the remote never refers to a blob that is not there.
         blobs::push(self.remote, blob_store, new.iter().copied())?;
         let mut seq = own_next;
-        // Another sync of this machine may have taken the number: the next one.
-        while self.remote.store.put_if_absent(
-            &segment_key(
-                self.remote.prefix,
-                self.project,
-                self.session,
-                self.machine,
-                seq,
-            ),
-            &data,
-        )? == Put::Exists
-        {
+        for data in &segments {
+            // Another sync of this machine may have taken the number: the next one.
+            while self.remote.store.put_if_absent(
+                &segment_key(
+                    self.remote.prefix,
+                    self.project,
+                    self.session,
+                    self.machine,
+                    seq,
+                ),
+                data,
+            )? == Put::Exists
+            {
+                seq += 1;
+            }
             seq += 1;
         }
         Ok(())
