@@ -689,6 +689,85 @@ if (!QUICK && fs.existsSync('/usr/bin/chromium')) {
   fs.rmSync(path.dirname(agent), { recursive: true, force: true });
 }
 
+// ------------------------------------------------------------------ sync
+
+// `xcsh-session sync` against a 3-node Garage cluster on loopback (replication 3,
+// scripts/lib/garage.mjs; Garage from scripts/setup test), whole CLI processes (the issue
+// "Sessions across machines"): 200 sessions of real content (the real fixtures under new
+// ids) synced once, then an unchanged sync (listing only: ≤ 1 s); a 1 KB append, then its
+// sync (≤ 8 KiB moved); the 1 GB session (10 MB in --quick) sent once, then after an
+// append only its new segment. Bytes moved are the report's `pushedBytes` (segments sent).
+const GARAGE_MOD = path.join(ROOT, 'scripts', 'lib', 'garage.mjs');
+const { GARAGE, startCluster } = await import(GARAGE_MOD);
+if (fs.existsSync(GARAGE) && fs.existsSync(CLI)) {
+  log('sync: a 3-node Garage cluster on loopback');
+  const work = fs.mkdtempSync(path.join(TMP, 'sync-'));
+  const cluster = await startCluster({ dir: path.join(work, 'garage') });
+  try {
+    const env = { ...process.env, ...cluster.env, AWS_ENDPOINT_URL: cluster.nodes[0].endpoint, XCSH_SESSION_CACHE_DIR: AOT_CACHE };
+    const syncArgs = (agent, prefix) => ['--agent-dir', agent, 'sync', '--remote', `s3://${cluster.bucket}/${prefix}`, '--all', '--json'];
+    const report = (agent, prefix) => {
+      const t0 = performance.now();
+      const out = JSON.parse(run(CLI, syncArgs(agent, prefix), { env }).stdout);
+      return { ms: performance.now() - t0, out };
+    };
+    const appendKb = (agent, file) => {
+      const entry = JSON.stringify({ type: 'message', message: { role: 'user', content: 'k'.repeat(1000), timestamp: 1 } });
+      run(CLI, ['--agent-dir', agent, 'append', '--cwd', '/bench/proj', '--json', entry, file], { env });
+    };
+    // 200 sessions: the real fixtures in turn, each under an id of its own.
+    const agent = path.join(work, 'store');
+    const dir = path.join(agent, 'sessions', '-bench-proj');
+    fs.mkdirSync(dir, { recursive: true });
+    const fixtures = fs.readdirSync(path.join(ROOT, 'tests', 'fixtures', 'real')).filter((f) => f.endsWith('.jsonl'));
+    let storeBytes = 0;
+    const files = [];
+    for (let i = 0; i < 200; i++) {
+      const lines = fs.readFileSync(path.join(ROOT, 'tests', 'fixtures', 'real', fixtures[i % fixtures.length]), 'utf8').split('\n');
+      const header = JSON.parse(lines[0]);
+      header.id = `bench${String(i).padStart(4, '0')}`;
+      lines[0] = JSON.stringify(header);
+      const file = path.join(dir, `2026-01-01T00-00-00-000Z_${header.id}.jsonl`);
+      fs.writeFileSync(file, lines.join('\n'));
+      storeBytes += fs.statSync(file).size;
+      files.push(file);
+    }
+    const first = report(agent, 'store');
+    const unchanged = [];
+    for (let i = 0; i < 3; i++) unchanged.push(report(agent, 'store'));
+    appendKb(agent, files[0]);
+    const append = report(agent, 'store');
+    // The big session: sent once, then only what is new.
+    const bigKey = REAL_CFG.big;
+    const bigSession = realManifest.sessions[bigKey];
+    const bigAgent = path.join(work, 'big');
+    const bigDir = path.join(bigAgent, 'sessions', '-bench-proj');
+    fs.mkdirSync(bigDir, { recursive: true });
+    const bigFile = path.join(bigDir, path.basename(bigSession.path));
+    fs.copyFileSync(bigSession.path, bigFile);
+    const bigFirst = report(bigAgent, 'big');
+    appendKb(bigAgent, bigFile);
+    const bigAgain = report(bigAgent, 'big');
+    const pushed = (r) => r.out.sessions.reduce((n, s) => n + s.pushedBytes, 0);
+    results.sync = {
+      sessions: files.length,
+      storeBytes,
+      firstMs: first.ms,
+      firstPushedBytes: pushed(first),
+      unchangedMs: median(unchanged.map((r) => r.ms)),
+      unchangedChanged: unchanged.map((r) => r.out.sessions.filter((s) => s.pushedEntries || s.pulledEntries).length),
+      appendMs: append.ms,
+      appendPushedBytes: pushed(append),
+      big: { key: bigKey, bytes: fs.statSync(bigSession.path).size, firstMs: bigFirst.ms, firstPushedBytes: pushed(bigFirst), againMs: bigAgain.ms, againPushedBytes: pushed(bigAgain) },
+    };
+  } finally {
+    await cluster.stop();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+} else {
+  log(`sync: skipped (${fs.existsSync(GARAGE) ? CLI : GARAGE} missing)`);
+}
+
 log('sizes');
 const sizeOf = (file) => {
   if (!fs.existsSync(file)) return null;
@@ -898,6 +977,18 @@ if (results.agentAppend) {
   row('agentAppend.flush', `Append + flush, ${L}: drop-in, whose flush fsyncs as xcsh's does (vs the agent under Bun with that fsync)`, a.appendFlushMs.dropin, fmtMs, a.appendFlushMs.agentFsync, { limit: 1, target: '≤ 1×' });
   row('agentAppend.flushNoFsync', `Append + flush, ${L}: drop-in (vs the agent under Bun as released: its flush never fsyncs)`, a.appendFlushMs.dropin, fmtMs, a.appendFlushMs.agent, {});
   row('agentAppend.batch', `${a.reps} appends then one flush, ${L}: drop-in (vs the agent under Bun)`, a.batchMs.dropin, fmtMs, a.batchMs.agent, { limit: 1, target: '≤ 1×' });
+}
+if (results.sync) {
+  const y = results.sync;
+  const KiB8 = 8 * 1024;
+  row('sync.unchanged', `Sync of an unchanged store of ${y.sessions} real-content sessions (${fmtBytes(y.storeBytes)}) with a 3-node Garage cluster: CLI, whole process (vs its first sync)`, y.unchangedMs, fmtMs, y.firstMs, { limit: 1000, on: 'value', target: '≤ 1 s, nothing moved' });
+  if (y.unchangedChanged.some((n) => n > 0)) rows.at(-1).ok = 'NO';
+  row('sync.append1k', `Sync after a 1 KB append to one of them: bytes sent (vs the store's first sync)`, y.appendPushedBytes, fmtBytes, y.firstPushedBytes, { limit: KiB8, on: 'value', target: '≤ 8 KiB' });
+  const B = realLabel(y.big.key);
+  row('sync.bigFirst', `First sync of ${B}: bytes sent (vs the file)`, y.big.firstPushedBytes, fmtBytes, y.big.bytes, { limit: 1.01, target: 'once (≤ 1.01×)' });
+  row('sync.bigFirstMs', `First sync of ${B}: CLI, whole process (vs the store's unchanged sync)`, y.big.firstMs, fmtMs, y.unchangedMs, {});
+  row('sync.bigAgain', `Sync of ${B} after a 1 KB append: bytes sent (vs the file)`, y.big.againPushedBytes, fmtBytes, y.big.bytes, { limit: KiB8, on: 'value', target: '≤ 8 KiB: only the new segment' });
+  row('sync.bigAgainMs', `Sync of ${B} after a 1 KB append: CLI, whole process (vs its first sync)`, y.big.againMs, fmtMs, y.big.firstMs, {});
 }
 results.table = rows.map(({ text, ...r }) => r);
 

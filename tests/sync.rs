@@ -525,3 +525,33 @@ fn a_large_session_goes_in_pieces_and_arrives_whole_then_only_what_is_new() {
         counting.1.get()
     );
 }
+
+#[test]
+fn a_newer_name_stays_the_name_whichever_machine_set_it_first() {
+    // pi's names are `session_info` entries: the latest in the file names the session.
+    let (a, b, remote) = (machine(1), machine(2), MemoryObjectStore::new());
+    let f = start(&a);
+    sync(&*a, AGENT, &remote, &opts()).unwrap();
+    sync(&*b, AGENT, &remote, &opts()).unwrap();
+    let info = |name: &str, at: &str, parent: &str, id: &str| {
+        format!(
+            r#"{{"type":"session_info","id":"{id}","parentId":"{parent}","timestamp":"{at}","name":"{name}"}}"#
+        )
+    };
+    let leaf = last_id(&*a, &f);
+    // b names it later than a, but a's name reaches b's file after b's own.
+    let append = |m: &Rc<dyn Storage>, line: String| {
+        let mut text = m.read(&f).unwrap();
+        text.extend_from_slice(line.as_bytes());
+        text.push(b'\n');
+        m.write(&f, &text).unwrap();
+    };
+    append(&a, info("older", "2026-01-01T00:00:01.000Z", &leaf, "n-a"));
+    append(&b, info("newer", "2026-01-01T00:00:09.000Z", &leaf, "n-b"));
+    sync(&*a, AGENT, &remote, &opts()).unwrap();
+    sync(&*b, AGENT, &remote, &opts()).unwrap();
+    sync(&*a, AGENT, &remote, &opts()).unwrap();
+    for m in [&a, &b] {
+        assert_eq!(open(m, &f).session_name().as_deref(), Some("newer"));
+    }
+}

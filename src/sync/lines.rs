@@ -5,6 +5,10 @@ use super::merge::Node;
 use crate::entry::{Entry, Payload, Record, Text};
 use crate::jsonl::next_line;
 
+/// The target the `session_info` entries share in the merge's label order (no entry id
+/// has a NUL in it).
+const SESSION_NAME: &str = "\0session name";
+
 /// One complete line (its bytes without the newline) and what the merge needs of it.
 #[derive(Debug, Clone)]
 pub(crate) struct Line {
@@ -65,6 +69,9 @@ pub(crate) fn read_line(bytes: &[u8]) -> Result<Line, LineProblem> {
             timestamp: e.timestamp().to_string(),
             label_target: match &e.payload {
                 Payload::Label { target_id, .. } => target_id.clone(),
+                // pi's name of a session: its latest `session_info` entry names it, so the
+                // names are ordered by time as the labels of one target are.
+                Payload::SessionInfo => Some(SESSION_NAME.to_string()),
                 _ => None,
             },
             id: Some(e.id),

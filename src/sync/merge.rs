@@ -12,7 +12,8 @@
 //!   the end, and the other machine's leaves are reported as branches to switch to;
 //! - **the latest label wins**: the agent keeps the last `label` entry of a target in file
 //!   order, so labels of one target are placed by timestamp. A label older than one already
-//!   in the file goes before it (a rewrite).
+//!   in the file goes before it (a rewrite). pi's session names (`session_info` entries:
+//!   the latest names the session) are ordered the same way.
 //!
 //! Otherwise the file keeps its order and the new entries follow in the order they came.
 
