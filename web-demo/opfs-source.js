@@ -2,14 +2,16 @@
 // async `opfsStorage()`, under a `StagedStorage` (both from pkg/), so the worker's calls
 // into the package stay synchronous without a mirror of OPFS in memory:
 //   - at start-up, `load()` reads the tree's shape under `root`: every directory's
-//     names, every file's size and the first 4 KiB of each session file (what the
-//     listings read). No file is read whole.
-//   - before a request the worker loads what it knows the request reads whole (the
-//     session it opens, the sessions it searches); a request that still reads something
-//     not loaded is answered after that is loaded and the request is run again (the
-//     worker does that only for requests that write nothing);
+//     names, every file's size, and a snapshot of each file (a `File`, nothing read).
+//   - the package's reads are answered from the snapshots, synchronously with
+//     FileReaderSync (a dedicated worker's), only what it asks for, when it asks: an
+//     open through the session's index reads the index and the lines it shows, not the
+//     file; nothing is loaded before a request;
 //   - after each request the worker awaits `commit()`: its writes, replayed on OPFS in
-//     order, before the page gets its answer. A large file's bytes are dropped then.
+//     order, before the page gets its answer; each file written gets a new snapshot then
+//     (the one before went stale). A read of something not loaded (a snapshot that could
+//     not be read) is answered after it is loaded and the request is run again (only for
+//     requests that write nothing).
 import { StagedStorage } from './pkg/staged-storage.mjs';
 import { opfsStorage } from './pkg/opfs-storage.mjs';
 
@@ -28,7 +30,9 @@ export function openOpfsSource({ root }) {
   for (const name of ['write', 'append', 'rename', 'unlink', 'mkdirAll', 'rmdir', 'createNew']) {
     backend[name] = (path, ...rest) => (state.readOnly ? refuse(path) : disk[name](path, ...rest));
   }
-  const storage = new StagedStorage(backend);
+  const reader = new FileReaderSync();
+  const readSnapshot = (file, offset, length) => new Uint8Array(reader.readAsArrayBuffer(file.slice(offset, offset + length)));
+  const storage = new StagedStorage(backend, { readSnapshot });
   return {
     storage,
     disk,
