@@ -15,6 +15,33 @@
 import { StagedStorage } from './pkg/staged-storage.mjs';
 import { opfsStorage } from './pkg/opfs-storage.mjs';
 
+/** Reads smaller than this are answered from a block of this size read around them. */
+const BLOCK = 256 * 1024;
+
+/**
+ * `(file, offset, length) → Uint8Array`: a range of a `File`, read synchronously. Small
+ * reads (an open reads many lines, a few at a time, often near each other) go through
+ * the last blocks read (a few, of `BLOCK` bytes, of the snapshot asked: a new snapshot
+ * is another File, so a written file is never answered from the blocks of the old one).
+ */
+export function snapshotReader() {
+  const reader = new FileReaderSync();
+  const read = (file, a, b) => new Uint8Array(reader.readAsArrayBuffer(file.slice(a, b)));
+  const blocks = []; // {file, start, bytes}, the most recent first
+  return (file, offset, length) => {
+    const end = offset + length;
+    if (length > BLOCK / 4) return read(file, offset, end);
+    let b = blocks.find((x) => x.file === file && x.start <= offset && end <= x.start + x.bytes.length);
+    if (!b) {
+      const start = Math.floor(offset / BLOCK) * BLOCK;
+      b = { file, start, bytes: read(file, start, Math.max(start + BLOCK, end)) };
+      blocks.unshift(b);
+      if (blocks.length > 4) blocks.pop();
+    }
+    return b.bytes.slice(offset - b.start, end - b.start);
+  };
+}
+
 export function openOpfsSource({ root }) {
   const disk = opfsStorage();
   const pid = 1 + (crypto.getRandomValues(new Uint32Array(1))[0] % 0x7ffffffe);
@@ -30,9 +57,7 @@ export function openOpfsSource({ root }) {
   for (const name of ['write', 'append', 'rename', 'unlink', 'mkdirAll', 'rmdir', 'createNew']) {
     backend[name] = (path, ...rest) => (state.readOnly ? refuse(path) : disk[name](path, ...rest));
   }
-  const reader = new FileReaderSync();
-  const readSnapshot = (file, offset, length) => new Uint8Array(reader.readAsArrayBuffer(file.slice(offset, offset + length)));
-  const storage = new StagedStorage(backend, { readSnapshot });
+  const storage = new StagedStorage(backend, { readSnapshot: snapshotReader() });
   return {
     storage,
     disk,

@@ -109,6 +109,22 @@ function concat(a, b) {
 }
 
 /**
+ * `journal` without the files created and removed again with nothing written in between
+ * but syncs (a writer lock taken and released by an open that wrote nothing): replaying
+ * them would leave the storage as it is without them, in two more round trips.
+ */
+function withoutPassingLocks(journal) {
+  const drop = new Set();
+  for (let i = 0; i < journal.length; i++) {
+    if (journal[i][0] !== 'createNew') continue;
+    let j = i + 1;
+    while (j < journal.length && journal[j][0] === 'fsync') j++;
+    if (j < journal.length && journal[j][0] === 'unlink' && journal[j][1] === journal[i][1]) drop.add(i).add(j);
+  }
+  return drop.size ? journal.filter((_, k) => !drop.has(k)) : journal;
+}
+
+/**
  * A synchronous storage (the `JsStorage` shape) over `backend`, whose methods may return
  * Promises or values. What the core may see is what was loaded; see the file's head.
  */
@@ -303,7 +319,7 @@ export class StagedStorage {
 
   /** Replay the journal on the storage, in order, each call awaited. */
   async commit() {
-    const journal = this.#journal;
+    const journal = withoutPassingLocks(this.#journal);
     this.#journal = [];
     this.#saved = null;
     for (const [op, ...args] of journal) {
