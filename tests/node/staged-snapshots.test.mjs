@@ -120,3 +120,34 @@ test('with snapshots, loading what an open reads loads nothing more: the worker 
   await staged.load([{ op: 'read', path: file }]);
   assert.equal(wholeReads, 0);
 });
+
+test('a file created and removed again with nothing written between (a lock an open took and released) is not replayed; one with a write between is', async () => {
+  const { agentDir, file } = scratch();
+  const backend = snapshotting();
+  const calls = [];
+  for (const name of ['createNew', 'unlink', 'append', 'write']) {
+    const f = backend[name];
+    backend[name] = (...args) => {
+      calls.push(name);
+      return f(...args);
+    };
+  }
+  const staged = new StagedStorage(backend, { readSnapshot: reader() });
+  await staged.loadTree(agentDir);
+  const lock = `${file}.lock`;
+  staged.begin();
+  staged.createNew(lock, '{"pid":1}');
+  staged.fsync(file);
+  staged.unlink(lock);
+  await staged.commit();
+  assert.deepEqual(calls, []);
+  staged.begin();
+  staged.createNew(lock, '{"pid":1}');
+  staged.append(file, '{"x":1}\n');
+  staged.unlink(lock);
+  await staged.commit();
+  // The lock made (createNew, or a check and a write without one), the append, the unlink.
+  assert.deepEqual(calls.slice(-2), ['append', 'unlink'], 'replayed in order');
+  assert.ok(['createNew', 'write'].includes(calls[0]));
+  assert.equal(fs.existsSync(lock), false);
+});
