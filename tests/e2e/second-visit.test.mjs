@@ -127,6 +127,30 @@ describe('the second visit of a browser-storage session', { timeout: 240_000 }, 
     b.assertNoProblems();
   });
 
+  test('an opened folder keeps its index cache in the browser storage: opened again, its session is read through it', async () => {
+    const folder = join(tmp, 'a', 'agent'); // the first session, with its last message appended
+    const shown = [];
+    for (let time = 0; time < 2; time++) {
+      await page.goto(server.url);
+      await page.locator('#conversation .msg').first().waitFor();
+      await page.locator('#open-picker').click();
+      await page.setInputFiles('#folder-input', folder);
+      await page.locator('#picker-sources [data-source=opened].active .count', { hasText: '1' }).waitFor();
+      if (await page.locator('#picker-scope[data-scope=project]').count()) await page.locator('#picker-scope').click();
+      await page.locator('#picker-list .picker-item', { hasText: 'Cached question 0' }).click();
+      await page.locator('#conversation .msg', { hasText: 'appended between the visits' }).waitFor();
+      const view = await page.evaluate(async () => (await import('./state.js')).state.view);
+      assert.equal(view.source, 'opened');
+      shown.push({ opened: view.opened, size: view.size, messages: await page.locator('#conversation .msg').allInnerTexts() });
+    }
+    const size = shown[1].size;
+    assert.equal(shown[1].opened.lazy, true, 'opened through an index');
+    assert.equal(typeof shown[1].opened.readBytes, 'number');
+    assert.ok(shown[1].opened.readBytes < size / 4, `opened again, it reads the cached index and the lines shown (read ${shown[1].opened.readBytes} of ${size} bytes)`);
+    assert.deepEqual(shown[1].messages, shown[0].messages);
+    b.assertNoProblems();
+  });
+
   test('a stale cache: the file appended to, then replaced, between visits, is shown as it is', async () => {
     await writeOpfs(first.appended, { append: true });
     const appended = await visit('appended between the visits');

@@ -47,12 +47,16 @@ async function viewReadOnly(storage, path, { src = null, viewPath = path, name, 
   await checkpoint(reqId); // cancelled before the open
   const tParse = performance.now();
   const onProgress = (done, total) => progress(reqId, 'parse', done, total);
-  const session = pkg.Session.open(storage, path, { readOnly: true, agentDir: src?.agentDir ?? '', onProgress });
+  // An opened folder's session (or the browser storage's, read-only here): through its
+  // index, kept in the browser storage (folder-cache.js) or its own.
+  const lazy = src?.key === 'opened' || src?.key === 'opfs';
+  const read0 = storage.bytesRead ?? null;
+  const session = pkg.Session.open(storage, path, { readOnly: true, agentDir: src?.agentDir ?? '', lazy, onProgress });
   const parse = performance.now() - tParse;
   refuseNonSession(session, name);
   // A file of no source is imported into a writable one as its very bytes.
   const readText = src ? null : () => dec.decode(storage.read(path));
-  return setView({ session, src, path: viewPath, name, size, t0, reqId, origin, readText, timings: { parse } });
+  return setView({ session, src, path: viewPath, name, size, t0, reqId, origin, readText, read0, timings: { parse } });
 }
 
 /**
