@@ -57,6 +57,25 @@ export function openOpfsSource({ root }) {
   for (const name of ['write', 'append', 'rename', 'unlink', 'mkdirAll', 'rmdir', 'createNew']) {
     backend[name] = (path, ...rest) => (state.readOnly ? refuse(path) : disk[name](path, ...rest));
   }
+  // A file's sync access handle, while this worker holds the Web Lock (a handle keeps
+  // the file from being written, and other tabs read only): StagedStorage opens them for
+  // the files it reads in large pieces, and closes them before it writes.
+  backend.openReader = async (path) => {
+    if (!state.exclusive) return null;
+    let dir = await navigator.storage.getDirectory();
+    const names = path.split('/').filter(Boolean);
+    const name = names.pop();
+    for (const n of names) dir = await dir.getDirectoryHandle(n);
+    const handle = await (await dir.getFileHandle(name)).createSyncAccessHandle();
+    return {
+      read(offset, length) {
+        const buf = new Uint8Array(length);
+        const n = handle.read(buf, { at: offset });
+        return n === length ? buf : buf.subarray(0, n);
+      },
+      close: () => handle.close(),
+    };
+  };
   const storage = new StagedStorage(backend, { readSnapshot: snapshotReader() });
   return {
     storage,

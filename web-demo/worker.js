@@ -59,6 +59,7 @@ async function run(id, op, args) {
     for (let pass = 0; ; pass++) {
       const opfs = sources.get('opfs').storage;
       opfs?.begin();
+      await opfs?.openReaders(); // of the files read in large pieces (the open session's)
       let error;
       try {
         out = await handler(args, id);

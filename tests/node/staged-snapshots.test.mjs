@@ -151,3 +151,41 @@ test('a file created and removed again with nothing written between (a lock an o
   assert.ok(['createNew', 'write'].includes(calls[0]));
   assert.equal(fs.existsSync(lock), false);
 });
+
+test('a storage\'s synchronous readers answer reads of the files read in large pieces, between openReaders() and the commit, which closes them before it writes', async () => {
+  const { agentDir, file } = scratch();
+  const backend = snapshotting();
+  const log = [];
+  backend.openReader = async (p) => {
+    const bytes = new Uint8Array(fs.readFileSync(p));
+    log.push(`open ${path.basename(p)}`);
+    return {
+      read: (offset, length) => {
+        log.push('read');
+        return bytes.slice(offset, offset + length);
+      },
+      close: () => log.push('close'),
+    };
+  };
+  const append = backend.append;
+  backend.append = (...args) => {
+    log.push('append');
+    return append(...args);
+  };
+  const staged = new StagedStorage(backend, { readSnapshot: reader() });
+  await staged.loadTree(agentDir);
+  const size = fs.statSync(file).size;
+  staged.begin();
+  await staged.openReaders();
+  assert.deepEqual(log, [], 'no file was read in large pieces yet');
+  // Read in a piece of 8 MiB (as an index's scan asks): from the snapshot; the file is hot now.
+  const whole = staged.readRange(file, 0, 8 << 20);
+  assert.equal(whole.length, size);
+  await staged.commit();
+  staged.begin();
+  await staged.openReaders();
+  assert.deepEqual(staged.readRange(file, 0, 8 << 20), whole);
+  staged.append(file, '{"x":1}\n');
+  await staged.commit();
+  assert.deepEqual(log, [`open ${path.basename(file)}`, 'read', 'close', 'append']);
+});

@@ -68,10 +68,12 @@ async function viewReadOnly(storage, path, { src = null, viewPath = path, name, 
 export async function viewWritable(src, path, reqId, t0 = performance.now()) {
   progress(reqId, 'open', 0, 0);
   await prepare(src, [{ op: 'stat', path }, { op: 'read', path: `${path}.lock` }]);
+  await src.storage.openReaders?.([path]);
   const read0 = src.storage.bytesRead ?? 0;
   const session = pkg.Session.open(src.storage, path, { agentDir: src.agentDir, lazy: true });
   session.close(); // release the writer lock between requests (a migration may have taken it)
   await commit(src);
+  await src.storage.openReaders?.([path]); // the commit closed them: the first screen reads on
   return setView({ session, src, path, name: baseName(path), size: src.storage.stat(path).size, t0, reqId, read0, timings: { parse: performance.now() - t0 } });
 }
 

@@ -21,6 +21,10 @@
 // ask from it when asked, synchronously, and nothing is read before an operation. A file
 // written since its snapshot was taken is read from it only up to the snapshot's end
 // (an append keeps the bytes before), and gets a new one once the journal is committed.
+// A storage may also open synchronous readers of files (`openReader(path)`: an OPFS sync
+// access handle, some twenty times faster than reading a snapshot, but exclusive: no write
+// to the file while it is open); `openReaders()` opens them for the files read in large
+// pieces, for an operation, and `commit()` closes them before it writes.
 
 import { baseName as nameOf, joinPath, parentOf, rangeArgs, storageError } from './memory-storage.mjs';
 
@@ -28,6 +32,8 @@ import { baseName as nameOf, joinPath, parentOf, rangeArgs, storageError } from 
 const SMALL = 64 * 1024;
 /** How much of a file `readPrefix` loads at once. */
 const PREFIX = 4096;
+/** A file read this much at once gets a reader (see `openReaders`). */
+const HOT = 1 << 20;
 
 /** The error a read of something not loaded throws (its `code` is no errno). */
 export class StagedMiss extends Error {
@@ -85,14 +91,24 @@ function rangeIn(e, offset, length) {
 
 /**
  * `length` bytes at `offset` of the file entry `e` read from its snapshot (`e.snap`, a
- * Blob of its first `e.snap.size` bytes), or `undefined` without one, or past it, or when
- * the snapshot cannot be read any more (the file changed since).
+ * Blob of its first `e.snap.size` bytes), or from `reader` (the file read as it is on
+ * the storage, which is what the snapshot holds until the journal is committed), or
+ * `undefined` without one, or past it, or when the snapshot cannot be read any more (the
+ * file changed since).
  */
-function snapRange(e, offset, length, readSnapshot) {
+function snapRange(e, offset, length, readSnapshot, reader) {
   if (!e.snap || !readSnapshot) return undefined;
   const end = Math.min(offset + length, e.size);
   if (offset >= end) return new Uint8Array(0);
   if (end > e.snap.size) return undefined;
+  if (reader) {
+    try {
+      const bytes = reader.read(offset, end - offset);
+      if (bytes.length === end - offset) return bytes;
+    } catch {
+      // the snapshot answers
+    }
+  }
   try {
     return readSnapshot(e.snap, offset, end - offset);
   } catch {
@@ -141,6 +157,10 @@ export class StagedStorage {
   /** `(blob, offset, length) → Uint8Array`, synchronous; null: no snapshots. */
   #readSnapshot = null;
   #bytesRead = 0;
+  /** path → {read(offset, length), close()}: the storage's synchronous readers open now. */
+  #readers = new Map();
+  /** Files read in large pieces: `openReaders()` opens theirs. */
+  #hot = new Set();
 
   /**
    * `options.readSnapshot`: reads of files answered from snapshots of them (the backend's
@@ -181,6 +201,43 @@ export class StagedStorage {
   #counted(bytes) {
     this.#bytesRead += bytes.length;
     return bytes;
+  }
+
+  /**
+   * Opens the storage's synchronous readers (`openReader(path)`, when it has one; it may
+   * answer null) of `paths` and of the files read in large pieces before, for reads up to
+   * the next `commit()` (which closes them: they may keep the file from being written).
+   */
+  async openReaders(paths = []) {
+    if (typeof this.#backend.openReader !== 'function' || !this.#readSnapshot) return;
+    for (const path of new Set([...paths, ...this.#hot])) {
+      const e = this.#entries.get(path);
+      if (this.#readers.has(path) || !e || e.kind !== 'file' || !this.#snapped(e)) continue;
+      try {
+        const reader = await this.#backend.openReader(path);
+        if (reader) this.#readers.set(path, reader);
+      } catch {
+        // read from its snapshot
+      }
+    }
+  }
+
+  /** Closes the readers `openReaders()` opened. */
+  closeReaders() {
+    for (const r of this.#readers.values()) {
+      try {
+        r.close();
+      } catch {
+        // closed already
+      }
+    }
+    this.#readers.clear();
+  }
+
+  /** `length` bytes at `offset` of file `path` (entry `e`) from its snapshot or reader. */
+  #fromSnapshot(path, e, offset, length) {
+    if (length >= HOT) this.#hot.add(path);
+    return snapRange(e, offset, length, this.#readSnapshot, this.#readers.get(path));
   }
 
   /** What the operation read without it being loaded. */
@@ -319,6 +376,7 @@ export class StagedStorage {
 
   /** Replay the journal on the storage, in order, each call awaited. */
   async commit() {
+    this.closeReaders(); // they may keep the files from being written
     const journal = withoutPassingLocks(this.#journal);
     this.#journal = [];
     this.#saved = null;
@@ -478,7 +536,7 @@ export class StagedStorage {
   read(path) {
     const e = this.#file('open', path, 'read');
     if (e.bytes) return this.#counted(e.bytes.slice());
-    const bytes = snapRange(e, 0, e.size, this.#readSnapshot);
+    const bytes = this.#fromSnapshot(path, e, 0, e.size);
     if (!bytes) throw this.#miss('read', path);
     return this.#counted(bytes);
   }
@@ -486,7 +544,7 @@ export class StagedStorage {
   readPrefix(path, maxBytes) {
     const e = this.#file('open', path, 'readPrefix');
     if (e.bytes) return this.#counted(e.bytes.slice(0, maxBytes));
-    const snapped = snapRange(e, 0, Math.max(0, Number(maxBytes) || 0), this.#readSnapshot);
+    const snapped = this.#fromSnapshot(path, e, 0, Math.max(0, Number(maxBytes) || 0));
     if (snapped) return this.#counted(snapped);
     if (e.prefix && (maxBytes <= e.prefix.length || e.prefix.length >= e.size)) return this.#counted(e.prefix.slice(0, maxBytes));
     throw this.#miss('readPrefix', path);
@@ -495,7 +553,7 @@ export class StagedStorage {
   readRange(path, offset, length) {
     [offset, length] = rangeArgs(offset, length);
     const e = this.#file('open', path, 'readRange', { offset, length });
-    const bytes = rangeIn(e, offset, length) ?? snapRange(e, offset, length, this.#readSnapshot);
+    const bytes = rangeIn(e, offset, length) ?? this.#fromSnapshot(path, e, offset, length);
     if (!bytes) throw this.#miss('readRange', path, { offset, length });
     return this.#counted(bytes);
   }
