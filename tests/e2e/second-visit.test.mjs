@@ -9,8 +9,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { ROOT, fileChip, openBrowser } from './helpers.mjs';
 
 const DIR = '/xcsh/agent/sessions/--e2e-second-visit--';
@@ -43,6 +44,26 @@ async function generate(dir, { n, title, more }) {
   assert.ok(after.startsWith(before));
   return { text: before, appended: after.slice(before.length) };
 }
+
+/** The page's modules: those app.js imports, directly or not (static imports), relative to web-demo/. */
+function pageModules() {
+  const web = join(ROOT, 'web-demo');
+  const seen = new Set();
+  const walk = (file) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/^import\s(?:[^;]*?\sfrom\s)?'(\.[^']+)'/gms)) walk(resolve(dirname(file), m[1]));
+  };
+  walk(join(web, 'app.js'));
+  return [...seen].map((f) => relative(web, f)).filter((f) => f !== 'app.js').sort();
+}
+
+test('the page asks for all its modules at once: index.html preloads every module app.js imports', async () => {
+  const html = await readFile(join(ROOT, 'web-demo', 'index.html'), 'utf8');
+  const preloaded = [...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]).sort();
+  assert.deepEqual(preloaded, pageModules());
+});
 
 describe('the second visit of a browser-storage session', { timeout: 240_000 }, () => {
   let b;
