@@ -2,9 +2,12 @@
 // streamed into OPFS, the page reloaded (the worker starts over and reads the storage the
 // way it does), the session opened from the browser storage, then the renderer process's
 // resident memory (the page and its worker live there) is read from /proc.
-// Prints JSON: {fileBytes, rendererRssBytes, openMs, treeMs, timings} (timings: the worker's
-// phases in ms, as the page got them: parse, context, tree; treeMs: from navigating to the
-// tree's rows on screen, which come after the first render).
+// Prints JSON: {fileBytes, rendererRssBytes, openMs, treeMs, timings, second} (timings: the
+// worker's phases in ms, as the page got them: parse, context, tree; treeMs: from
+// navigating to the tree's rows on screen, which come after the first render; `second`:
+// {openMs, treeMs, timings, opened}, the second visit, the page reloaded and the same
+// session opened again, with the index cache the first visit wrote; `opened`: how the
+// worker opened it, {lazy, readBytes}).
 // Usage: node viewer-memory.mjs <web-root> <session.jsonl>
 //   web-root: a directory served as the viewer (web-demo/, or an older copy of it)
 import fs from 'node:fs';
@@ -54,18 +57,25 @@ try {
       if (shown && seen.tree === undefined && document.querySelector('#tree .node')) seen.tree = performance.now();
     }).observe(document, { subtree: true, childList: true, characterData: true });
   });
-  await page.goto(`${url}?source=opfs&path=${encodeURIComponent(target)}`);
-  await page.waitForFunction(() => window.__seen.render !== undefined && window.__seen.tree !== undefined);
-  const seen = await page.evaluate(() => window.__seen);
-  const openMs = Math.round(seen.render);
-  const treeMs = Math.round(seen.tree);
-  const timings = await page.evaluate(async () => (await import('./state.js')).state.view?.timings ?? null);
+  const visit = async () => {
+    await page.goto(`${url}?source=opfs&path=${encodeURIComponent(target)}`);
+    await page.waitForFunction(() => window.__seen.render !== undefined && window.__seen.tree !== undefined);
+    const seen = await page.evaluate(() => window.__seen);
+    const { timings, opened } = await page.evaluate(async () => {
+      const v = (await import('./state.js')).state.view;
+      return { timings: v?.timings ?? null, opened: v?.opened ?? null };
+    });
+    return { openMs: Math.round(seen.render), treeMs: Math.round(seen.tree), timings, opened };
+  };
+  const { openMs, treeMs, timings, opened } = await visit();
   await page.waitForTimeout(2000);
   const rendererRssBytes = rendererRss();
   const interactions = await interact(page);
   await page.waitForTimeout(2000);
   const rssAfterBytes = rendererRss();
-  process.stdout.write(`${JSON.stringify({ fileBytes, rendererRssBytes, rssAfterBytes, openMs, treeMs, timings, ...interactions })}\n`);
+  // The second visit: reloaded (a new worker), the same session opened the same way.
+  const second = await visit();
+  process.stdout.write(`${JSON.stringify({ fileBytes, rendererRssBytes, rssAfterBytes, openMs, treeMs, timings, opened, ...interactions, second })}\n`);
 } finally {
   await context.close();
   server.kill('SIGTERM');

@@ -279,6 +279,42 @@ pub fn session_title(session: &crate::session::Session, max_chars: usize) -> Opt
     Some(cap(&chosen, max_chars))
 }
 
+/// [`session_title`] of a session opened through its index ([`Session::open_deferred`])
+/// and not read yet, through the index: the name (`header`'s title, else the latest
+/// `session_info` line's), else the first user message's line, the other lines unread.
+/// `None` when the index cannot answer (a line not what it says): read the session.
+pub(crate) fn indexed_title(
+    storage: &dyn Storage,
+    path: &str,
+    index: &SessionIndex,
+    header: &Header,
+    max_chars: usize,
+) -> Option<Option<String>> {
+    let name = match header.title() {
+        Some(t) => Some(t.to_string()),
+        None => last_session_info(storage, path, index)?,
+    };
+    if let Some(t) = name.map(|t| sanitize(&t)).filter(|t| !t.is_empty()) {
+        return Some(Some(cap(&t, max_chars)));
+    }
+    // One line at a time: the first user message is almost always among the first.
+    for p in messages_of(index) {
+        let mut found = None;
+        let read = each_entry(storage, path, index, &[p], &mut |e| {
+            found = first_user_text(std::iter::once(e.json()));
+            true
+        });
+        if !matches!(read, Ok(true)) {
+            return None;
+        }
+        if let Some(t) = found {
+            let t = sanitize(&t);
+            return Some((!t.is_empty()).then(|| cap(&t, max_chars)));
+        }
+    }
+    Some(None)
+}
+
 /// `getRecentSessions(sessionDir, limit)`: newest first; files without a valid header
 /// are skipped. Reads at most 4096 bytes of each file.
 pub fn recent_sessions(

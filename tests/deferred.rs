@@ -93,7 +93,9 @@ proptest! {
         let opened = lazy.deferred_context().expect("an unchanged lazy session answers through the index");
         prop_assert!(opened.through_index());
         prop_assert_eq!(opened.context().unwrap().to_json(), whole.context().to_json());
-        drop(opened);
+        // The title a viewer shows, through the index too.
+        prop_assert_eq!(lazy.deferred_title(8), Some(xcsh_session::listing::session_title(&whole, 8)));
+        prop_assert!(lazy.is_deferred());
         let read_at = read_at % (more.len() + 1);
         for (k, op) in more.iter().enumerate() {
             if names_an_entry(op) || k == read_at {

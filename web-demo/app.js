@@ -39,7 +39,8 @@ async function main() {
     showBanner('error', `Cannot load the WebAssembly package (./pkg/xcsh_session.js): ${errMsg(e)}. Build it with scripts/build-js.`);
     return;
   }
-  const samples = await loadSampleList();
+  // Fetched meanwhile: a session named in the address opens without waiting for it.
+  const samples = loadSampleList();
   await openFromUrl(samples);
   // Back and Forward move between the sessions opened in this tab, and between the places
   // (branch, message) in one (location.js).
@@ -56,7 +57,10 @@ async function restoreFromUrl(fn) {
   }
 }
 
-/** Opens what the address names (a stored session, a sample) and the place in it, as at start-up. */
+/**
+ * Opens what the address names (a stored session, a sample) and the place in it, as at
+ * start-up; `samples`: the list of samples, or a Promise of it.
+ */
 function openFromUrl(samples) {
   return restoreFromUrl(async () => {
     const params = new URLSearchParams(location.search);
@@ -74,7 +78,7 @@ function openFromUrl(samples) {
     const opened = params.get('opened');
     if (opened && !note) note = `${opened} was opened from your disk: a reload cannot read it again. Open it again with “Open file…” (the sample is shown meanwhile).`;
     const wanted = params.get('sample');
-    const known = !wanted || samples.some((s) => s.file === wanted);
+    const known = !wanted || (await samples).some((s) => s.file === wanted);
     if (!known && !note) note = `There is no sample “${wanted}”: the default sample is shown.`;
     await openSample(known && wanted ? wanted : DEFAULT_SAMPLE);
     if (note) {
@@ -197,6 +201,9 @@ async function loadSampleList() {
     h('option', { value: '', disabled: true }, 'None (not a sample)'),
     ...samples.map((s) => h('option', { value: s.file, title: s.description ?? '' }, s.title ?? s.file)),
   );
+  // A session may be open already (the list is fetched as it opens): the sample it is, or none.
+  const v = state.view;
+  select.value = v?.origin === 'sample' ? v.name : '';
   return samples;
 }
 

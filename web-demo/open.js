@@ -152,6 +152,11 @@ async function loadTree(gen) {
   }
   if (out.stale || !stillShown()) return;
   state.view.timings = { ...state.view.timings, tree: out.ms };
+  // A lazy open's load report and warnings come with the tree (its entries read then).
+  if (out.facts) {
+    Object.assign(state.view, out.facts);
+    events.dispatchEvent(new Event('session'));
+  }
   setRows(out.rows);
   if (out.leafId === state.selected) {
     state.pathMask = out.pathMask;

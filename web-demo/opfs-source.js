@@ -2,16 +2,45 @@
 // async `opfsStorage()`, under a `StagedStorage` (both from pkg/), so the worker's calls
 // into the package stay synchronous without a mirror of OPFS in memory:
 //   - at start-up, `load()` reads the tree's shape under `root`: every directory's
-//     names, every file's size and the first 4 KiB of each session file (what the
-//     listings read). No file is read whole.
-//   - before a request the worker loads what it knows the request reads whole (the
-//     session it opens, the sessions it searches); a request that still reads something
-//     not loaded is answered after that is loaded and the request is run again (the
-//     worker does that only for requests that write nothing);
+//     names, every file's size, and a snapshot of each file (a `File`, nothing read).
+//   - the package's reads are answered from the snapshots, synchronously with
+//     FileReaderSync (a dedicated worker's), only what it asks for, when it asks: an
+//     open through the session's index reads the index and the lines it shows, not the
+//     file; nothing is loaded before a request;
 //   - after each request the worker awaits `commit()`: its writes, replayed on OPFS in
-//     order, before the page gets its answer. A large file's bytes are dropped then.
+//     order, before the page gets its answer; each file written gets a new snapshot then
+//     (the one before went stale). A read of something not loaded (a snapshot that could
+//     not be read) is answered after it is loaded and the request is run again (only for
+//     requests that write nothing).
 import { StagedStorage } from './pkg/staged-storage.mjs';
 import { opfsStorage } from './pkg/opfs-storage.mjs';
+
+/** Reads smaller than this are answered from a block of this size read around them. */
+const BLOCK = 256 * 1024;
+
+/**
+ * `(file, offset, length) → Uint8Array`: a range of a `File`, read synchronously. Small
+ * reads (an open reads many lines, a few at a time, often near each other) go through
+ * the last blocks read (a few, of `BLOCK` bytes, of the snapshot asked: a new snapshot
+ * is another File, so a written file is never answered from the blocks of the old one).
+ */
+export function snapshotReader() {
+  const reader = new FileReaderSync();
+  const read = (file, a, b) => new Uint8Array(reader.readAsArrayBuffer(file.slice(a, b)));
+  const blocks = []; // {file, start, bytes}, the most recent first
+  return (file, offset, length) => {
+    const end = offset + length;
+    if (length > BLOCK / 4) return read(file, offset, end);
+    let b = blocks.find((x) => x.file === file && x.start <= offset && end <= x.start + x.bytes.length);
+    if (!b) {
+      const start = Math.floor(offset / BLOCK) * BLOCK;
+      b = { file, start, bytes: read(file, start, Math.max(start + BLOCK, end)) };
+      blocks.unshift(b);
+      if (blocks.length > 4) blocks.pop();
+    }
+    return b.bytes.slice(offset - b.start, end - b.start);
+  };
+}
 
 export function openOpfsSource({ root }) {
   const disk = opfsStorage();
@@ -28,7 +57,26 @@ export function openOpfsSource({ root }) {
   for (const name of ['write', 'append', 'rename', 'unlink', 'mkdirAll', 'rmdir', 'createNew']) {
     backend[name] = (path, ...rest) => (state.readOnly ? refuse(path) : disk[name](path, ...rest));
   }
-  const storage = new StagedStorage(backend);
+  // A file's sync access handle, while this worker holds the Web Lock (a handle keeps
+  // the file from being written, and other tabs read only): StagedStorage opens them for
+  // the files it reads in large pieces, and closes them before it writes.
+  backend.openReader = async (path) => {
+    if (!state.exclusive) return null;
+    let dir = await navigator.storage.getDirectory();
+    const names = path.split('/').filter(Boolean);
+    const name = names.pop();
+    for (const n of names) dir = await dir.getDirectoryHandle(n);
+    const handle = await (await dir.getFileHandle(name)).createSyncAccessHandle();
+    return {
+      read(offset, length) {
+        const buf = new Uint8Array(length);
+        const n = handle.read(buf, { at: offset });
+        return n === length ? buf : buf.subarray(0, n);
+      },
+      close: () => handle.close(),
+    };
+  };
+  const storage = new StagedStorage(backend, { readSnapshot: snapshotReader() });
   return {
     storage,
     disk,

@@ -2,7 +2,8 @@
 
 import { showBanner } from './dom.js';
 
-const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+// Started by worker-start.js in the page's head (while the page loads its modules), else here.
+const worker = globalThis.xcshWorker ?? new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
 const pending = new Map();
 let nextId = 1;
 
@@ -29,6 +30,8 @@ worker.addEventListener('error', (ev) => {
 /** Calls an operation of the worker; `onProgress` receives its progress reports. */
 export function call(op, args = {}, { onProgress } = {}) {
   const id = nextId++;
+  // It failed before this module listened (see worker-start.js).
+  if (worker.failed) return Promise.reject(new Error(`The viewer's worker stopped: ${worker.failed}`));
   return new Promise((resolve, reject) => {
     pending.set(id, { resolve, reject, onProgress });
     worker.postMessage({ id, op, args });

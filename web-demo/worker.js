@@ -59,6 +59,7 @@ async function run(id, op, args) {
     for (let pass = 0; ; pass++) {
       const opfs = sources.get('opfs').storage;
       opfs?.begin();
+      await opfs?.openReaders(); // of the files read in large pieces (the open session's)
       let error;
       try {
         out = await handler(args, id);
@@ -81,10 +82,19 @@ async function run(id, op, args) {
   }
 }
 
-/** Starts the package, the sources and the prompt history (`history: 'memory'` keeps it in memory). */
-async function start({ history } = {}) {
+/**
+ * The package and the sources, started as the worker starts (the page is still loading
+ * its modules: a session of the browser storage can be opened as soon as it asks).
+ */
+const started = (async () => {
   await init({ module_or_path: new URL('./pkg/xcsh_session_bg.wasm', import.meta.url) });
   await startSources();
+})();
+started.catch(() => {}); // reported to the page by its `init` request
+
+/** The package and the sources started, then the prompt history (`history: 'memory'` keeps it in memory). */
+async function start({ history } = {}) {
+  await started;
   startHistory(history);
   return { version: pkg.version() };
 }

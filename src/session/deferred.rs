@@ -24,6 +24,9 @@ pub(super) struct Deferred {
     /// Whether the index is kept in the cache (a context read notes in it what the next
     /// open may copy without parsing).
     cache: IndexCache,
+    /// The leaf's context read through the index, once asked for (each read of it is a
+    /// pass over the path's lines: a viewer asks for its count, state and a window).
+    context: std::cell::OnceCell<Option<OpenedContext>>,
 }
 
 impl Session {
@@ -106,7 +109,11 @@ impl Session {
                     s.flushed = true;
                     s.disk = Some(stat);
                 }
-                s.deferred = Some(Box::new(Deferred { index, cache }));
+                s.deferred = Some(Box::new(Deferred {
+                    index,
+                    cache,
+                    context: std::cell::OnceCell::new(),
+                }));
                 Ok(Some(s))
             }
             None => {
@@ -168,25 +175,47 @@ impl Session {
     /// The context of the leaf read through the index, when the session is deferred and
     /// has not changed since it was opened (no append, the leaf where it was); `None`
     /// otherwise, or when the index cannot answer: then [`Session::materialize`] and
-    /// [`Session::context`].
-    pub fn deferred_context(&self) -> Option<OpenedContext> {
+    /// [`Session::context`]. Read once, when first asked (the file's lines it reads are
+    /// those indexed at the open, as [`Session::materialize`]'s).
+    pub fn deferred_context(&self) -> Option<&OpenedContext> {
         let d = self.deferred.as_ref()?;
         let last = d.index.len().checked_sub(1).map(|i| d.index.id(i));
         if !self.entries.is_empty() || self.leaf.as_deref() != last {
             return None;
         }
-        let p = read_path_context(
-            self.storage.clone(),
-            self.file.as_deref()?,
-            &self.agent_dir,
-            d.index.clone(),
-            self.leaf.as_deref(),
-            d.cache,
-        );
-        match p {
-            Ok(Some(p)) => Some(OpenedContext::Path(Box::new(p))),
-            _ => None,
+        let file = self.file.as_deref()?;
+        d.context
+            .get_or_init(|| {
+                match read_path_context(
+                    self.storage.clone(),
+                    file,
+                    &self.agent_dir,
+                    d.index.clone(),
+                    last,
+                    d.cache,
+                ) {
+                    Ok(Some(p)) => Some(OpenedContext::Path(Box::new(p))),
+                    _ => None,
+                }
+            })
+            .as_ref()
+    }
+
+    /// The title a viewer shows ([`crate::listing::session_title`]) read through the
+    /// index while the session is deferred and unchanged since it was opened; `None`
+    /// otherwise, or when the index cannot answer: then [`Session::materialize`] first.
+    pub fn deferred_title(&self, max_chars: usize) -> Option<Option<String>> {
+        let d = self.deferred.as_ref()?;
+        if !self.entries.is_empty() {
+            return None;
         }
+        crate::listing::indexed_title(
+            &*self.storage,
+            self.file.as_deref()?,
+            &d.index,
+            &self.header,
+            max_chars,
+        )
     }
 
     /// Read the entries left in the file, so that the session is the one

@@ -33,6 +33,7 @@ describe('a pi agent directory', { timeout: 120_000 }, () => {
     await page.locator('#picker-sources [data-source=opened].active').waitFor();
     await page.locator('#picker-sources [data-source=opened] .count', { hasText: '1' }).waitFor();
     await page.locator('#picker-scope').click(); // all projects
+    await page.locator('#picker-scope[data-scope=all]').waitFor(); // that list shown (set as it is rendered)
     await page.waitForFunction(() => document.querySelectorAll('#picker-list .picker-item').length === 1);
     assert.match((await pickerTitles(page)).join('\n'), new RegExp(NAME));
     await page.locator('#picker-list .picker-item', { hasText: NAME }).click();

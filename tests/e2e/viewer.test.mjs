@@ -219,7 +219,8 @@ describe('session viewer', { timeout: 180_000 }, () => {
     await page.selectOption('#sample-select', 'large-session.jsonl');
     await fileChip(page, 'large-session.jsonl');
     assert.equal(await page.locator('[data-testid=older-format]').count(), 1);
-    assert.match(await page.locator('#tree-meta').innerText(), /1,018 entries/);
+    // The tree comes after the first screen.
+    await page.locator('#tree-meta', { hasText: /1,018 entries/ }).waitFor();
     const before = await page.locator('#conversation .msg').count();
     const total = Number((await page.locator('#conv-meta').innerText()).match(/([\d,]+) messages/)[1].replace(/,/g, ''));
     assert.ok(total > 500, `a long conversation: ${total}`);

@@ -4,7 +4,8 @@
 // a FileStorage, which reads their bytes only when the package asks for them.
 import * as pkg from '../pkg/xcsh_session.js';
 import { FileStorage } from './file-storage.js';
-import { sources, sourceInfo } from './sources.js';
+import { opfsLoaded, sources, sourceInfo } from './sources.js';
+import { withFolderCache } from './folder-cache.js';
 import { progress } from './reply.js';
 
 async function filesOfHandle(handle, prefix = '') {
@@ -60,7 +61,8 @@ export async function loadFolder({ handle, files, name }, reqId) {
     }
   }
   const src = sources.get('opened');
-  src.storage = storage;
+  await opfsLoaded(); // where its index cache is kept
+  src.storage = withFolderCache(storage, A);
   src.available = true;
   src.label = `Opened: ${rootName}`;
   src.note = null;

@@ -47,22 +47,34 @@ async function viewReadOnly(storage, path, { src = null, viewPath = path, name, 
   await checkpoint(reqId); // cancelled before the open
   const tParse = performance.now();
   const onProgress = (done, total) => progress(reqId, 'parse', done, total);
-  const session = pkg.Session.open(storage, path, { readOnly: true, agentDir: src?.agentDir ?? '', onProgress });
+  // An opened folder's session (or the browser storage's, read-only here): through its
+  // index, kept in the browser storage (folder-cache.js) or its own.
+  const lazy = src?.key === 'opened' || src?.key === 'opfs';
+  const read0 = storage.bytesRead ?? null;
+  const session = pkg.Session.open(storage, path, { readOnly: true, agentDir: src?.agentDir ?? '', lazy, onProgress });
   const parse = performance.now() - tParse;
   refuseNonSession(session, name);
   // A file of no source is imported into a writable one as its very bytes.
   const readText = src ? null : () => dec.decode(storage.read(path));
-  return setView({ session, src, path: viewPath, name, size, t0, reqId, origin, readText, timings: { parse } });
+  return setView({ session, src, path: viewPath, name, size, t0, reqId, origin, readText, read0, timings: { parse } });
 }
 
-/** Opens a session of a writable source for editing (migrates an old file: it is a copy). */
+/**
+ * Opens a session of a writable source for editing (migrates an old file: it is a copy),
+ * lazily: through its index (the one cached under the agent directory, else one pass
+ * over the file that writes it), reading only the lines the first screen shows; its
+ * entries are read when something needs them (the tree, asked for after).
+ */
 export async function viewWritable(src, path, reqId, t0 = performance.now()) {
   progress(reqId, 'open', 0, 0);
-  await prepare(src, [{ op: 'read', path }, { op: 'read', path: `${path}.lock` }]);
-  const session = pkg.Session.open(src.storage, path, { agentDir: src.agentDir });
+  await prepare(src, [{ op: 'stat', path }, { op: 'read', path: `${path}.lock` }]);
+  await src.storage.openReaders?.([path]);
+  const read0 = src.storage.bytesRead ?? 0;
+  const session = pkg.Session.open(src.storage, path, { agentDir: src.agentDir, lazy: true });
   session.close(); // release the writer lock between requests (a migration may have taken it)
   await commit(src);
-  return setView({ session, src, path, name: baseName(path), size: src.storage.stat(path).size, t0, reqId, timings: { parse: performance.now() - t0 } });
+  await src.storage.openReaders?.([path]); // the commit closed them: the first screen reads on
+  return setView({ session, src, path, name: baseName(path), size: src.storage.stat(path).size, t0, reqId, read0, timings: { parse: performance.now() - t0 } });
 }
 
 /**
@@ -70,9 +82,11 @@ export async function viewWritable(src, path, reqId, t0 = performance.now()) {
  * asks: worker/tree.js); until then (and when the load is cancelled) the previous view
  * stays open and usable.
  */
-async function setView({ session, src, path, name, size, t0, reqId, text = null, readText = null, origin = null, timings = {} }) {
+async function setView({ session, src, path, name, size, t0, reqId, text = null, readText = null, origin = null, read0 = null, timings = {} }) {
   const loadMs = performance.now() - t0;
-  const next = { session, src, path, name, size, loadMs, text, readText, origin: origin ?? src?.key ?? 'file', rows: null, outline: null, tools: null, timings, gen: nextViewGen() };
+  // How it was opened: through its index (`lazy`, its entries still in the file) or read whole.
+  const opened = { lazy: session.deferred, readBytes: null };
+  const next = { session, src, path, name, size, loadMs, text, readText, origin: origin ?? src?.key ?? 'file', rows: null, outline: null, tools: null, timings, opened, gen: nextViewGen() };
   let out;
   try {
     out = await openPayload(next, reqId, 'start', undefined, { tree: false });
@@ -80,6 +94,8 @@ async function setView({ session, src, path, name, size, t0, reqId, text = null,
     if (!isOpen(session)) session.free();
     throw e;
   }
+  // The bytes the open and the first screen read of the storage.
+  if (read0 !== null && src?.storage?.bytesRead !== undefined) out.view.opened.readBytes = opened.readBytes = src.storage.bytesRead - read0;
   replaceView(next);
   return out;
 }
@@ -102,35 +118,52 @@ export async function openPayload(v, reqId, where = 'start', leafId = undefined,
   const leaf = leafId !== undefined ? leafId : v.session.leafId ?? null;
   const sel = select(v, leaf, where);
   v.timings.context = performance.now() - t;
+  return { view: viewOf(v), rows, sel };
+}
+
+/**
+ * What the page shows of view `v`'s session. A lazy session's entries are not read yet:
+ * its load report and warnings are those of a file its index describes (a current one,
+ * nothing found), until the tree has read it (see `readFacts`).
+ */
+export function viewOf(v) {
   const s = v.session;
   const header = s.header();
-  const report = s.report();
-  const warnings = s.warnings();
+  const lazy = s.deferred;
+  const report = lazy ? null : s.report();
+  const warnings = lazy ? [] : s.warnings();
   return {
-    view: {
-      gen: v.gen,
-      source: v.src?.key ?? null,
-      origin: v.origin,
-      sourceLabel: v.src?.label ?? null,
-      writable: Boolean(v.src?.writable),
-      persistent: Boolean(v.src?.persistent),
-      path: v.path,
-      relPath: v.src && v.path ? v.path.slice(v.src.agentDir.length + 1) : null,
-      name: v.name,
-      size: v.size,
-      loadMs: v.loadMs,
-      timings: { ...v.timings },
-      header,
-      version: s.versionOnDisk,
-      title: s.displayTitle(80),
-      report,
-      warnings,
-      sessionId: s.sessionId,
-      file: s.file ?? null,
-    },
-    rows,
-    sel,
+    gen: v.gen,
+    source: v.src?.key ?? null,
+    origin: v.origin,
+    sourceLabel: v.src?.label ?? null,
+    writable: Boolean(v.src?.writable),
+    persistent: Boolean(v.src?.persistent),
+    path: v.path,
+    relPath: v.src && v.path ? v.path.slice(v.src.agentDir.length + 1) : null,
+    name: v.name,
+    size: v.size,
+    loadMs: v.loadMs,
+    timings: { ...v.timings },
+    header,
+    version: lazy ? header.version : s.versionOnDisk,
+    title: s.displayTitle(80),
+    report,
+    warnings,
+    sessionId: s.sessionId,
+    file: s.file ?? null,
+    opened: v.opened ? { ...v.opened } : null,
   };
+}
+
+/**
+ * What a lazy session's page does not know until its entries are read (by the tree): its
+ * load report, warnings, version and title, once read; null when there was nothing to read.
+ */
+export function readFacts(v) {
+  if (!v.opened?.lazy || v.session.deferred) return null;
+  const { report, warnings, version, title } = viewOf(v);
+  return { report, warnings, version, title };
 }
 
 /** The `openSample` request: a single-file sample, read-only. */

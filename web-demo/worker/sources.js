@@ -24,10 +24,10 @@ export const sources = new Map([
 ]);
 let opfsReady = null;
 
-/** Loads the samples, then starts reading the browser storage's shape (see `opfsLoaded`). */
+/** Starts reading the browser storage's shape (see `opfsLoaded`), and loads the samples. */
 export async function startSources() {
+  opfsReady = loadOpfs(); // meanwhile: the page may open a session of it as soon as it is read
   await loadSamples();
-  opfsReady = loadOpfs();
 }
 
 /** Resolves once the browser storage is read (or known unavailable). */

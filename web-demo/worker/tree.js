@@ -4,6 +4,7 @@
 import { buildRows } from './rows.js';
 import { branchMarks } from './context.js';
 import { needView } from './view.js';
+import { readFacts } from './open.js';
 
 /**
  * The tree rows of view `gen` (the page's `view.gen`), with progress reports; `stale` when
@@ -16,5 +17,6 @@ export async function tree({ gen }, reqId) {
   const rows = await buildRows(v, reqId);
   v.timings.tree = performance.now() - t0;
   const leafId = v.session.leafId ?? null;
-  return { gen, ms: v.timings.tree, rows, leafId, ...branchMarks(v, leafId) };
+  // A lazy session's entries were read for the tree: what the page shows of it now.
+  return { gen, ms: v.timings.tree, rows, leafId, facts: readFacts(v), ...branchMarks(v, leafId) };
 }

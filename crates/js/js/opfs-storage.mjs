@@ -4,7 +4,8 @@
 // OPFS root. A file is written through `createWritable()`, whose `close()` commits it:
 // when an `AsyncSession` call resolves, its bytes are in OPFS (`fsync` has nothing left
 // to do). `readRange` reads only its range (`File.slice`). `rename` uses
-// `FileSystemHandle.move` (Chromium, Firefox, Safari 16.4+).
+// `FileSystemHandle.move` (Chromium, Firefox, Safari 16.4+). `snapshot(path)` is the
+// file as a `File` (what `StagedStorage` reads synchronously in a worker).
 // Exclusive create is a check then a write: two tabs racing for one lock may both win,
 // so keep one writer per session with the Web Locks API if tabs share sessions.
 
@@ -115,6 +116,8 @@ export function opfsStorage() {
       for await (const [name, h] of d.entries()) out.push({ name, isDir: h.kind === 'directory' });
       return out;
     }),
+    /** A snapshot of the file (a `File`: read it synchronously in a worker with FileReaderSync); stale once the file is written. */
+    snapshot: guard('open', async (path) => (await file(path, 'open')).getFile()),
     stat: guard('stat', async (path) => {
       const { handle } = await entry(path, 'stat');
       if (handle.kind === 'directory') return { size: 0, mtimeMs: 0, isDir: true };

@@ -214,6 +214,12 @@ impl JsSession {
                 ))
             }
         };
+        // A lazy session not read yet: through its index (the lines the title needs).
+        if let Some(title) = self.inner.deferred_title(max) {
+            return Ok(title
+                .map(|t| JsValue::from_str(&t))
+                .unwrap_or(JsValue::NULL));
+        }
         Ok(xcsh_session::listing::session_title(self.read()?, max)
             .map(|t| JsValue::from_str(&t))
             .unwrap_or(JsValue::NULL))
