@@ -122,8 +122,8 @@ fn last_id(m: &dyn Storage, file: &str) -> String {
 fn a_session_written_on_one_machine_appears_on_another() {
     let (a, b, remote) = (machine(1), machine(2), MemoryObjectStore::new());
     let fa = start(&a);
-    sync(&*a, AGENT, &remote, &opts()).unwrap();
-    let r = sync(&*b, AGENT, &remote, &opts()).unwrap();
+    sync(a.clone(), AGENT, &remote, &opts()).unwrap();
+    let r = sync(b.clone(), AGENT, &remote, &opts()).unwrap();
     assert!(r.sessions[0].created);
     assert!(
         r.sessions[0].branches.is_empty(),
@@ -143,13 +143,13 @@ fn a_session_written_on_one_machine_appears_on_another() {
 fn a_machine_that_continued_the_leaf_is_followed() {
     let (a, b, remote) = (machine(1), machine(2), MemoryObjectStore::new());
     let f = start(&a);
-    sync(&*a, AGENT, &remote, &opts()).unwrap();
-    sync(&*b, AGENT, &remote, &opts()).unwrap();
+    sync(a.clone(), AGENT, &remote, &opts()).unwrap();
+    sync(b.clone(), AGENT, &remote, &opts()).unwrap();
     let mut s = open(&b, &f);
     let id = s.append_message(&user("more")).unwrap();
     s.close().unwrap();
-    sync(&*b, AGENT, &remote, &opts()).unwrap();
-    let r = sync(&*a, AGENT, &remote, &opts()).unwrap();
+    sync(b.clone(), AGENT, &remote, &opts()).unwrap();
+    let r = sync(a.clone(), AGENT, &remote, &opts()).unwrap();
     assert_eq!(r.sessions[0].pulled_entries, 1);
     assert!(!r.sessions[0].rewritten);
     assert_eq!(last_id(&*a, &f), id);
@@ -160,8 +160,8 @@ fn a_machine_that_continued_the_leaf_is_followed() {
 fn the_leaf_stays_where_the_user_left_it_and_the_other_branch_is_reported() {
     let (a, b, remote) = (machine(1), machine(2), MemoryObjectStore::new());
     let f = start(&a);
-    sync(&*a, AGENT, &remote, &opts()).unwrap();
-    sync(&*b, AGENT, &remote, &opts()).unwrap();
+    sync(a.clone(), AGENT, &remote, &opts()).unwrap();
+    sync(b.clone(), AGENT, &remote, &opts()).unwrap();
     // Both continue the same leaf.
     let mut s = open(&a, &f);
     let on_a = s.append_message(&user("on a")).unwrap();
@@ -169,8 +169,8 @@ fn the_leaf_stays_where_the_user_left_it_and_the_other_branch_is_reported() {
     let mut s = open(&b, &f);
     let on_b = s.append_message(&user("on b")).unwrap();
     s.close().unwrap();
-    sync(&*a, AGENT, &remote, &opts()).unwrap();
-    let r = sync(&*b, AGENT, &remote, &opts()).unwrap();
+    sync(a.clone(), AGENT, &remote, &opts()).unwrap();
+    let r = sync(b.clone(), AGENT, &remote, &opts()).unwrap();
     assert!(r.sessions[0].rewritten);
     assert_eq!(r.sessions[0].branches, vec![on_a.clone()]);
     assert_eq!(
@@ -178,7 +178,7 @@ fn the_leaf_stays_where_the_user_left_it_and_the_other_branch_is_reported() {
         Some(on_b.as_str()),
         "b resumes where b was"
     );
-    let r = sync(&*a, AGENT, &remote, &opts()).unwrap();
+    let r = sync(a.clone(), AGENT, &remote, &opts()).unwrap();
     assert_eq!(r.sessions[0].branches, vec![on_b.clone()]);
     assert_eq!(
         open(&a, &f).leaf_id(),
@@ -192,11 +192,11 @@ fn the_leaf_stays_where_the_user_left_it_and_the_other_branch_is_reported() {
 fn an_unchanged_store_is_only_listed_and_one_append_moves_one_line() {
     let (a, b, remote) = (machine(1), machine(2), MemoryObjectStore::new());
     let f = start(&a);
-    sync(&*a, AGENT, &remote, &opts()).unwrap();
-    sync(&*b, AGENT, &remote, &opts()).unwrap();
-    sync(&*a, AGENT, &remote, &opts()).unwrap();
+    sync(a.clone(), AGENT, &remote, &opts()).unwrap();
+    sync(b.clone(), AGENT, &remote, &opts()).unwrap();
+    sync(a.clone(), AGENT, &remote, &opts()).unwrap();
     remote.reset_traffic();
-    let r = sync(&*a, AGENT, &remote, &opts()).unwrap();
+    let r = sync(a.clone(), AGENT, &remote, &opts()).unwrap();
     assert!(!r.sessions[0].changed());
     let t = remote.traffic();
     assert_eq!((t.lists, t.gets, t.puts), (1, 0, 0), "{t:?}");
@@ -205,11 +205,11 @@ fn an_unchanged_store_is_only_listed_and_one_append_moves_one_line() {
     s.append_message(&user(&"x".repeat(1000))).unwrap();
     s.close().unwrap();
     remote.reset_traffic();
-    sync(&*a, AGENT, &remote, &opts()).unwrap();
+    sync(a.clone(), AGENT, &remote, &opts()).unwrap();
     let up = remote.traffic();
     assert!(up.bytes_put > 1000 && up.bytes_put <= 8 * 1024, "{up:?}");
     remote.reset_traffic();
-    sync(&*b, AGENT, &remote, &opts()).unwrap();
+    sync(b.clone(), AGENT, &remote, &opts()).unwrap();
     let down = remote.traffic();
     assert!(
         down.bytes_got > 1000 && down.bytes_got <= 8 * 1024,
@@ -221,8 +221,8 @@ fn an_unchanged_store_is_only_listed_and_one_append_moves_one_line() {
 fn a_corrupt_or_foreign_segment_is_refused_and_nothing_of_it_merged() {
     let (a, b, remote) = (machine(1), machine(2), MemoryObjectStore::new());
     let f = start(&a);
-    sync(&*a, AGENT, &remote, &opts()).unwrap();
-    sync(&*b, AGENT, &remote, &opts()).unwrap();
+    sync(a.clone(), AGENT, &remote, &opts()).unwrap();
+    sync(b.clone(), AGENT, &remote, &opts()).unwrap();
     let key = remote
         .keys()
         .into_iter()
@@ -244,7 +244,7 @@ fn a_corrupt_or_foreign_segment_is_refused_and_nothing_of_it_merged() {
         ("00000000000000cc", r#"{"type":"session","version":3,"id":"other","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}"#.to_string() + "\n" + good + "\n", "belongs to session other"),
     ] {
         remote.overwrite(&format!("{dir}/{machine}/0000000000.jsonl"), data.as_bytes());
-        let r = sync(&*b, AGENT, &remote, &opts()).unwrap();
+        let r = sync(b.clone(), AGENT, &remote, &opts()).unwrap();
         assert!(r.sessions[0].refused.iter().any(|e| e.contains(why)), "{why}: {:?}", r.sessions[0].refused);
         assert_eq!(b.read(&f).unwrap(), before, "{why}: nothing merged");
     }
@@ -282,7 +282,7 @@ fn a_failing_store_changes_nothing_locally() {
     let a = machine(1);
     start(&a);
     let before: Vec<_> = xcsh_session::storage::files_under(&*a, AGENT).unwrap();
-    let e = sync(&*a, AGENT, &Down, &opts()).unwrap_err();
+    let e = sync(a.clone(), AGENT, &Down, &opts()).unwrap_err();
     assert!(e.to_string().contains("cannot be reached"), "{e}");
     assert_eq!(
         xcsh_session::storage::files_under(&*a, AGENT).unwrap(),
@@ -317,7 +317,7 @@ fn run_schedule(n: usize, ops: &[Op]) {
     let mut written: HashSet<String> = entries(&*ms[0], &file).into_keys().collect();
     let mut k = 0;
     let sync_on = |m: &Rc<dyn Storage>| -> SyncReport {
-        let r = sync(&**m, AGENT, &remote, &opts()).unwrap();
+        let r = sync(m.clone(), AGENT, &remote, &opts()).unwrap();
         for s in &r.sessions {
             assert!(s.refused.is_empty(), "{:?}", s.refused);
         }
@@ -427,8 +427,8 @@ fn images_travel_with_their_entries() {
             .unwrap_or(0)
     };
     assert_eq!(blobs(&*a), 1, "the image went to the blob store");
-    sync(&*a, AGENT, &remote, &opts()).unwrap();
-    sync(&*b, AGENT, &remote, &opts()).unwrap();
+    sync(a.clone(), AGENT, &remote, &opts()).unwrap();
+    sync(b.clone(), AGENT, &remote, &opts()).unwrap();
     assert_eq!(blobs(&*b), 1);
     let ctx = open(&b, &f).context().to_json();
     assert!(
@@ -442,17 +442,17 @@ fn what_one_remote_has_says_nothing_of_another() {
     let (a, b) = (machine(1), machine(2));
     let (first, second) = (MemoryObjectStore::new(), MemoryObjectStore::new());
     start(&a);
-    sync(&*a, AGENT, &first, &opts()).unwrap();
+    sync(a.clone(), AGENT, &first, &opts()).unwrap();
     let other = SyncOptions {
         remote: "memory://other".into(),
         ..opts()
     };
-    let r = sync(&*a, AGENT, &second, &other).unwrap();
+    let r = sync(a.clone(), AGENT, &second, &other).unwrap();
     assert_eq!(
         r.sessions[0].pushed_entries, 2,
         "the second remote gets everything"
     );
-    let r = sync(&*b, AGENT, &second, &other).unwrap();
+    let r = sync(b.clone(), AGENT, &second, &other).unwrap();
     assert!(r.sessions[0].created);
 }
 
@@ -496,7 +496,7 @@ fn a_large_session_goes_in_pieces_and_arrives_whole_then_only_what_is_new() {
             .unwrap();
     }
     s.close().unwrap();
-    let r = sync(&*a, AGENT, &remote, &opts()).unwrap();
+    let r = sync(a.clone(), AGENT, &remote, &opts()).unwrap();
     assert!(
         r.sessions[0].pushed_bytes > 40_000_000,
         "{:?}",
@@ -508,7 +508,7 @@ fn a_large_session_goes_in_pieces_and_arrives_whole_then_only_what_is_new() {
         .filter(|k| k.ends_with(".jsonl"))
         .count();
     assert!(segments >= 2, "{segments} segment(s) for 40 MB");
-    sync(&*b, AGENT, &remote, &opts()).unwrap();
+    sync(b.clone(), AGENT, &remote, &opts()).unwrap();
     assert_eq!(entries(&*b, &f), entries(&*a, &f));
     // One more line: one small segment, the file not read again whole.
     let mut s = open(&a, &f);
@@ -516,7 +516,7 @@ fn a_large_session_goes_in_pieces_and_arrives_whole_then_only_what_is_new() {
     s.close().unwrap();
     remote.reset_traffic();
     counting.1.set(0);
-    let r = sync(&*a, AGENT, &remote, &opts()).unwrap();
+    let r = sync(a.clone(), AGENT, &remote, &opts()).unwrap();
     assert_eq!(r.sessions[0].pushed_entries, 1);
     assert!(remote.traffic().bytes_put < 1024, "{:?}", remote.traffic());
     assert!(
@@ -531,8 +531,8 @@ fn a_newer_name_stays_the_name_whichever_machine_set_it_first() {
     // pi's names are `session_info` entries: the latest in the file names the session.
     let (a, b, remote) = (machine(1), machine(2), MemoryObjectStore::new());
     let f = start(&a);
-    sync(&*a, AGENT, &remote, &opts()).unwrap();
-    sync(&*b, AGENT, &remote, &opts()).unwrap();
+    sync(a.clone(), AGENT, &remote, &opts()).unwrap();
+    sync(b.clone(), AGENT, &remote, &opts()).unwrap();
     let info = |name: &str, at: &str, parent: &str, id: &str| {
         format!(
             r#"{{"type":"session_info","id":"{id}","parentId":"{parent}","timestamp":"{at}","name":"{name}"}}"#
@@ -548,10 +548,29 @@ fn a_newer_name_stays_the_name_whichever_machine_set_it_first() {
     };
     append(&a, info("older", "2026-01-01T00:00:01.000Z", &leaf, "n-a"));
     append(&b, info("newer", "2026-01-01T00:00:09.000Z", &leaf, "n-b"));
-    sync(&*a, AGENT, &remote, &opts()).unwrap();
-    sync(&*b, AGENT, &remote, &opts()).unwrap();
-    sync(&*a, AGENT, &remote, &opts()).unwrap();
+    sync(a.clone(), AGENT, &remote, &opts()).unwrap();
+    sync(b.clone(), AGENT, &remote, &opts()).unwrap();
+    sync(a.clone(), AGENT, &remote, &opts()).unwrap();
     for m in [&a, &b] {
         assert_eq!(open(m, &f).session_name().as_deref(), Some("newer"));
     }
+}
+
+#[test]
+fn a_file_of_an_older_format_is_migrated_and_then_synced_whole() {
+    // The agent's first format: entries without ids, which only a migration gives.
+    let (a, b, remote) = (machine(1), machine(2), MemoryObjectStore::new());
+    let text = include_str!("fixtures/real/historical-session.jsonl");
+    let dir = format!("{AGENT}/sessions/-tmp-proj");
+    a.mkdir_all(&dir).unwrap();
+    let f = format!("{dir}/2025-12-17T19-39-21-535Z_old.jsonl");
+    a.write(&f, text.as_bytes()).unwrap();
+    let r = sync(a.clone(), AGENT, &remote, &opts()).unwrap();
+    assert!(r.sessions[0].migrated);
+    let mine = entries(&*a, &f);
+    assert!(mine.len() > 100, "{} entries", mine.len());
+    assert_eq!(r.sessions[0].pushed_entries, mine.len());
+    sync(b.clone(), AGENT, &remote, &opts()).unwrap();
+    let theirs = files(&*b).pop().unwrap();
+    assert_eq!(entries(&*b, &theirs), mine);
 }

@@ -80,10 +80,16 @@ pub fn run(agent_dir: PathBuf, args: &SyncArgs) -> Result<ExitCode> {
         dry_run: args.dry_run,
     };
     let bar = progress::bar(0, "{spinner} syncing sessions {pos}/{len} ({elapsed})");
-    let report = sync_with_progress(&storage, &agent, &store, &opts, &mut |done, total, _| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    });
+    let report = sync_with_progress(
+        std::rc::Rc::new(storage),
+        &agent,
+        &store,
+        &opts,
+        &mut |done, total, _| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        },
+    );
     bar.finish_and_clear();
     let report = match report {
         Ok(r) => r,
@@ -105,7 +111,7 @@ fn session_json(s: &SessionSync) -> serde_json::Value {
         "project": s.project, "session": s.session, "file": s.file,
         "pushedEntries": s.pushed_entries, "pushedBytes": s.pushed_bytes, "pulledEntries": s.pulled_entries,
         "created": s.created, "rewritten": s.rewritten, "held": s.held, "branches": s.branches,
-        "refused": s.refused, "inUse": s.in_use,
+        "refused": s.refused, "inUse": s.in_use, "migrated": s.migrated,
     })
 }
 
@@ -133,6 +139,9 @@ fn summary(r: &SyncReport, dry_run: bool) -> String {
     );
     for s in &r.sessions {
         let name = s.file.as_deref().unwrap_or(&s.session);
+        if s.migrated {
+            out += &format!("  migrated to the current format first: {name}\n");
+        }
         if s.created {
             out += &format!("  new here: {name}\n");
         }

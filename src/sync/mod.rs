@@ -40,8 +40,8 @@
 //! s.append_message(r#"{"role":"assistant","provider":"p","model":"m","content":[],"timestamp":2}"#).unwrap();
 //! s.flush().unwrap();
 //!
-//! sync(&*laptop, "/agent", &remote, &opts).unwrap();
-//! let got = sync(&*server, "/agent", &remote, &opts).unwrap();
+//! sync(laptop.clone(), "/agent", &remote, &opts).unwrap();
+//! let got = sync(server.clone(), "/agent", &remote, &opts).unwrap();
 //! assert!(got.sessions[0].created);
 //! assert_eq!(got.sessions[0].pulled_entries, 2);
 //! ```

@@ -8,10 +8,11 @@ use super::layout::{
 };
 use super::session::{Job, SessionSync};
 use super::store::{ObjectError, ObjectStore};
-use crate::entry::Header;
+use crate::entry::{Header, CURRENT_SESSION_VERSION};
 use crate::lock::{lock_path, SessionLock};
 use crate::paths::sessions_root;
 use crate::storage::{join, Storage, StorageError, StorageExt};
+use std::rc::Rc;
 
 /// What to sync.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,7 +66,7 @@ pub(crate) struct Remote<'a> {
 /// Syncs the sessions of `agent_dir` in `opts.scope` with `store`: pushes each session's
 /// lines this machine added, then merges those other machines added.
 pub fn sync(
-    storage: &dyn Storage,
+    storage: Rc<dyn Storage>,
     agent_dir: &str,
     store: &dyn ObjectStore,
     opts: &SyncOptions,
@@ -75,12 +76,13 @@ pub fn sync(
 
 /// [`sync`], calling `progress(done, total, session)` after each session.
 pub fn sync_with_progress(
-    storage: &dyn Storage,
+    shared: Rc<dyn Storage>,
     agent_dir: &str,
     store: &dyn ObjectStore,
     opts: &SyncOptions,
     progress: &mut dyn FnMut(usize, usize, &SessionSync),
 ) -> Result<SyncReport, SyncError> {
+    let storage: &dyn Storage = &*shared;
     let root = sessions_prefix(&opts.prefix);
     let listed = store.list(&match &opts.scope {
         Scope::All => root.clone(),
@@ -133,6 +135,12 @@ pub fn sync_with_progress(
             .remove(&(project.clone(), session.clone()))
             .unwrap_or_default();
         let file = local.get(&(project.clone(), session.clone())).cloned();
+        // A file of an older format (entries without ids) is migrated first, as the agent
+        // migrates it when it opens it: only entries with ids can be merged by id.
+        let migrated = match &file {
+            Some(f) if !opts.dry_run => migrate_old(&shared, f, agent_dir),
+            _ => false,
+        };
         let job = Job {
             storage,
             agent_dir,
@@ -143,7 +151,9 @@ pub fn sync_with_progress(
             session: &session,
             dry_run: opts.dry_run,
         };
-        report.sessions.push(job.run(file, segments)?);
+        let mut done = job.run(file, segments)?;
+        done.migrated = migrated;
+        report.sessions.push(done);
         progress(
             report.sessions.len(),
             total,
@@ -174,6 +184,18 @@ impl Drop for RunLock<'_> {
     fn drop(&mut self) {
         self.lock.release(self.storage);
     }
+}
+
+/// Migrates `file` when its header says an older format (the agent's migration, a
+/// rewrite that keeps the old bytes aside); whether it did. A file the agent has open is
+/// left as it is (it migrates it itself).
+fn migrate_old(storage: &Rc<dyn Storage>, file: &str, agent_dir: &str) -> bool {
+    let old = storage
+        .read_prefix(file, 4096)
+        .ok()
+        .and_then(|head| Header::from_file_start(&head))
+        .is_some_and(|h| h.version() < CURRENT_SESSION_VERSION);
+    old && crate::api::migrate_session(storage.clone(), file, agent_dir).is_ok()
 }
 
 /// `(project, session id) → file` for the local sessions in scope (a file whose header

@@ -37,6 +37,8 @@ pub struct SessionSync {
     pub branches: Vec<String>,
     /// Segments refused, each with why; nothing of them was merged.
     pub refused: Vec<String>,
+    /// The file was of an older format and migrated first (as the agent does on open).
+    pub migrated: bool,
     /// A writer (the agent) has the session open: this machine's complete lines were
     /// pushed, the merge waits for the next sync.
     pub in_use: bool,
