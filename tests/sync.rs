@@ -93,6 +93,24 @@ fn open(m: &Rc<dyn Storage>, file: &str) -> Session {
     s
 }
 
+/// Two machines that both have one session (started on the first, synced to the second);
+/// the session's file (the same name on both).
+fn synced_pair() -> (Rc<dyn Storage>, Rc<dyn Storage>, MemoryObjectStore, String) {
+    let (a, b, remote) = (machine(1), machine(2), MemoryObjectStore::new());
+    let f = start(&a);
+    sync(a.clone(), AGENT, &remote, &opts()).unwrap();
+    sync(b.clone(), AGENT, &remote, &opts()).unwrap();
+    (a, b, remote, f)
+}
+
+/// Appends a user message on `m`'s copy of `file` (opened, appended, closed); its id.
+fn say(m: &Rc<dyn Storage>, file: &str, text: &str) -> String {
+    let mut s = open(m, file);
+    let id = s.append_message(&user(text)).unwrap();
+    s.close().unwrap();
+    id
+}
+
 /// `id → line` of every entry of a file, checking that each parent comes before its
 /// children and no id is there twice.
 fn entries(m: &dyn Storage, file: &str) -> BTreeMap<String, String> {
@@ -141,13 +159,8 @@ fn a_session_written_on_one_machine_appears_on_another() {
 
 #[test]
 fn a_machine_that_continued_the_leaf_is_followed() {
-    let (a, b, remote) = (machine(1), machine(2), MemoryObjectStore::new());
-    let f = start(&a);
-    sync(a.clone(), AGENT, &remote, &opts()).unwrap();
-    sync(b.clone(), AGENT, &remote, &opts()).unwrap();
-    let mut s = open(&b, &f);
-    let id = s.append_message(&user("more")).unwrap();
-    s.close().unwrap();
+    let (a, b, remote, f) = synced_pair();
+    let id = say(&b, &f, "more");
     sync(b.clone(), AGENT, &remote, &opts()).unwrap();
     let r = sync(a.clone(), AGENT, &remote, &opts()).unwrap();
     assert_eq!(r.sessions[0].pulled_entries, 1);
@@ -158,17 +171,10 @@ fn a_machine_that_continued_the_leaf_is_followed() {
 
 #[test]
 fn the_leaf_stays_where_the_user_left_it_and_the_other_branch_is_reported() {
-    let (a, b, remote) = (machine(1), machine(2), MemoryObjectStore::new());
-    let f = start(&a);
-    sync(a.clone(), AGENT, &remote, &opts()).unwrap();
-    sync(b.clone(), AGENT, &remote, &opts()).unwrap();
+    let (a, b, remote, f) = synced_pair();
     // Both continue the same leaf.
-    let mut s = open(&a, &f);
-    let on_a = s.append_message(&user("on a")).unwrap();
-    s.close().unwrap();
-    let mut s = open(&b, &f);
-    let on_b = s.append_message(&user("on b")).unwrap();
-    s.close().unwrap();
+    let on_a = say(&a, &f, "on a");
+    let on_b = say(&b, &f, "on b");
     sync(a.clone(), AGENT, &remote, &opts()).unwrap();
     let r = sync(b.clone(), AGENT, &remote, &opts()).unwrap();
     assert!(r.sessions[0].rewritten);
@@ -190,10 +196,7 @@ fn the_leaf_stays_where_the_user_left_it_and_the_other_branch_is_reported() {
 
 #[test]
 fn an_unchanged_store_is_only_listed_and_one_append_moves_one_line() {
-    let (a, b, remote) = (machine(1), machine(2), MemoryObjectStore::new());
-    let f = start(&a);
-    sync(a.clone(), AGENT, &remote, &opts()).unwrap();
-    sync(b.clone(), AGENT, &remote, &opts()).unwrap();
+    let (a, b, remote, f) = synced_pair();
     sync(a.clone(), AGENT, &remote, &opts()).unwrap();
     remote.reset_traffic();
     let r = sync(a.clone(), AGENT, &remote, &opts()).unwrap();
@@ -219,10 +222,7 @@ fn an_unchanged_store_is_only_listed_and_one_append_moves_one_line() {
 
 #[test]
 fn a_corrupt_or_foreign_segment_is_refused_and_nothing_of_it_merged() {
-    let (a, b, remote) = (machine(1), machine(2), MemoryObjectStore::new());
-    let f = start(&a);
-    sync(a.clone(), AGENT, &remote, &opts()).unwrap();
-    sync(b.clone(), AGENT, &remote, &opts()).unwrap();
+    let (_a, b, remote, f) = synced_pair();
     let key = remote
         .keys()
         .into_iter()
@@ -529,10 +529,7 @@ fn a_large_session_goes_in_pieces_and_arrives_whole_then_only_what_is_new() {
 #[test]
 fn a_newer_name_stays_the_name_whichever_machine_set_it_first() {
     // pi's names are `session_info` entries: the latest in the file names the session.
-    let (a, b, remote) = (machine(1), machine(2), MemoryObjectStore::new());
-    let f = start(&a);
-    sync(a.clone(), AGENT, &remote, &opts()).unwrap();
-    sync(b.clone(), AGENT, &remote, &opts()).unwrap();
+    let (a, b, remote, f) = synced_pair();
     let info = |name: &str, at: &str, parent: &str, id: &str| {
         format!(
             r#"{{"type":"session_info","id":"{id}","parentId":"{parent}","timestamp":"{at}","name":"{name}"}}"#

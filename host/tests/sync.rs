@@ -185,17 +185,15 @@ fn a_remote_that_cannot_be_used_is_one_clear_error_and_changes_nothing() {
         assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
     }
     // A store other than AWS with no credentials given.
-    let out = a.run_env(
-        &[
-            "sync",
-            "--remote",
-            "s3://bucket/p",
-            "--endpoint",
-            "http://127.0.0.1:9",
-            "--all",
-        ],
-        &[],
-    );
+    let s3 = [
+        "sync",
+        "--remote",
+        "s3://bucket/p",
+        "--endpoint",
+        "http://127.0.0.1:9",
+        "--all",
+    ];
+    let out = a.run_env(&s3, &[]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -207,17 +205,7 @@ fn a_remote_that_cannot_be_used_is_one_clear_error_and_changes_nothing() {
         ("AWS_ACCESS_KEY_ID", "GKtest"),
         ("AWS_SECRET_ACCESS_KEY", "secret"),
     ];
-    let out = a.run_env(
-        &[
-            "sync",
-            "--remote",
-            "s3://bucket/p",
-            "--endpoint",
-            "http://127.0.0.1:9",
-            "--all",
-        ],
-        &keys,
-    );
+    let out = a.run_env(&s3, &keys);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot be reached"), "{err}");
