@@ -150,12 +150,14 @@ describe('sync through a 3-node Garage cluster', { timeout: 600_000 }, () => {
     if (work) fs.rmSync(work, { recursive: true, force: true });
   });
 
-  test('three machines appending and syncing in random orders, some at once, end with the same entries, which oh-my-pi reads', async () => {
-    const ms = ['a', 'b', 'c'].map((n) => machine(`conv-${n}`));
+  // A few seeded schedules (XCSH_SYNC_SEEDS=first,count to run others or more).
+  const [SEED0, SEEDS] = (process.env.XCSH_SYNC_SEEDS ?? '7,3').split(',').map(Number);
+  for (let seed = SEED0; seed < SEED0 + SEEDS; seed++) test(`three machines appending and syncing in random orders, some at once, end with the same entries, which oh-my-pi reads (schedule ${seed})`, async () => {
+    const ms = ['a', 'b', 'c'].map((n) => machine(`conv${seed}-${n}`));
     const endpoint = (i) => cluster.nodes[i].endpoint; // each machine talks to its own node
-    const files = [newSession(ms[0], 'conv1')];
+    const files = [newSession(ms[0], `conv${seed}s0`)];
     const written = new Set(entries(files[0]).keys());
-    const rand = rng(Number(process.env.XCSH_SYNC_SEED || 7));
+    const rand = rng(seed);
     for (let step = 0; step < 40; step++) {
       const i = Math.floor(rand() * 3);
       const r = rand();
@@ -165,7 +167,7 @@ describe('sync through a 3-node Garage cluster', { timeout: 600_000 }, () => {
         const name = have[Math.floor(rand() * have.length)];
         written.add(append(ms[i], path.join(ms[i], 'sessions', PROJECT, name), `step ${step} on ${i}`));
       } else if (r < 0.5) {
-        const id = `conv${step}`;
+        const id = `conv${seed}s${step}`;
         for (const id2 of entries(newSession(ms[i], id)).keys()) written.add(id2);
       } else if (r < 0.85) {
         sync(ms[i], endpoint(i));
