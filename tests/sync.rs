@@ -336,26 +336,20 @@ fn run_schedule(n: usize, ops: &[Op]) {
         }
         k += 1;
         let mut s = open(m, &file);
+        let path: Vec<String> = s
+            .branch_path(None)
+            .unwrap()
+            .iter()
+            .map(|e| e.id.clone())
+            .collect();
         let id = match o {
             Op::Append(_) => s.append_message(&user(&format!("m{k}"))).unwrap(),
             Op::Branch(_, back) => {
-                let path: Vec<String> = s
-                    .branch_path(None)
-                    .unwrap()
-                    .iter()
-                    .map(|e| e.id.clone())
-                    .collect();
                 let at = path.len().saturating_sub(1 + back);
                 s.branch(&path[at]).unwrap();
                 s.append_message(&assistant(&format!("b{k}"))).unwrap()
             }
             Op::Label(_) => {
-                let path: Vec<String> = s
-                    .branch_path(None)
-                    .unwrap()
-                    .iter()
-                    .map(|e| e.id.clone())
-                    .collect();
                 let target = path[path.len().saturating_sub(2)].clone();
                 s.append_label_change(&target, Some(&format!("l{k}")))
                     .unwrap()
