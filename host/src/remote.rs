@@ -22,6 +22,9 @@ pub struct Remote {
     runtime: tokio::runtime::Runtime,
     /// What to call it in errors (`s3://bucket`).
     name: String,
+    /// What it is, for keeping apart what was synced with each remote: the URL, with the
+    /// endpoint of an `s3://` one (one bucket name on two stores is two remotes).
+    id: String,
 }
 
 /// The remote of `url`, and the key prefix the URL names. `endpoint` (or
@@ -53,16 +56,14 @@ pub fn open(url: &str, endpoint: Option<&str>) -> anyhow::Result<(Remote, String
                 .ok()
                 .filter(|e| !e.is_empty())
         });
-        if let Some(e) = endpoint {
+        if let Some(e) = &endpoint {
             // A store other than AWS has no instance metadata to ask for credentials.
             let has_key = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
             anyhow::ensure!(
                 has_key("AWS_ACCESS_KEY_ID") && has_key("AWS_SECRET_ACCESS_KEY"),
                 "{url}: no credentials for {e}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
             );
-            b = b
-                .with_endpoint(&e)
-                .with_allow_http(e.starts_with("http://"));
+            b = b.with_endpoint(e).with_allow_http(e.starts_with("http://"));
         }
         if std::env::var_os("AWS_REGION").is_none()
             && std::env::var_os("AWS_DEFAULT_REGION").is_none()
@@ -71,11 +72,16 @@ pub fn open(url: &str, endpoint: Option<&str>) -> anyhow::Result<(Remote, String
         }
         let store = b.build().map_err(|e| anyhow::anyhow!("{url}: {e}"))?;
         let name = format!("s3://{bucket}");
+        let id = match endpoint {
+            Some(e) => format!("{url} at {e}"),
+            None => url.to_string(),
+        };
         return Ok((
             Remote {
                 store: Box::new(store),
                 runtime,
                 name,
+                id,
             },
             prefix.trim_matches('/').to_string(),
         ));
@@ -89,6 +95,7 @@ pub fn open(url: &str, endpoint: Option<&str>) -> anyhow::Result<(Remote, String
                 store: Box::new(store),
                 runtime,
                 name: url.to_string(),
+                id: url.to_string(),
             },
             String::new(),
         ));
@@ -97,6 +104,11 @@ pub fn open(url: &str, endpoint: Option<&str>) -> anyhow::Result<(Remote, String
 }
 
 impl Remote {
+    /// What this remote is (see the field): the name its sync records go under.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
     /// An error of the store, said once and plainly.
     fn error(&self, e: object_store::Error) -> ObjectError {
         let text = format!("{e}");

@@ -64,17 +64,7 @@ pub fn run(agent_dir: PathBuf, args: &SyncArgs) -> Result<ExitCode> {
         Scope::Project(xcsh_session::storage::basename(&dir).to_string())
     };
     let opts = SyncOptions {
-        // Named with its endpoint: one bucket name on two stores is two remotes.
-        remote: match args
-            .endpoint
-            .clone()
-            .or_else(|| std::env::var("AWS_ENDPOINT_URL").ok())
-        {
-            Some(e) if args.remote.starts_with("s3://") && !e.is_empty() => {
-                format!("{} at {e}", args.remote)
-            }
-            _ => args.remote.clone(),
-        },
+        remote: store.id().to_string(),
         prefix,
         scope,
         dry_run: args.dry_run,

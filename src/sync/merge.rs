@@ -137,15 +137,8 @@ pub(crate) fn plan(local: &[Node], remote: &[Node]) -> Plan {
             .map(|&i| (From::Remote(i), remote[i]))
             .collect();
         let order = topo(&nodes, leaf_id);
-        Write::Append(
-            order
-                .into_iter()
-                .map(|k| match nodes[k].0 {
-                    From::Remote(i) => i,
-                    From::Local(_) => unreachable!("only remote lines are appended"),
-                })
-                .collect(),
-        )
+        // `nodes[k]` is `added[k]`'s line.
+        Write::Append(order.into_iter().map(|k| added[k]).collect())
     };
     let leaf = last_entry(&write, local, remote)
         .or(old_leaf)

@@ -134,13 +134,14 @@ pub fn sync_with_progress(
         let segments = remote_sessions
             .remove(&(project.clone(), session.clone()))
             .unwrap_or_default();
-        let file = local.get(&(project.clone(), session.clone())).cloned();
+        let found = local.get(&(project.clone(), session.clone()));
         // A file of an older format (entries without ids) is migrated first, as the agent
         // migrates it when it opens it: only entries with ids can be merged by id.
-        let migrated = match &file {
-            Some(f) if !opts.dry_run => migrate_old(&shared, f, agent_dir),
+        let migrated = match found {
+            Some(l) if l.old && !opts.dry_run => migrate_old(&shared, &l.file, agent_dir),
             _ => false,
         };
+        let file = found.map(|l| l.file.clone());
         let job = Job {
             storage,
             agent_dir,
@@ -186,25 +187,27 @@ impl Drop for RunLock<'_> {
     }
 }
 
-/// Migrates `file` when its header says an older format (the agent's migration, a
-/// rewrite that keeps the old bytes aside); whether it did. A file the agent has open is
-/// left as it is (it migrates it itself).
+/// Migrates `file`, whose header says an older format (the agent's migration, a rewrite
+/// that keeps the old bytes aside); whether it did. A file the agent has open is left as
+/// it is (it migrates it itself).
 fn migrate_old(storage: &Rc<dyn Storage>, file: &str, agent_dir: &str) -> bool {
-    let old = storage
-        .read_prefix(file, 4096)
-        .ok()
-        .and_then(|head| Header::from_file_start(&head))
-        .is_some_and(|h| h.version() < CURRENT_SESSION_VERSION);
-    old && crate::api::migrate_session(storage.clone(), file, agent_dir).is_ok()
+    crate::api::migrate_session(storage.clone(), file, agent_dir).is_ok()
+}
+
+/// A local session file, and whether its header says an older format.
+#[derive(Debug, Clone)]
+struct LocalSession {
+    file: String,
+    old: bool,
 }
 
 /// `(project, session id) → file` for the local sessions in scope (a file whose header
-/// names no usable id is not synced).
+/// names no usable id is not synced), each header read once.
 fn local_sessions(
     storage: &dyn Storage,
     agent_dir: &str,
     scope: &Scope,
-) -> Result<BTreeMap<(String, String), String>, StorageError> {
+) -> Result<BTreeMap<(String, String), LocalSession>, StorageError> {
     let root = sessions_root(agent_dir);
     let list = |dir: &str| match storage.list_dir(dir) {
         Ok(items) => Ok(items),
@@ -229,8 +232,9 @@ fn local_sessions(
             let path = join(&dir, &item.name);
             let head = storage.read_prefix(&path, 4096)?;
             if let Some(h) = Header::from_file_start(&head).filter(|h| is_name(h.id())) {
+                let old = h.version() < CURRENT_SESSION_VERSION;
                 out.entry((project.clone(), h.id().to_string()))
-                    .or_insert(path);
+                    .or_insert(LocalSession { file: path, old });
             }
         }
     }
